@@ -1,0 +1,216 @@
+"""Turn a run result into terminal text and judge it against the stated output.
+
+The *terminal text* of a run is what a terminal would show: stdout and stderr
+interleaved in their true order, carriage-return progress bars collapsed to
+what stays visible, ANSI escape codes removed, and a marker where output was
+cut at the output limit.  The stated output in the chapter source is compared
+with it after the configured normalizers, exactly otherwise (trailing spaces
+included; a single final newline is not significant, since a directive body
+cannot express it).
+
+Pure core: standard library and :mod:`snipcheck.model`,
+:mod:`snipcheck.normalize`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .model import Event, RunResult, Tags
+from .normalize import Normalizer, for_compare, for_display
+
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+
+
+def strip_ansi(text: str) -> str:
+    """Remove ANSI escape sequences (colours, cursor moves, OSC titles)."""
+    return _ANSI.sub("", text)
+
+
+def collapse_cr(text: str) -> str:
+    """Apply carriage returns as a terminal does: text after ``\\r`` overwrites
+    the line from its start, character by character."""
+    if "\r" not in text:
+        return text
+    out = []
+    for line in text.split("\n"):
+        if "\r" not in line:
+            out.append(line)
+            continue
+        cells: list[str] = []
+        for part_no, part in enumerate(line.split("\r")):
+            if part_no == 0:
+                cells = list(part)
+                continue
+            for i, ch in enumerate(part):
+                if i < len(cells):
+                    cells[i] = ch
+                else:
+                    cells.append(ch)
+        out.append("".join(cells))
+    return "\n".join(out)
+
+
+def truncation_marker(dropped: int, limit: int) -> str:
+    """The line appended where output was cut (part of the compared text)."""
+    return f"[snipcheck: output limit of {limit:,} bytes reached; {dropped:,} more bytes not shown]\n"
+
+
+def display_events(result: RunResult, normalizers: Sequence[Normalizer]) -> tuple[Event, ...]:
+    """Events as the page shows them: carriage returns applied, display
+    normalizers applied, ANSI codes kept (the page renders them as colour)."""
+    return tuple(
+        Event(e.stream, e.kind, for_display(collapse_cr(e.text), normalizers)) for e in result.events
+    )
+
+
+def terminal_text(result: RunResult, normalizers: Sequence[Normalizer] = ()) -> str:
+    """The run's output as a terminal shows it, after display normalizers.
+
+    This is the text the record and accept commands write into the chapter
+    source, without its final newline.
+    """
+    text = strip_ansi(collapse_cr("".join(e.text for e in result.events)))
+    if result.truncated_bytes:
+        if text and not text.endswith("\n"):
+            text += "\n"
+        text += truncation_marker(result.truncated_bytes, result.output_limit)
+    return for_display(text, normalizers).removesuffix("\n")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The judgement on one snippet.
+
+    :param status: ``"ok"``, ``"drift"`` (output or expected outcome differs),
+        ``"exec"`` (the run failed in a way its tags do not expect) or
+        ``"timeout"``.
+    :param problems: one sentence per problem, each saying what to do.
+    :param diff: unified diff stated → actual after all normalizers, or ``""``.
+    :param actual: the terminal text after display normalizers.
+    """
+
+    status: str
+    problems: tuple[str, ...]
+    diff: str
+    actual: str
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+def outcome_problem(tags: Tags, result: RunResult) -> tuple[str, str] | None:
+    """Check the run's ending against the ``expect`` tag.
+
+    :return: ``None`` if it ended as expected, else ``(status, sentence)``.
+    """
+    exc = result.exception
+    expect = tags.expect
+    if result.timed_out:
+        return None  # reported separately
+    if result.signal:
+        ended = f"was killed by {result.signal}"
+    elif exc is not None:
+        ended = f"raised {exc.type}: {_first_line(exc.message)}"
+    elif result.exit_status == 0:
+        ended = "exited normally (status 0)"
+    else:
+        ended = f"exited with status {result.exit_status}"
+    if expect == "ok":
+        if result.exit_status == 0 and not result.signal:
+            return None
+        hint = f'expect = "{exc.type}"' if exc is not None else (
+            f'expect = "signal {result.signal}"' if result.signal else f'expect = "exit {result.exit_status}"'
+        )
+        return "exec", (
+            f"the snippet {ended}, but its tags expect a normal exit; fix the code, "
+            f"or if this is what the chapter means to show, add {hint} to its tag block"
+        )
+    if expect.startswith("exit "):
+        if result.exit_status == int(expect[5:]) and not result.signal:
+            return None
+    elif expect.startswith("signal "):
+        if result.signal == expect[7:]:
+            return None
+    elif exc is not None and _type_matches(expect, exc.type) and result.exit_status not in (0, None):
+        return None
+    return "drift", f"expected the snippet to end with {expect}, but it {ended}"
+
+
+def judge(
+    tags: Tags,
+    result: RunResult,
+    stated: str,
+    normalizers: Sequence[Normalizer],
+    *,
+    stated_label: str = "stated",
+    actual_label: str = "actual",
+) -> Verdict:
+    """Compare a run with the stated output and the ``expect`` tag.
+
+    :param stated: the directive body (the stated output).
+    :param stated_label: names the stated side in the diff (file and line).
+    :param actual_label: names the actual side (e.g. the torch version).
+    """
+    actual = terminal_text(result, normalizers)
+    problems: list[str] = []
+    status = "ok"
+    if result.timed_out:
+        status = "timeout"
+        problems.append(
+            f"timed out after {result.duration:.1f} s and was killed with its process group; "
+            "the output printed until then is shown; make it faster or raise 'timeout' in its tag block"
+        )
+    else:
+        found = outcome_problem(tags, result)
+        if found:
+            status, sentence = found
+            problems.append(sentence)
+    diff = ""
+    if not result.timed_out:
+        diff = text_diff(stated, actual, normalizers, stated_label, actual_label)
+        if diff:
+            if status == "ok":
+                status = "drift"
+            if stated.strip():
+                problems.append("the stated output differs from the actual output")
+            else:
+                problems.append("no stated output yet: record it from a real run")
+    return Verdict(status, tuple(problems), diff, actual)
+
+
+def text_diff(
+    stated: str, actual: str, normalizers: Sequence[Normalizer], stated_label: str, actual_label: str
+) -> str:
+    """Unified diff of the two texts after every normalizer, ``""`` if equal.
+
+    Trailing whitespace on changed lines is shown as ``·`` so that a diff of
+    invisible characters is still readable.
+    """
+    a = for_compare(stated.removesuffix("\n"), normalizers)
+    b = for_compare(actual.removesuffix("\n"), normalizers)
+    if a == b:
+        return ""
+    lines = difflib.unified_diff(
+        a.splitlines(), b.splitlines(), fromfile=stated_label, tofile=actual_label, lineterm="", n=2
+    )
+    out = []
+    for line in lines:
+        if line[:1] in "+-" and not line.startswith(("+++", "---")):
+            stripped = line.rstrip(" \t")
+            line = stripped + "·" * (len(line) - len(stripped))
+        out.append(line)
+    return "\n".join(out)
+
+
+def _type_matches(expected: str, actual: str) -> bool:
+    return expected == actual or actual.rsplit(".", 1)[-1] == expected
+
+
+def _first_line(text: str) -> str:
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    return first if len(first) <= 160 else first[:157] + "..."

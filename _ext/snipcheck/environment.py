@@ -1,0 +1,118 @@
+"""Probe the interpreter that runs snippets: Python, torch build, CUDA, platform.
+
+The full probe imports torch (2–3 s), so its answer is kept in the cache
+directory, keyed by a quick probe that does not import torch (the interpreter's
+path and version and the installed torch distribution's version).  A new torch
+wheel therefore always gets a fresh probe.
+
+Pure core: standard library and :mod:`snipcheck.model` only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import shutil
+import socket
+import subprocess
+from pathlib import Path
+
+from .model import Stamp
+
+_QUICK = r"""
+import json, sys, platform
+try:
+    from importlib.metadata import version
+    torch = version("torch")
+except Exception:
+    torch = None
+print(json.dumps({"executable": sys.executable, "python": platform.python_version(),
+                  "platform": f"{platform.system()} {platform.machine()}", "torch": torch}))
+"""
+
+_FULL = r"""
+import json, platform
+info = {"python": platform.python_version(),
+        "platform": f"{platform.system()} {platform.machine()}", "torch": None, "device": "CPU"}
+try:
+    import torch
+except Exception:
+    pass
+else:
+    info["torch"] = torch.__version__
+    try:
+        if torch.cuda.is_available():
+            info["device"] = "CUDA (" + torch.cuda.get_device_name(0) + ")"
+    except Exception:
+        pass
+print(json.dumps(info))
+"""
+
+
+class ProbeError(RuntimeError):
+    """The interpreter could not be probed (missing, broken, or not Python)."""
+
+
+def probe(python: str, cache_dir: Path | None = None, timeout: float = 120.0) -> Stamp:
+    """Return the :class:`~snipcheck.model.Stamp` of ``python``.
+
+    :param python: interpreter path or command name.
+    :param cache_dir: where to keep full-probe answers; ``None`` disables it.
+    :param timeout: seconds allowed for each probe process.
+    :raises ProbeError: if the interpreter cannot run the probe.
+    """
+    quick = _run(python, _QUICK, timeout)
+    key = hashlib.sha256(
+        json.dumps([quick, socket.gethostname(), os.environ.get("CUDA_VISIBLE_DEVICES")]).encode()
+    ).hexdigest()[:24]
+    path = cache_dir / "probes" / f"{key}.json" if cache_dir else None
+    if path is not None and path.is_file():
+        try:
+            return Stamp(**json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError, TypeError):
+            pass  # a damaged probe entry is simply redone
+    full = _run(python, _FULL, timeout) if quick.get("torch") else {
+        "python": quick["python"], "platform": quick["platform"], "torch": None, "device": "CPU"
+    }
+    stamp = Stamp(python=full["python"], torch=full["torch"], device=full["device"], platform=full["platform"])
+    if path is not None:
+        from .cache import write_atomic
+
+        write_atomic(path, json.dumps(stamp.__dict__).encode("utf-8"))
+    return stamp
+
+
+def rustc_version() -> str | None:
+    """``rustc --version`` (e.g. ``"rustc 1.95.0"``), or ``None`` without rustc."""
+    rustc = shutil.which("rustc")
+    if rustc is None:
+        return None
+    try:
+        out = subprocess.run([rustc, "--version"], capture_output=True, text=True, timeout=30, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return " ".join(out.stdout.split()[:2])
+
+
+def host_platform() -> str:
+    """This machine's platform in the probe's format, e.g. ``"Linux x86_64"``."""
+    return f"{platform.system()} {platform.machine()}"
+
+
+def _run(python: str, code: str, timeout: float) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env["PYTHONIOENCODING"] = "utf-8"
+    try:
+        out = subprocess.run(
+            [python, "-c", code], capture_output=True, text=True, timeout=timeout, env=env, check=False
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise ProbeError(f"cannot run interpreter {python!r}: {exc}") from None
+    if out.returncode != 0:
+        raise ProbeError(f"interpreter {python!r} failed the probe:\n{out.stderr.strip()}")
+    try:
+        return json.loads(out.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        raise ProbeError(f"interpreter {python!r} printed no probe answer: {out.stdout!r}") from None

@@ -1,0 +1,172 @@
+"""Execute snippets through the cache and a pool of worker threads.
+
+:class:`Executor` is the one entry point the Sphinx layer and the command line
+use: ``submit`` a snippet and get a :class:`concurrent.futures.Future` of its
+:class:`~snipcheck.model.Outcome`.  Work is spread over ``jobs`` daemon
+threads, each waiting on one child process, so snippets run in parallel even
+in a serial Sphinx build; daemon threads let Ctrl-C end the build at once
+(the children are killed at exit, see :mod:`snipcheck.runner.capture`).
+
+A run is cached only if it finished in time and ended as its tags expect;
+failed and timed-out runs are run again next time.
+
+Pure core: no Sphinx or docutils.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+
+from . import requirements
+from .cache import CacheError, ResultCache, cache_key
+from .compare import outcome_problem
+from .model import Outcome, RunResult, Snippet, Stamp
+from .runner import Runner, make_runner
+
+log = logging.getLogger("snipcheck")
+
+
+@dataclass
+class ExecutorConfig:
+    """Settings of an :class:`Executor`.
+
+    :param python: interpreter for Python snippets.
+    :param stamp: probe stamp of that interpreter.
+    :param cache: the result cache, or ``None`` to always run.
+    :param jobs: worker threads (parallel runs); at least 1.
+    :param timeout: default per-snippet timeout in seconds.
+    :param output_limit: bytes of output kept per run.
+    :param provides: features declared present (see :mod:`snipcheck.requirements`).
+    """
+
+    python: str
+    stamp: Stamp
+    cache: ResultCache | None
+    jobs: int = field(default_factory=lambda: os.cpu_count() or 1)
+    timeout: float = 60.0
+    output_limit: int = 1 << 20
+    provides: tuple[str, ...] = ()
+
+
+class Executor:
+    """Runs snippets in parallel, reusing cached results.
+
+    :param config: see :class:`ExecutorConfig`.
+    :param runner_factory: ``(language) -> Runner``; defaults to
+        :func:`snipcheck.runner.make_runner`.
+    """
+
+    def __init__(
+        self, config: ExecutorConfig, runner_factory: Callable[[str], Runner] | None = None
+    ) -> None:
+        self.config = config
+        self._factory = runner_factory or (
+            lambda language: make_runner(language, python=config.python, stamp=config.stamp)
+        )
+        self._runners: dict[str, Runner] = {}
+        self._futures: dict[tuple[str, str], Future[Outcome]] = {}
+        self._lock = threading.Lock()
+        self._queue: queue.SimpleQueue[tuple[Snippet, Future[Outcome]] | None] = queue.SimpleQueue()
+        self._threads: list[threading.Thread] = []
+        self.ran = 0
+        self.cached = 0
+
+    def submit(self, snippet: Snippet) -> Future[Outcome]:
+        """Schedule ``snippet`` (once per id and source) and return its future."""
+        key = (snippet.id, snippet.source)
+        with self._lock:
+            fut = self._futures.get(key)
+            if fut is None:
+                fut = Future()
+                self._futures[key] = fut
+                self._queue.put((snippet, fut))
+                if len(self._threads) < max(1, self.config.jobs):
+                    t = threading.Thread(target=self._work, name=f"snipcheck-{len(self._threads)}", daemon=True)
+                    self._threads.append(t)
+                    t.start()
+            return fut
+
+    def outcome(self, snippet: Snippet) -> Outcome:
+        """Block until ``snippet`` has an outcome (submitting it if needed)."""
+        return self.submit(snippet).result()
+
+    def map(self, snippets: Iterable[Snippet]) -> list[Outcome]:
+        """Outcomes of ``snippets`` in order, all run in parallel."""
+        futures = [self.submit(s) for s in snippets]
+        return [f.result() for f in futures]
+
+    def close(self) -> None:
+        """Stop the worker threads once the queue is empty."""
+        for _ in self._threads:
+            self._queue.put(None)
+
+    def _work(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            snippet, fut = item
+            if not fut.set_running_or_notify_cancel():
+                continue
+            try:
+                fut.set_result(self._execute(snippet))
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting reader
+                fut.set_exception(exc)
+
+    def _runner(self, language: str) -> Runner:
+        with self._lock:
+            if language not in self._runners:
+                self._runners[language] = self._factory(language)
+            return self._runners[language]
+
+    def _execute(self, snippet: Snippet) -> Outcome:
+        cfg = self.config
+        missing = requirements.missing(snippet.tags.requires, cfg.stamp, cfg.provides)
+        if missing:
+            return Outcome(None, "not-run", missing)
+        runner = self._runner(snippet.language)
+        stamp = getattr(runner, "stamp", cfg.stamp)
+        timeout = snippet.tags.timeout or cfg.timeout
+        if cfg.cache is None:
+            self.ran += 1
+            return Outcome(runner.run(snippet, timeout=timeout, output_limit=cfg.output_limit), "run")
+        key = cache_key(snippet, stamp, cfg.output_limit)
+        notes: list[str] = []
+        cached = self._cached(key, notes)
+        if cached is not None:
+            return Outcome(cached, "cache", notes=tuple(notes))
+        with cfg.cache.lock(key):
+            cached = self._cached(key, notes)  # another build may have run it meanwhile
+            if cached is not None:
+                return Outcome(cached, "cache", notes=tuple(notes))
+            result = runner.run(snippet, timeout=timeout, output_limit=cfg.output_limit)
+            self.ran += 1
+            if _cacheable(snippet, result):
+                try:
+                    cfg.cache.put(key, snippet.id, result)
+                except OSError as exc:
+                    notes.append(f"could not write the cache entry: {exc}")
+        log.debug("ran %s in %.2f s", snippet.id, result.duration)
+        return Outcome(result, "run", notes=tuple(notes))
+
+    def _cached(self, key: str, notes: list[str]) -> RunResult | None:
+        assert self.config.cache is not None
+        try:
+            result = self.config.cache.get(key)
+        except CacheError as exc:
+            notes.append(str(exc))
+            self.config.cache.discard(key)
+            return None
+        if result is not None:
+            self.cached += 1
+        return result
+
+
+def _cacheable(snippet: Snippet, result: RunResult) -> bool:
+    return not result.timed_out and outcome_problem(snippet.tags, result) is None

@@ -1,0 +1,199 @@
+"""Plain records passed between the stages of snipcheck.
+
+Every record is a frozen dataclass of plain data (strings, numbers, tuples), so
+it pickles for Sphinx's parallel build and round-trips through JSON for the
+result cache and the drift reports.  This module imports nothing but the
+standard library; every other module may import it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Streams an :class:`Event` can come from.
+STREAMS = ("stdout", "stderr")
+#: What produced an event: plain writes, a Python warning, or the traceback of
+#: the uncaught exception.  All of them reach the terminal through ``stream``.
+KINDS = ("text", "warning", "traceback")
+
+
+@dataclass(frozen=True)
+class Tags:
+    """A snippet's metadata, read from its tag block (see :mod:`snipcheck.tags`).
+
+    :param expect: ``"ok"`` (exit status 0), the name of the exception type the
+        snippet must end with (``"RuntimeError"``, ``"torch.OutOfMemoryError"``),
+        ``"panic"`` (Rust), ``"exit N"`` or ``"signal NAME"``.
+    :param requires: what the run needs, e.g. ``("cuda",)``, ``("burn",)`` or
+        ``("torch>=2.14",)``; a snippet whose requirements are unmet is not run.
+    :param timeout: wall-clock limit in seconds, or ``None`` for the configured
+        default.
+    :param refutes: for a refuted-claim snippet, the belief it tests.
+    """
+
+    expect: str = "ok"
+    requires: tuple[str, ...] = ()
+    timeout: float | None = None
+    refutes: str | None = None
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """One code block of the chapter, stored as one file under ``snippets/``.
+
+    :param id: the stable snippet id: the path under ``snippets/`` without
+        suffix, e.g. ``"inplace/leaf-add"``.
+    :param path: the path shown to readers and in tracebacks, relative to the
+        project root, e.g. ``"snippets/inplace/leaf-add.py"``.
+    :param abspath: absolute path of the file.
+    :param language: ``"python"`` or ``"rust"``.
+    :param source: the whole file, tag block included; this is what runs.
+    :param code: what the page shows: ``source`` without the tag block.
+    :param code_lineno: the file line number of the first line of ``code``, so
+        that line numbers on the page match the ones in tracebacks.
+    :param tags: the parsed tag block.
+    """
+
+    id: str
+    path: str
+    abspath: str
+    language: str
+    source: str
+    code: str
+    code_lineno: int
+    tags: Tags
+
+
+@dataclass(frozen=True)
+class Event:
+    """One contiguous piece of output, in the order the terminal showed it.
+
+    :param stream: ``"stdout"`` or ``"stderr"``.
+    :param kind: ``"text"``, ``"warning"`` or ``"traceback"`` (see :data:`KINDS`).
+    :param text: the decoded text; invalid UTF-8 appears as ``\\xNN`` escapes.
+    """
+
+    stream: str
+    kind: str
+    text: str
+
+
+@dataclass(frozen=True)
+class ExceptionInfo:
+    """The uncaught exception a run ended with (Python) or its panic (Rust).
+
+    :param type: the qualified type name, ``"RuntimeError"`` for builtins and
+        ``"module.Name"`` otherwise; ``"panic"`` for a Rust panic.
+    :param message: ``str(exception)`` or the panic message.
+    """
+
+    type: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """The environment a run happened in.
+
+    :param python: Python version, e.g. ``"3.11.7"``.
+    :param torch: torch version with its build suffix, e.g. ``"2.13.0+cpu"``,
+        or ``None`` when torch is not installed.
+    :param device: ``"CPU"`` or ``"CUDA (<device name>)"``.
+    :param platform: e.g. ``"Linux x86_64"``.
+    :param rustc: ``rustc --version`` output for Rust runs, else ``None``.
+    """
+
+    python: str
+    torch: str | None
+    device: str
+    platform: str
+    rustc: str | None = None
+
+    @property
+    def cuda(self) -> bool:
+        """Whether CUDA was available to the run."""
+        return self.device.startswith("CUDA")
+
+    def label(self) -> str:
+        """Short human form: ``torch 2.13.0+cpu · Python 3.11.7 · CPU``."""
+        parts = []
+        if self.rustc:
+            parts.append(self.rustc)
+        if self.torch:
+            parts.append(f"torch {self.torch}")
+        parts.append(f"Python {self.python}")
+        parts.append(self.device)
+        return " · ".join(parts)
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """The raw result of one run, before any normalization.
+
+    :param events: output events in terminal order, adjacent events of the same
+        stream and kind merged.
+    :param exit_status: the process exit status, or ``None`` if it died of a
+        signal or was killed at the timeout.
+    :param signal: the signal name (``"SIGSEGV"``) if the process died of one.
+    :param exception: the uncaught exception or panic, if any.
+    :param duration: wall-clock seconds from start to exit.
+    :param timed_out: whether the run was killed at its timeout.
+    :param truncated_bytes: bytes of output dropped beyond the output limit.
+    :param stamp: the environment of the run.
+    :param runner: the name of the runner that produced it.
+    """
+
+    events: tuple[Event, ...]
+    exit_status: int | None
+    signal: str | None
+    exception: ExceptionInfo | None
+    duration: float
+    timed_out: bool
+    truncated_bytes: int
+    stamp: Stamp
+    runner: str
+    output_limit: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain-data form for the cache and reports."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunResult:
+        """Inverse of :meth:`to_json`.
+
+        :raises KeyError, TypeError, ValueError: if ``data`` is not a valid
+            record (a corrupt cache entry, for instance).
+        """
+        exc = data["exception"]
+        return cls(
+            events=tuple(Event(**e) for e in data["events"]),
+            exit_status=data["exit_status"],
+            signal=data["signal"],
+            exception=ExceptionInfo(**exc) if exc is not None else None,
+            duration=float(data["duration"]),
+            timed_out=bool(data["timed_out"]),
+            truncated_bytes=int(data["truncated_bytes"]),
+            stamp=Stamp(**data["stamp"]),
+            runner=str(data["runner"]),
+            output_limit=int(data.get("output_limit", 0)),
+        )
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the executor has for a snippet: a result, or why there is none.
+
+    :param result: the run result, or ``None`` when the snippet was not run.
+    :param origin: ``"run"``, ``"cache"`` or ``"not-run"``.
+    :param missing: requirements this build lacks (set when ``origin`` is
+        ``"not-run"``).
+    :param notes: messages about the cache or the runner worth a warning.
+    """
+
+    result: RunResult | None
+    origin: str
+    missing: tuple[str, ...] = ()
+    notes: tuple[str, ...] = field(default=())

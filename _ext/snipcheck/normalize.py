@@ -1,0 +1,142 @@
+"""Named normalizers: rewrites applied to both stated and actual output.
+
+Each normalizer is a pure function ``str -> str`` registered under a name, so
+configuration can list them by name (``snipcheck_normalizers`` in ``conf.py``).
+Two kinds:
+
+* **display** normalizers rewrite machine-specific text to a canonical form
+  that is still true (a path into site-packages becomes
+  ``.../site-packages/torch/_tensor.py``).  They are applied to the actual
+  output before it is shown on the page or recorded into the chapter source.
+* **compare-only** normalizers mask text that legitimately changes between
+  equivalent runs (line numbers inside torch's own files).  They are applied
+  to both sides just before comparing, never to what readers see.
+
+The snippet's own line numbers are never touched: they are the reader's.
+
+Pure core: standard library only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Normalizer:
+    """A named rewrite.
+
+    :param name: the name used in configuration.
+    :param func: the rewrite.
+    :param display: ``True`` if the rewrite may be shown to readers.
+    :param doc: one line saying what it does.
+    """
+
+    name: str
+    func: Callable[[str], str]
+    display: bool
+    doc: str
+
+    def __call__(self, text: str) -> str:
+        return self.func(text)
+
+
+REGISTRY: dict[str, Normalizer] = {}
+
+
+def register(name: str, *, display: bool) -> Callable[[Callable[[str], str]], Callable[[str], str]]:
+    """Decorator adding a function to :data:`REGISTRY` under ``name``; its
+    docstring's first line becomes the normalizer's description."""
+
+    def deco(func: Callable[[str], str]) -> Callable[[str], str]:
+        doc = (func.__doc__ or "").strip().splitlines()[0] if func.__doc__ else ""
+        REGISTRY[name] = Normalizer(name, func, display, doc)
+        return func
+
+    return deco
+
+
+# An absolute POSIX path up to and including a site-packages-like directory.
+_SITE = re.compile(r"(?<![\w.])(?:/[^\s\"'/:]+)+?/(?:lib/python\d+(?:\.\d+)?/)?(site-packages|dist-packages)/")
+# An absolute path to the standard library of some interpreter.
+_STDLIB = re.compile(r"(?<![\w.])(?:/[^\s\"'/:]+)+?/lib/(python\d+\.\d+)/(?!site-packages|dist-packages)")
+_SNIPPET = re.compile(r"(?<![\w.])(?:/[^\s\"'/:]+)+?/(snippets/[\w./-]+\.(?:py|rs))")
+_TORCH_FILE_LINE = re.compile(r'(File "\.\.\./site-packages/torch/[^"]+", line )\d+')
+_TORCH_COLON_LINE = re.compile(r"(\.\.\./site-packages/torch/[\w./-]+\.py):\d+:")
+_TRIGGERED = re.compile(r"\(Triggered internally at [^()\n]*?:\d+\.\)")
+_ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{6,16}\b")
+
+
+@register("python-paths", display=True)
+def python_paths(text: str) -> str:
+    """Paths into site-packages, virtual environments and the standard library become ``.../site-packages/`` and ``.../lib/pythonX.Y/``."""
+    text = _SITE.sub(lambda m: f".../{m.group(1)}/", text)
+    return _STDLIB.sub(lambda m: f".../lib/{m.group(1)}/", text)
+
+
+@register("snippet-path", display=True)
+def snippet_path(text: str) -> str:
+    """An absolute path to a snippet file becomes ``snippets/<id>.py``, as a reader running it from the project root sees it."""
+    return _SNIPPET.sub(lambda m: m.group(1), text)
+
+
+@register("torch-line-numbers", display=False)
+def torch_line_numbers(text: str) -> str:
+    """Line numbers inside torch's own files (they move between releases) become ``N``; run after ``python-paths``."""
+    text = _TORCH_FILE_LINE.sub(lambda m: m.group(1) + "N", text)
+    return _TORCH_COLON_LINE.sub(lambda m: m.group(1) + ":N:", text)
+
+
+@register("torch-triggered-internally", display=False)
+def torch_triggered_internally(text: str) -> str:
+    """The ``(Triggered internally at …/file.cpp:NNN.)`` suffix of torch's C++ warnings becomes ``(Triggered internally at torch's C++ source.)``."""
+    return _TRIGGERED.sub("(Triggered internally at torch's C++ source.)", text)
+
+
+@register("memory-addresses", display=False)
+def memory_addresses(text: str) -> str:
+    """Memory addresses such as ``0x7f3a2c1b9e50`` become ``0x...``."""
+    return _ADDRESS.sub("0x...", text)
+
+
+#: The normalizers used when ``conf.py`` names none.
+DEFAULT = (
+    "python-paths",
+    "snippet-path",
+    "torch-line-numbers",
+    "torch-triggered-internally",
+    "memory-addresses",
+)
+
+
+def resolve(names: Iterable[str]) -> tuple[Normalizer, ...]:
+    """Look normalizers up by name, keeping the given order.
+
+    :raises KeyError: naming the first unknown name and listing the known ones.
+    """
+    out = []
+    for name in names:
+        if name not in REGISTRY:
+            raise KeyError(f"unknown normalizer {name!r}; known: {', '.join(sorted(REGISTRY))}")
+        out.append(REGISTRY[name])
+    return tuple(out)
+
+
+def for_display(text: str, normalizers: Iterable[Normalizer]) -> str:
+    """Apply only the display normalizers (what readers and the chapter source see)."""
+    for n in normalizers:
+        if n.display:
+            text = n(text)
+    return text
+
+
+def for_compare(text: str, normalizers: Iterable[Normalizer]) -> str:
+    """Apply every normalizer, display ones first (the compare-only ones rely on their canonical paths)."""
+    normalizers = tuple(normalizers)
+    text = for_display(text, normalizers)
+    for n in normalizers:
+        if not n.display:
+            text = n(text)
+    return text

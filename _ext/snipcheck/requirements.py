@@ -1,0 +1,95 @@
+"""Decide whether this build can run a snippet, from its ``requires`` tag.
+
+Requirements are checked *before* running, never discovered by running: on a
+machine without a GPU ``torch.cuda.max_memory_allocated()`` quietly returns 0,
+so a snippet that needs CUDA must say so and is then not run here.
+
+Known requirements:
+
+``cuda``
+    the snippet interpreter's torch sees a CUDA device (from the probe stamp);
+``cargo``
+    a Rust toolchain is on ``PATH``;
+``torch<spec>``
+    a version specifier on the torch build, e.g. ``torch>=2.14``;
+any name in ``snipcheck_provides``
+    a feature this build declares it has (for example ``burn``, which needs a
+    crate registry this machine cannot reach).  Names in
+    :data:`DECLARED` are known but absent unless provided.
+
+Pure core: standard library, :mod:`packaging`, :mod:`snipcheck.model`.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Iterable
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from .model import Stamp
+
+#: Feature names that exist but are only present when ``snipcheck_provides`` says so.
+DECLARED = frozenset({"burn"})
+_TORCH_SPEC = re.compile(r"^torch\s*([<>=!~].*)$")
+
+
+class RequirementError(ValueError):
+    """A requirement that names nothing known (likely a typo)."""
+
+
+def check(requirement: str, provides: Iterable[str] = ()) -> None:
+    """Validate one requirement string.
+
+    :raises RequirementError: for an unknown name or an invalid torch specifier.
+    """
+    m = _TORCH_SPEC.match(requirement)
+    if m:
+        try:
+            SpecifierSet(m.group(1).replace(" ", ""))
+        except InvalidSpecifier:
+            raise RequirementError(f"invalid torch version specifier in {requirement!r}") from None
+        return
+    known = {"cuda", "cargo"} | DECLARED | set(provides)
+    if requirement not in known:
+        raise RequirementError(
+            f"unknown requirement {requirement!r}; known: {', '.join(sorted(known))}, "
+            "or a torch version specifier such as 'torch>=2.14'"
+        )
+
+
+def missing(requires: Iterable[str], stamp: Stamp, provides: Iterable[str] = ()) -> tuple[str, ...]:
+    """The requirements in ``requires`` that this build does not meet.
+
+    :param stamp: the probe stamp of the snippet interpreter.
+    :param provides: features declared present by ``snipcheck_provides``.
+    """
+    provided = set(provides)
+    out = []
+    for req in requires:
+        if req in provided:
+            continue
+        m = _TORCH_SPEC.match(req)
+        if m:
+            if not _torch_satisfies(stamp.torch, m.group(1)):
+                out.append(req)
+        elif req == "cuda":
+            if not stamp.cuda:
+                out.append(req)
+        elif req == "cargo":
+            if shutil.which("cargo") is None:
+                out.append(req)
+        else:
+            out.append(req)
+    return tuple(out)
+
+
+def _torch_satisfies(version: str | None, spec: str) -> bool:
+    if version is None:
+        return False
+    try:
+        return SpecifierSet(spec.replace(" ", "")).contains(Version(version).public, prereleases=True)
+    except (InvalidVersion, InvalidSpecifier):
+        return False

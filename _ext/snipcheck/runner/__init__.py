@@ -1,0 +1,43 @@
+"""Runners: execute one snippet in a fresh process and return its raw result.
+
+A runner is anything with a ``name`` and a :meth:`Runner.run` method; the rest
+of snipcheck only sees this interface, so a plain subprocess runner and a warm
+forking one are interchangeable.  :func:`make_runner` picks one by language.
+
+Pure core: no Sphinx or docutils.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from ..model import RunResult, Snippet, Stamp
+
+
+class Runner(Protocol):
+    """Executes snippets of one language."""
+
+    name: str
+
+    def run(self, snippet: Snippet, *, timeout: float, output_limit: int) -> RunResult:
+        """Run ``snippet`` once in a fresh process.
+
+        :param timeout: seconds before the process group is killed.
+        :param output_limit: bytes of output kept (the rest is counted).
+        :raises OSError: if the interpreter or tool cannot be started.
+        """
+        ...
+
+
+def make_runner(language: str, *, python: str, stamp: Stamp) -> Runner:
+    """Return the runner for ``language``.
+
+    :param python: the interpreter that runs Python snippets.
+    :param stamp: the environment stamp recorded in every result.
+    :raises ValueError: for a language no runner handles.
+    """
+    if language == "python":
+        from .python import SubprocessRunner
+
+        return SubprocessRunner(python=python, stamp=stamp)
+    raise ValueError(f"no runner for language {language!r}")

@@ -1,0 +1,125 @@
+"""Per-document snippet records kept in the Sphinx environment.
+
+:class:`SnippetCollector` keeps ``env.snipcheck_records`` (docname → list of
+:class:`SnippetRecord`), purges a document's records when Sphinx re-reads it
+(``env-purge-doc``) and merges them back from parallel readers
+(``env-merge-info``).  The records drive the environment box, the build
+summary and the report, and decide which documents must be read again:
+
+* a document with a drifted, failed or timed-out snippet is re-read on every
+  build until fixed, so its warnings (and ``-W``) never go quiet;
+* when the snippet interpreter's stamp changes (a new torch), every document
+  with snippets is re-read (``env-get-outdated``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Set
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from sphinx.environment.collectors import EnvironmentCollector
+
+from . import state as state_mod
+from .log import warn
+
+if TYPE_CHECKING:
+    from docutils import nodes
+    from sphinx.application import Sphinx
+    from sphinx.environment import BuildEnvironment
+
+#: Statuses that keep a document outdated.
+PROBLEMS = frozenset({"drift", "exec", "timeout", "error"})
+
+
+@dataclass(frozen=True)
+class SnippetRecord:
+    """What happened to one placed snippet in this build.
+
+    :param status: ``ok``, ``drift``, ``exec``, ``timeout``, ``not-run``,
+        ``error`` (could not be loaded) or ``off`` (execution disabled).
+    :param origin: ``run``, ``cache``, ``not-run`` or ``none``.
+    :param duration: seconds the run took (the cached run's, for ``cache``).
+    """
+
+    docname: str
+    line: int
+    snippet_id: str
+    status: str
+    origin: str
+    missing: tuple[str, ...] = ()
+    duration: float = 0.0
+    problems: tuple[str, ...] = ()
+    diff: str = ""
+
+
+def records(env: BuildEnvironment) -> dict[str, list[SnippetRecord]]:
+    """``env.snipcheck_records``, created on first use."""
+    if not hasattr(env, "snipcheck_records"):
+        env.snipcheck_records = {}  # type: ignore[attr-defined]
+    return env.snipcheck_records  # type: ignore[attr-defined,no-any-return]
+
+
+def add(env: BuildEnvironment, record: SnippetRecord) -> None:
+    records(env).setdefault(record.docname, []).append(record)
+
+
+class SnippetCollector(EnvironmentCollector):
+    """Keeps :func:`records` consistent across incremental and parallel builds."""
+
+    def clear_doc(self, app: Sphinx, env: BuildEnvironment, docname: str) -> None:
+        records(env).pop(docname, None)
+
+    def merge_other(
+        self, app: Sphinx, env: BuildEnvironment, docnames: Set[str], other: BuildEnvironment
+    ) -> None:
+        theirs = records(other)
+        for docname in docnames:
+            if docname in theirs:
+                records(env)[docname] = theirs[docname]
+
+    def process_doc(self, app: Sphinx, doctree: nodes.document) -> None:
+        pass  # records are added by the directive while the document is read
+
+    def get_outdated_docs(
+        self,
+        app: Sphinx,
+        env: BuildEnvironment,
+        added: Set[str],
+        changed: Set[str],
+        removed: Set[str],
+    ) -> list[str]:
+        state = state_mod.get(app)
+        stamp = state.stamp.label() if state.stamp else None
+        previous = getattr(env, "snipcheck_stamp", None)
+        env.snipcheck_stamp = stamp  # type: ignore[attr-defined]
+        all_records = records(env)
+        if previous is not None and stamp is not None and previous != stamp:
+            return sorted(all_records)
+        return sorted(d for d, recs in all_records.items() if any(r.status in PROBLEMS for r in recs))
+
+
+def check_duplicates(app: Sphinx, env: BuildEnvironment) -> None:
+    """Warn about a snippet placed more than once (``env-check-consistency``)."""
+    seen: dict[str, SnippetRecord] = {}
+    for docname in sorted(records(env)):
+        for rec in records(env)[docname]:
+            first = seen.setdefault(rec.snippet_id, rec)
+            if first is not rec:
+                warn(
+                    "missing",
+                    f"snippet {rec.snippet_id!r} is placed more than once (first at "
+                    f"{env.doc2path(first.docname)}:{first.line}); place each snippet once, "
+                    "so that its stated output lives in one place",
+                    (rec.docname, rec.line),
+                )
+
+
+def register(app: Sphinx) -> None:
+    app.add_env_collector(SnippetCollector)
+    app.connect("env-check-consistency", check_duplicates)
+
+
+def iter_all(env: BuildEnvironment) -> Iterable[SnippetRecord]:
+    for docname in sorted(records(env)):
+        yield from records(env)[docname]

@@ -1,0 +1,81 @@
+"""The ``snipcheck-environment`` directive: where this page's outputs came from.
+
+The directive leaves a placeholder node; :class:`FillEnvironmentBox`, a
+post-transform, replaces it once every snippet of the page has been read, with
+the interpreter stamp of this build, the reference environment the stated
+outputs are for, and the page's counts (run and checked, from cache, not run
+and why).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, ClassVar
+
+from docutils import nodes
+from sphinx.transforms.post_transforms import SphinxPostTransform
+from sphinx.util.docutils import SphinxDirective
+
+from . import state as state_mod
+from .collector import records
+
+if TYPE_CHECKING:
+    from sphinx.application import Sphinx
+
+
+class environment_box(nodes.General, nodes.Element):
+    """Placeholder for the environment box, replaced before writing."""
+
+
+class EnvironmentDirective(SphinxDirective):
+    has_content = False
+    option_spec: ClassVar[dict] = {}
+
+    def run(self) -> list[nodes.Node]:
+        return [environment_box()]
+
+
+class FillEnvironmentBox(SphinxPostTransform):
+    default_priority = 200
+
+    def run(self, **kwargs: object) -> None:
+        for placeholder in list(self.document.findall(environment_box)):
+            placeholder.replace_self(self.box())
+
+    def box(self) -> nodes.Element:
+        state = state_mod.get(self.app)
+        recs = records(self.env).get(self.env.docname, [])
+        box = nodes.container(classes=["snipcheck-environment", "admonition", "note"])
+        title = nodes.paragraph("", "", nodes.strong("本页的输出从哪里来", "本页的输出从哪里来"), classes=["admonition-title"])
+        box += title
+        if state.stamp is not None and state.execute:
+            text = f"本页每个代码块都在构建时真实运行过，输出原样抓取：{state.stamp.label()} · {state.stamp.platform}。"
+        else:
+            text = "本次构建没有执行代码：下面显示的是章节源文件里陈述的输出。"
+        box += nodes.paragraph(text, text)
+        if state.settings.reference:
+            ref = f"章节源文件里陈述的输出以参考环境 {state.settings.reference} 为准；构建时逐字比对，不一致则构建失败。"
+            box += nodes.paragraph(ref, ref)
+        counts = Counter(r.status for r in recs)
+        origins = Counter(r.origin for r in recs)
+        parts = [f"共 {len(recs)} 个代码片段"]
+        checked = counts["ok"]
+        if checked:
+            parts.append(f"{checked} 个已运行并与陈述一致（其中 {origins['cache']} 个取自相同代码与环境的缓存结果）")
+        not_run = [r for r in recs if r.status == "not-run"]
+        if not_run:
+            needs = Counter(req for r in not_run for req in r.missing)
+            why = "、".join(f"{k} ×{v}" for k, v in sorted(needs.items()))
+            parts.append(f"{len(not_run)} 个因本机缺少所需环境未运行（{why}），已标明")
+        bad = sum(counts[s] for s in ("drift", "exec", "timeout", "error"))
+        if bad:
+            parts.append(f"{bad} 个有问题（见构建警告）")
+        line = "；".join(parts) + "。"
+        box += nodes.paragraph(line, line)
+        return box
+
+
+def register(app: Sphinx) -> None:
+    app.add_node(environment_box)
+    app.add_directive("snipcheck-environment", EnvironmentDirective)
+    app.add_post_transform(FillEnvironmentBox)

@@ -1,0 +1,34 @@
+"""The one helper every snipcheck warning goes through.
+
+Warnings are logged with ``type="snipcheck"`` and a documented subtype, so a
+project can silence one kind with ``suppress_warnings = ["snipcheck.cache"]``:
+
+``drift``   stated output differs from the actual output, or the expected
+            exception did not happen;
+``exec``    the run failed in a way its tags do not expect;
+``timeout`` the run was killed at its timeout;
+``tag``     a malformed tag block, directive or requirement;
+``missing`` a snippet file that cannot be found, or a duplicate placement;
+``cache``   a cache entry that had to be discarded;
+``config``  an invalid ``snipcheck_*`` value.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sphinx.util import logging
+
+logger = logging.getLogger("snipcheck")
+
+SUBTYPES = ("drift", "exec", "timeout", "tag", "missing", "cache", "config")
+
+
+def warn(subtype: str, message: str, location: Any) -> None:
+    """Log a ``snipcheck.<subtype>`` warning.
+
+    :param location: ``(docname, line)``, a ``"path:line"`` string, a node, or
+        ``None`` for project-wide problems.
+    """
+    assert subtype in SUBTYPES, subtype
+    logger.warning(message, type="snipcheck", subtype=subtype, location=location)

@@ -1,0 +1,90 @@
+"""Per-process build state: resolved settings, the probe stamp and the executor.
+
+The state hangs off the Sphinx application object, not the environment: it
+holds threads and futures, which neither pickle nor survive the ``fork`` of a
+parallel (``-j``) build.  The executor is therefore created lazily in each
+process that needs one (keyed by process id).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..environment import ProbeError, probe
+from ..execute import Executor
+from ..model import Snippet, Stamp
+from ..settings import VALUES, Settings
+from ..snippets import load
+from .log import warn
+
+if TYPE_CHECKING:
+    from sphinx.application import Sphinx
+
+
+@dataclass
+class BuildState:
+    """What one build process knows about snippets.
+
+    :param settings: the resolved ``snipcheck_*`` settings.
+    :param stamp: probe stamp of the snippet interpreter; ``None`` if the
+        probe failed or execution is off.
+    """
+
+    settings: Settings
+    stamp: Stamp | None
+    _executor: Executor | None = field(default=None, repr=False)
+    _pid: int = field(default=0, repr=False)
+
+    @property
+    def root(self) -> Path:
+        return self.settings.root
+
+    @property
+    def execute(self) -> bool:
+        """Whether snippets run in this build."""
+        return self.settings.execute and self.stamp is not None
+
+    def load(self, snippet_id: str) -> Snippet:
+        """Load a snippet; see :func:`snipcheck.snippets.load` (raises ``SnippetError``)."""
+        return load(snippet_id, self.settings.snippets_dir, self.settings.root)
+
+    @property
+    def executor(self) -> Executor:
+        """This process's executor (created on first use after a fork)."""
+        if self._executor is None or self._pid != os.getpid():
+            assert self.stamp is not None
+            self._executor = self.settings.executor(self.stamp)
+            self._pid = os.getpid()
+        return self._executor
+
+
+def register(app: Sphinx) -> None:
+    """Create the state at ``builder-inited``; close its executor at ``build-finished``."""
+    app.connect("builder-inited", _init, priority=400)
+    app.connect("build-finished", _close, priority=900)
+
+
+def get(app: Sphinx) -> BuildState:
+    """The build state of ``app`` (set up at ``builder-inited``)."""
+    return app._snipcheck_state  # type: ignore[attr-defined,no-any-return]
+
+
+def _init(app: Sphinx) -> None:
+    values = {name: getattr(app.config, name) for name in VALUES}
+    settings, _ = Settings.from_mapping(Path(app.confdir), values)  # validated at config-inited
+    stamp = None
+    if settings.execute:
+        try:
+            stamp = probe(settings.python, settings.cache_dir)
+        except ProbeError as exc:
+            warn("config", f"snippets will not run: {exc}", None)
+    app._snipcheck_state = BuildState(settings, stamp)  # type: ignore[attr-defined]
+
+
+def _close(app: Sphinx, exception: BaseException | None) -> None:
+    state = getattr(app, "_snipcheck_state", None)
+    if state is not None and state._executor is not None:
+        state._executor.close()

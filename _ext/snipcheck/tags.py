@@ -1,0 +1,231 @@
+"""Read a snippet's tag block.
+
+A snippet file may carry one tag block, a TOML table written as comment lines
+in the style of PEP 723, either as the first or as the last lines of the file::
+
+    # /// snipcheck
+    # expect = "RuntimeError"
+    # requires = ["cuda"]
+    # timeout = 20
+    # ///
+
+Rust snippets use ``//`` instead of ``#``.  The block is not shown on the page;
+when it sits at the top, the page numbers the code from the file's own line
+numbers so that tracebacks and the page agree.
+
+Pure core: imports only the standard library and :mod:`snipcheck.model`.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+
+from .model import Tags
+
+#: Keys a tag block may hold, with a one-line description used in errors.
+KNOWN_KEYS = {
+    "expect": 'what the run must do: "ok", an exception type name, "panic", '
+    '"exit N" or "signal NAME"',
+    "requires": 'a list of requirements, e.g. ["cuda"], ["burn"], ["torch>=2.14"]',
+    "timeout": "wall-clock limit in seconds (a positive number)",
+    "refutes": "for a refuted-claim snippet: the belief it tests (a string)",
+}
+
+_COMMENT = {"python": "#", "rust": "//"}
+_EXPECT_RE = re.compile(
+    r"^(ok|panic|exit \d{1,3}|signal SIG[A-Z0-9]+|[A-Za-z_][\w.]*)$"
+)
+
+
+class TagError(ValueError):
+    """A malformed tag block.
+
+    :param message: what is wrong and what to write instead.
+    :param line: 1-based line in the snippet file.
+    """
+
+    def __init__(self, message: str, line: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+
+
+@dataclass(frozen=True)
+class TagBlock:
+    """Where the tag block sits and what it says.
+
+    :param tags: the parsed tags (defaults when the file has no block).
+    :param code: the file without the block (and without the blank lines that
+        separated it from the code).
+    :param code_lineno: file line number of the first line of ``code``.
+    """
+
+    tags: Tags
+    code: str
+    code_lineno: int
+
+
+def parse(source: str, language: str = "python") -> TagBlock:
+    """Split ``source`` into its tag block and the code shown on the page.
+
+    :param source: the whole snippet file.
+    :param language: ``"python"`` or ``"rust"`` (selects the comment marker).
+    :return: the tags, the code without the block, and its first line number.
+    :raises TagError: on a block that is unterminated, not at the top or the
+        bottom of the file, not valid TOML, or holds an unknown key or a value
+        of the wrong type.
+    """
+    marker = _COMMENT[language]
+    lines = source.splitlines()
+    opener = f"{marker} /// snipcheck"
+    closer = f"{marker} ///"
+    starts = [i for i, line in enumerate(lines) if line.rstrip() == opener]
+    if not starts:
+        stray = next(
+            (i for i, line in enumerate(lines) if line.strip().startswith(f"{marker} ///")),
+            None,
+        )
+        if stray is not None:
+            raise TagError(
+                f"found {lines[stray].strip()!r} but a tag block must open with "
+                f"exactly {opener!r}",
+                stray + 1,
+            )
+        return TagBlock(Tags(), _strip_blank_edges(lines), 1)
+    if len(starts) > 1:
+        raise TagError("more than one tag block; merge them into one", starts[1] + 1)
+    start = starts[0]
+    end = next(
+        (i for i in range(start + 1, len(lines)) if lines[i].rstrip() == closer), None
+    )
+    if end is None:
+        raise TagError(
+            f"tag block opened here is never closed; end it with a line {closer!r}",
+            start + 1,
+        )
+    before = lines[:start]
+    after = lines[end + 1 :]
+    at_top = not any(line.strip() for line in before)
+    at_bottom = not any(line.strip() for line in after)
+    if not (at_top or at_bottom):
+        raise TagError(
+            "the tag block must be the first or the last lines of the file, "
+            "not between lines of code",
+            start + 1,
+        )
+    body = []
+    for offset, line in enumerate(lines[start + 1 : end]):
+        if line.rstrip() == marker:
+            body.append("")
+        elif line.startswith(marker + " "):
+            body.append(line[len(marker) + 1 :])
+        else:
+            raise TagError(
+                f"every line inside the tag block must start with {marker + ' '!r}",
+                start + 2 + offset,
+            )
+    tags = _to_tags("\n".join(body), first_line=start + 2)
+    if at_top:
+        code_lines = after
+        first = end + 2
+        while code_lines and not code_lines[0].strip():
+            code_lines = code_lines[1:]
+            first += 1
+        return TagBlock(tags, _strip_blank_edges(code_lines), first)
+    return TagBlock(tags, _strip_blank_edges(before), _first_nonblank(before))
+
+
+def _first_nonblank(lines: list[str]) -> int:
+    for i, line in enumerate(lines):
+        if line.strip():
+            return i + 1
+    return 1
+
+
+def _strip_blank_edges(lines: list[str]) -> str:
+    start = 0
+    while start < len(lines) and not lines[start].strip():
+        start += 1
+    end = len(lines)
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    return "\n".join(lines[start:end])
+
+
+def _to_tags(text: str, first_line: int) -> Tags:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        line = first_line + (getattr(exc, "lineno", 1) or 1) - 1
+        raise TagError(f"tag block is not valid TOML: {exc}", line) from None
+    key_lines = _key_lines(text, first_line)
+    for key in data:
+        if key not in KNOWN_KEYS:
+            known = ", ".join(sorted(KNOWN_KEYS))
+            raise TagError(
+                f"unknown tag {key!r}; known tags are: {known}", key_lines.get(key, first_line)
+            )
+
+    def where(key: str) -> int:
+        return key_lines.get(key, first_line)
+
+    expect = data.get("expect", "ok")
+    if not isinstance(expect, str) or not _EXPECT_RE.match(expect):
+        raise TagError(f"bad value for 'expect': {expect!r}; {KNOWN_KEYS['expect']}", where("expect"))
+    requires = data.get("requires", [])
+    if isinstance(requires, str):
+        requires = [requires]
+    if not isinstance(requires, list) or not all(
+        isinstance(r, str) and r.strip() for r in requires
+    ):
+        raise TagError(f"bad value for 'requires': {requires!r}; {KNOWN_KEYS['requires']}", where("requires"))
+    timeout = data.get("timeout")
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0
+    ):
+        raise TagError(f"bad value for 'timeout': {timeout!r}; {KNOWN_KEYS['timeout']}", where("timeout"))
+    refutes = data.get("refutes")
+    if refutes is not None and (not isinstance(refutes, str) or not refutes.strip()):
+        raise TagError(f"bad value for 'refutes': {refutes!r}; {KNOWN_KEYS['refutes']}", where("refutes"))
+    return Tags(
+        expect=expect,
+        requires=tuple(r.strip() for r in requires),
+        timeout=float(timeout) if timeout is not None else None,
+        refutes=refutes,
+    )
+
+
+def _key_lines(text: str, first_line: int) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for i, line in enumerate(text.splitlines()):
+        m = re.match(r"\s*([A-Za-z0-9_-]+)\s*=", line)
+        if m:
+            found.setdefault(m.group(1), first_line + i)
+    return found
+
+
+def render(tags: Tags, language: str = "python") -> str:
+    """Write ``tags`` as a tag block (used by the scaffolding command).
+
+    :return: the block's lines joined with ``\\n``, without a final newline;
+        empty when every tag has its default value.
+    """
+    marker = _COMMENT[language]
+    body = []
+    if tags.expect != "ok":
+        body.append(f'expect = "{tags.expect}"')
+    if tags.requires:
+        body.append("requires = [" + ", ".join(f'"{r}"' for r in tags.requires) + "]")
+    if tags.timeout is not None:
+        body.append(f"timeout = {tags.timeout:g}")
+    if tags.refutes is not None:
+        body.append(f"refutes = {_toml_str(tags.refutes)}")
+    if not body:
+        return ""
+    return "\n".join([f"{marker} /// snipcheck", *(f"{marker} {b}" for b in body), f"{marker} ///"])
+
+
+def _toml_str(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
