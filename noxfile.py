@@ -3,6 +3,9 @@
     nox -s docs              build the chapter into _build/html (fails on drift)
     nox -s tests             run the test suite
     nox -s record -- [ID…]   write actual outputs into docs/ (all drifted ones without ids)
+    nox -s verify -- 2.14.1 [--shard k/n]   run the chapter on another torch: drift report
+    nox -s accept -- 2.14.1 [--dry-run]     accept its new outputs, move the reference pin
+    nox -s merge -- R1.json R2.json …       combine shard reports
 
 Environments are pip-based virtualenvs (uv would not see the local torch wheel
 and would download a multi-GB CUDA build).  The reference torch release is read
@@ -57,3 +60,71 @@ def record(session: nox.Session) -> None:
     """Run snippets and write their real output into docs/ (never type outputs by hand)."""
     install_reference(session)
     session.run("python", "-m", "snipcheck", "record", *session.posargs)
+
+
+def torch_target(session: nox.Session) -> tuple[str, str, list[str]]:
+    """Split posargs into (pip requirement for torch, slug, remaining args).
+
+    The first argument is a version (``2.14.1``) or a wheel path.
+    """
+    if not session.posargs:
+        session.error("give a torch version or wheel path: nox -s verify -- 2.14.1")
+    spec, rest = session.posargs[0], list(session.posargs[1:])
+    if spec.endswith(".whl"):
+        wheel = Path(spec).resolve()
+        if not wheel.is_file():
+            session.error(f"no such wheel: {wheel}")
+        version = wheel.name.split("-")[1]
+        return str(wheel), f"torch-{version}", rest
+    return f"torch=={spec}", f"torch-{spec}", rest
+
+
+def torch_env(session: nox.Session, requirement: str, slug: str) -> str:
+    """A virtualenv (kept under .nox/) holding one torch release and numpy; returns its python."""
+    env = ROOT / ".nox" / f"_{slug}"
+    python = env / "bin" / "python"
+    if not python.exists():
+        session.run("python", "-m", "venv", str(env))
+    session.run(str(python), "-m", "pip", "install", "--quiet", requirement, "numpy", external=True)
+    return str(python)
+
+
+@nox.session
+def verify(session: nox.Session) -> None:
+    """Run every snippet on another torch and report drift (exit 1 on drift).
+
+    Writes docs/_reports/<torch-version>.json (the version page's source) and
+    _build/verify/<torch-version>.html.  Extra args go to `snipcheck verify`,
+    e.g. `--shard 2/8 --json shard2.json`.
+    """
+    requirement, slug, rest = torch_target(session)
+    session.install("-e", ".")
+    python = torch_env(session, requirement, slug)
+    shard = next((rest[i + 1] for i, a in enumerate(rest[:-1]) if a == "--shard"), None)
+    suffix = "" if shard in (None, "1/1") else "-shard" + shard.replace("/", "of")
+    defaults = []
+    if "--json" not in rest:
+        defaults += ["--json", f"docs/_reports/{slug}{suffix}.json"]
+    if "--html" not in rest:
+        defaults += ["--html", f"_build/verify/{slug}{suffix}.html"]
+    session.run("python", "-m", "snipcheck", "verify", "--python", python, *defaults, *rest)
+
+
+@nox.session
+def accept(session: nox.Session) -> None:
+    """Accept the new outputs of another torch: rewrite drifted stated outputs, move the pin.
+
+    `nox -s accept -- 2.14.1 --dry-run` shows the diff first; `--force` writes
+    over uncommitted changes.
+    """
+    requirement, slug, rest = torch_target(session)
+    session.install("-e", ".")
+    python = torch_env(session, requirement, slug)
+    session.run("python", "-m", "snipcheck", "accept", "--python", python, *rest)
+
+
+@nox.session
+def merge(session: nox.Session) -> None:
+    """Combine shard reports: `nox -s merge -- a.json b.json --json all.json --html all.html`."""
+    session.install("-e", ".")
+    session.run("python", "-m", "snipcheck", "merge", *session.posargs)

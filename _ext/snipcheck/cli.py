@@ -9,24 +9,38 @@
     other byte of the source stays as it was, and each file is written
     atomically.  A run that ends differently from what its tags expect is not
     recorded.
+``verify [--python PY] [--shard k/n] [--json F] [--html F]``
+    run every placed snippet on PY and report drift (terminal, JSON, HTML);
+    exit status 1 when the chapter does not hold.
+``merge REPORT.json... [--json F] [--html F]``
+    combine shard reports into one.
+``accept [--python PY | --report F] [--dry-run] [--force]``
+    rewrite the drifted stated outputs and move the reference pin.
+``normalizers``
+    list the normalizers and what each does.
 
-Exit status: 0 on success, 1 if something could not be run or recorded,
-2 on bad usage.
+Exit status: 0 on success, 1 if something drifted or could not be run or
+recorded, 2 on bad usage.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import sys
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import docsource
+from . import accept as accept_mod
+from . import docsource, normalize, report_format
 from .compare import judge, terminal_text
+from .cache import write_atomic
 from .environment import ProbeError, probe
 from .settings import Settings
 from .snippets import SnippetError, load
+from .verify import Report, merge, parse_shard, verify
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -40,7 +54,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_rec = sub.add_parser("record", help="write actual outputs into the chapter source")
     p_rec.add_argument("ids", nargs="*")
     p_rec.add_argument("--dry-run", action="store_true", help="show what would change, write nothing")
+    p_ver = sub.add_parser("verify", help="run every placed snippet and report drift")
+    p_ver.add_argument("--python", help="interpreter to run the snippets (default: snipcheck_python)")
+    p_ver.add_argument("--shard", default="1/1", help="run the k-th of n deterministic slices, e.g. 2/8")
+    p_ver.add_argument("--json", type=Path, help="write the report as JSON here")
+    p_ver.add_argument("--html", type=Path, help="write the report as an HTML page here")
+    p_mrg = sub.add_parser("merge", help="combine shard reports")
+    p_mrg.add_argument("reports", nargs="+", type=Path)
+    p_mrg.add_argument("--json", type=Path)
+    p_mrg.add_argument("--html", type=Path)
+    p_acc = sub.add_parser("accept", help="rewrite drifted stated outputs, move the reference pin")
+    src = p_acc.add_mutually_exclusive_group()
+    src.add_argument("--python", help="verify on this interpreter first (default: snipcheck_python)")
+    src.add_argument("--report", type=Path, help="accept from a verify JSON report instead of running")
+    p_acc.add_argument("--dry-run", action="store_true", help="show the diff, write nothing")
+    p_acc.add_argument("--force", action="store_true", help="write even over uncommitted changes or failing snippets")
+    sub.add_parser("normalizers", help="list the normalizers")
     args = parser.parse_args(argv)
+    if args.command == "normalizers":
+        for n in normalize.REGISTRY.values():
+            kind = "display" if n.display else "compare-only"
+            print(f"{n.name:28} {kind:13} {n.doc}")
+        return 0
+    if args.command == "merge":
+        return _merge(args.reports, args.json, args.html)
     try:
         settings, messages = Settings.from_conf(args.root)
     except FileNotFoundError as exc:
@@ -51,6 +88,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     docs = args.docs or settings.root / "docs"
     if args.command == "run":
         return _run(settings, args.ids, use_cache=not args.no_cache)
+    if args.command == "verify":
+        try:
+            shard = parse_shard(args.shard)
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        report = _verify(settings, docs, args.python, shard, use_cache=not args.no_cache)
+        if report is None:
+            return 1
+        return _emit(report, args.json, args.html)
+    if args.command == "accept":
+        return _accept(settings, docs, args, use_cache=not args.no_cache)
     return _record(settings, docs, args.ids, dry_run=args.dry_run, use_cache=not args.no_cache)
 
 
@@ -125,12 +174,8 @@ def _record(settings: Settings, docs: Path, ids: list[str], dry_run: bool, use_c
             print(f"{where}: {p.snippet_id}: not run here (lacks {', '.join(outcome.missing)}); left as is")
             continue
         verdict = judge(snippet.tags, outcome.result, p.body, settings.normalizers)
-        if verdict.status in ("exec", "timeout") or (verdict.status == "drift" and not verdict.diff):
+        if verdict.ended_wrong:
             print(f"{where}: {p.snippet_id}: not recorded: " + "; ".join(verdict.problems), file=sys.stderr)
-            status = 1
-            continue
-        if verdict.status == "drift" and len(verdict.problems) > 1:
-            print(f"{where}: {p.snippet_id}: not recorded: " + verdict.problems[0], file=sys.stderr)
             status = 1
             continue
         if not verdict.diff:
@@ -146,6 +191,90 @@ def _record(settings: Settings, docs: Path, ids: list[str], dry_run: bool, use_c
     count = sum(len(e) for e in edits.values())
     print(f"{count} stated output(s) {'would change' if dry_run else 'recorded'}; {len(loaded) - count} unchanged or skipped")
     return status
+
+
+def _verify(
+    settings: Settings, docs: Path, python: str | None, shard: tuple[int, int], use_cache: bool
+) -> Report | None:
+    if python:
+        settings = dataclasses.replace(settings, python=python)
+    stamp = _stamp(settings)
+    if stamp is None:
+        return None
+    executor = settings.executor(stamp, use_cache=use_cache)
+    return verify(settings, docs, executor, stamp, shard)
+
+
+def _emit(report: Report, json_path: Path | None, html_path: Path | None) -> int:
+    print(report_format.terminal(report, color=sys.stdout.isatty()))
+    if json_path:
+        write_atomic(json_path, (json.dumps(report.to_json(), ensure_ascii=False, indent=1) + "\n").encode("utf-8"))
+        print(f"JSON report: {json_path}")
+    if html_path:
+        write_atomic(html_path, report_format.html(report).encode("utf-8"))
+        print(f"HTML report: {html_path}")
+    return 0 if report.holds else 1
+
+
+def _merge(paths: list[Path], json_path: Path | None, html_path: Path | None) -> int:
+    try:
+        reports = [Report.from_json(json.loads(p.read_text(encoding="utf-8"))) for p in paths]
+        merged = merge(reports)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        print(f"error: cannot merge: {exc}", file=sys.stderr)
+        return 2
+    return _emit(merged, json_path, html_path)
+
+
+def _accept(settings: Settings, docs: Path, args: argparse.Namespace, use_cache: bool) -> int:
+    if args.report:
+        try:
+            report = Report.from_json(json.loads(args.report.read_text(encoding="utf-8")))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            print(f"error: cannot read report {args.report}: {exc}", file=sys.stderr)
+            return 2
+    else:
+        found = _verify(settings, docs, args.python, (1, 1), use_cache)
+        if found is None:
+            return 1
+        report = found
+        print(report_format.terminal(report, color=sys.stdout.isatty()))
+    if report.shard != (1, 1):
+        print("error: this is one shard's report; merge the shards first (python -m snipcheck merge)", file=sys.stderr)
+        return 2
+    failing = [s.id for s in report.snippets if s.status in ("failing", "error")]
+    if failing and not args.force:
+        print(
+            "error: not accepting: these snippets fail on this version and need a person: "
+            + ", ".join(failing) + " (fix them, or --force to accept the rest anyway)",
+            file=sys.stderr,
+        )
+        return 1
+    plan = accept_mod.plan(report, settings.root)
+    for snippet_id, reason in plan.skipped:
+        print(f"skipped {snippet_id}: {reason}", file=sys.stderr)
+    targets = sorted(plan.edits) + [settings.root / "pyproject.toml"]
+    if args.dry_run:
+        print(accept_mod.preview(plan) or "(no stated output changes)")
+        print(f"would accept {len(plan.accepted)} output(s) and set reference-torch = {plan.pin!r}")
+        return 0
+    if not args.force:
+        dirty = accept_mod.uncommitted(targets, settings.root)
+        if dirty is None:
+            print("error: not a git checkout, so uncommitted changes cannot be protected; use --force", file=sys.stderr)
+            return 1
+        if dirty:
+            print(
+                "error: uncommitted changes in " + ", ".join(dirty)
+                + "; commit or stash them first (or --force)",
+                file=sys.stderr,
+            )
+            return 1
+    changed = accept_mod.apply(plan, settings.root)
+    for path in changed:
+        print(f"rewrote {_rel(path)}")
+    print(f"accepted {len(plan.accepted)} output(s); reference-torch = {plan.pin!r}")
+    return 0
 
 
 def _rel(path: Path) -> str:

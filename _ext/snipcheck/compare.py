@@ -91,12 +91,15 @@ class Verdict:
     :param problems: one sentence per problem, each saying what to do.
     :param diff: unified diff stated → actual after all normalizers, or ``""``.
     :param actual: the terminal text after display normalizers.
+    :param ended_wrong: the run timed out or ended differently from its
+        ``expect`` tag (as opposed to only printing something else).
     """
 
     status: str
     problems: tuple[str, ...]
     diff: str
     actual: str
+    ended_wrong: bool = False
 
     @property
     def ok(self) -> bool:
@@ -159,8 +162,9 @@ def judge(
     actual = terminal_text(result, normalizers)
     problems: list[str] = []
     status = "ok"
+    ended_wrong = False
     if result.timed_out:
-        status = "timeout"
+        status, ended_wrong = "timeout", True
         problems.append(
             f"timed out after {result.duration:.1f} s and was killed with its process group; "
             "the output printed until then is shown; make it faster or raise 'timeout' in its tag block"
@@ -169,6 +173,7 @@ def judge(
         found = outcome_problem(tags, result)
         if found:
             status, sentence = found
+            ended_wrong = True
             problems.append(sentence)
     diff = ""
     if not result.timed_out:
@@ -180,7 +185,7 @@ def judge(
                 problems.append("the stated output differs from the actual output")
             else:
                 problems.append("no stated output yet: record it from a real run")
-    return Verdict(status, tuple(problems), diff, actual)
+    return Verdict(status, tuple(problems), diff, actual, ended_wrong)
 
 
 def text_diff(

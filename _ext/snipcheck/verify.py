@@ -1,0 +1,294 @@
+"""Verify every placed snippet on some interpreter and build a drift report.
+
+This is the maintainer's check on a new torch release, done with the pure core
+only (no Sphinx build): scan the chapter sources for snippet directives, run
+each snippet on the given interpreter (through the result cache, whose key
+holds the torch build, so nothing from another release is reused), and judge
+actual against stated output exactly as the Sphinx build does.
+
+Each snippet gets one status:
+
+``unchanged``  output and ending as stated;
+``drifted``    it ended as expected, but the output differs (diff attached);
+``failing``    it timed out, crashed, or ended differently from its tags
+               (an expected exception that no longer happens, say);
+``not-run``    this environment lacks a requirement (which one is listed);
+``error``      the snippet could not be loaded (missing file, bad tag block).
+
+A difference that hits many snippets alike, such as a new warning printed at
+``import torch``, is reported once under ``environment_wide`` and does not by
+itself make a snippet ``drifted`` in the summary counts; the per-snippet diff
+still shows it, and accepting writes it everywhere it occurs.
+
+Pure core: standard library and snipcheck's core modules.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import docsource
+from .compare import judge
+from .docsource import Placement
+from .execute import Executor
+from .model import Stamp
+from .settings import Settings
+from .snippets import SnippetError, load
+
+SCHEMA = "snipcheck-verify/1"
+STATUSES = ("unchanged", "drifted", "failing", "not-run", "error")
+#: A changed line is environment-wide when it appears in the diffs of at least
+#: this share of the snippets that ran (and in at least two of them).
+ENV_WIDE_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class SnippetReport:
+    """One snippet's line in the report (see the module docstring for ``status``).
+
+    :param doc: the chapter source file, relative to the project root.
+    :param line: 1-based line of the directive's opening fence.
+    :param stated: the stated output; :param actual: the actual output after
+        display normalizers (``None`` when not run).
+    :param diff: unified diff stated → actual after every normalizer.
+    :param env_wide_only: the diff consists only of environment-wide lines.
+    """
+
+    id: str
+    doc: str
+    line: int
+    status: str
+    problems: tuple[str, ...] = ()
+    diff: str = ""
+    stated: str = ""
+    actual: str | None = None
+    missing: tuple[str, ...] = ()
+    duration: float = 0.0
+    origin: str = ""
+    env_wide_only: bool = False
+
+
+@dataclass(frozen=True)
+class EnvWideChange:
+    """A diff line shared by many snippets.
+
+    :param sign: ``"+"`` (only in the actual output) or ``"-"`` (only stated).
+    :param text: the line.
+    :param snippets: ids of the snippets whose diff holds it.
+    """
+
+    sign: str
+    text: str
+    snippets: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Report:
+    """A verify report; :meth:`to_json` gives the documented JSON form.
+
+    :param stamp: environment of the runs.
+    :param reference: the reference environment of the stated outputs.
+    :param shard: ``(k, n)``: this report covers the k-th of n slices.
+    """
+
+    stamp: Stamp
+    reference: str
+    shard: tuple[int, int]
+    snippets: tuple[SnippetReport, ...]
+    environment_wide: tuple[EnvWideChange, ...] = ()
+    total: int = 0  # placements in the whole chapter (all shards)
+
+    def counts(self) -> dict[str, int]:
+        c = Counter(s.status for s in self.snippets)
+        out = {k: c[k] for k in STATUSES}
+        out["drifted"] -= sum(1 for s in self.snippets if s.status == "drifted" and s.env_wide_only)
+        out["env-wide-only"] = sum(1 for s in self.snippets if s.env_wide_only)
+        return out
+
+    @property
+    def holds(self) -> bool:
+        """Whether the chapter holds: no drift, nothing failing, nothing broken."""
+        return not any(s.status in ("drifted", "failing", "error") for s in self.snippets)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "stamp": dataclasses.asdict(self.stamp),
+            "reference": self.reference,
+            "shard": {"index": self.shard[0], "count": self.shard[1]},
+            "total": self.total,
+            "counts": self.counts(),
+            "holds": self.holds,
+            "environment_wide": [dataclasses.asdict(c) for c in self.environment_wide],
+            "snippets": [dataclasses.asdict(s) for s in self.snippets],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Report:
+        """Read a report written by :meth:`to_json`.
+
+        :raises ValueError: for another schema; ``KeyError``/``TypeError`` for a
+            damaged file.
+        """
+        if data.get("schema") != SCHEMA:
+            raise ValueError(f"not a {SCHEMA} report (schema {data.get('schema')!r})")
+
+        def snip(d: dict[str, Any]) -> SnippetReport:
+            d = dict(d)
+            d["problems"] = tuple(d.get("problems", ()))
+            d["missing"] = tuple(d.get("missing", ()))
+            return SnippetReport(**d)
+
+        return cls(
+            stamp=Stamp(**data["stamp"]),
+            reference=data["reference"],
+            shard=(data["shard"]["index"], data["shard"]["count"]),
+            snippets=tuple(snip(s) for s in data["snippets"]),
+            environment_wide=tuple(
+                EnvWideChange(c["sign"], c["text"], tuple(c["snippets"])) for c in data["environment_wide"]
+            ),
+            total=data.get("total", 0),
+        )
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """Parse ``"k/n"`` (1 ≤ k ≤ n).
+
+    :raises ValueError: with a message saying what a shard looks like.
+    """
+    m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+    if not m or not 1 <= int(m.group(1)) <= int(m.group(2)):
+        raise ValueError(f"bad shard {text!r}: write k/n with 1 <= k <= n, e.g. 2/8")
+    return int(m.group(1)), int(m.group(2))
+
+
+def select_shard(placements: Sequence[Placement], shard: tuple[int, int]) -> list[Placement]:
+    """The k-th of n deterministic slices: placements sorted by snippet id, every n-th."""
+    k, n = shard
+    ordered = sorted(placements, key=lambda p: (p.snippet_id, str(p.path), p.line))
+    return ordered[k - 1 :: n]
+
+
+def verify(
+    settings: Settings,
+    docs: Path,
+    executor: Executor,
+    stamp: Stamp,
+    shard: tuple[int, int] = (1, 1),
+) -> Report:
+    """Run and judge every placed snippet of ``docs`` (or one shard of them).
+
+    :param executor: runs the snippets (its stamp must be ``stamp``).
+    """
+    all_placements = docsource.scan_tree(docs)
+    placements = select_shard(all_placements, shard)
+    loaded = []
+    reports: list[SnippetReport] = []
+    for p in placements:
+        doc = _rel(p.path, settings.root)
+        try:
+            snippet = load(p.snippet_id, settings.snippets_dir, settings.root)
+        except SnippetError as exc:
+            where = f"{exc.path}:{exc.line}: " if exc.path and exc.line else ""
+            reports.append(SnippetReport(p.snippet_id, doc, p.line, "error", (where + exc.message,), stated=p.body))
+            continue
+        executor.submit(snippet)
+        loaded.append((p, doc, snippet))
+    for p, doc, snippet in loaded:
+        outcome = executor.outcome(snippet)
+        if outcome.result is None:
+            reports.append(
+                SnippetReport(p.snippet_id, doc, p.line, "not-run", stated=p.body, missing=outcome.missing)
+            )
+            continue
+        verdict = judge(
+            snippet.tags,
+            outcome.result,
+            p.body,
+            settings.normalizers,
+            stated_label=f"stated ({doc}:{p.body_line})",
+            actual_label=f"actual ({stamp.label()})",
+        )
+        status = "unchanged" if verdict.ok else ("failing" if verdict.ended_wrong else "drifted")
+        reports.append(
+            SnippetReport(
+                p.snippet_id,
+                doc,
+                p.line,
+                status,
+                verdict.problems,
+                verdict.diff,
+                p.body,
+                verdict.actual,
+                duration=outcome.result.duration,
+                origin=outcome.origin,
+            )
+        )
+    reports.sort(key=lambda r: (r.doc, r.line))
+    return finish(Report(stamp, settings.reference, shard, tuple(reports), total=len(all_placements)))
+
+
+def diff_lines(diff: str) -> list[tuple[str, str]]:
+    """The ``(sign, text)`` changed lines of a unified diff (headers skipped)."""
+    out = []
+    for line in diff.splitlines():
+        if line.startswith(("+++", "---", "@@")):
+            continue
+        if line[:1] in "+-":
+            out.append((line[0], line[1:]))
+    return out
+
+
+def finish(report: Report) -> Report:
+    """Find environment-wide changes and mark snippets whose diff is only that."""
+    ran = [s for s in report.snippets if s.status in ("unchanged", "drifted", "failing")]
+    seen: dict[tuple[str, str], list[str]] = {}
+    for s in ran:
+        for change in set(diff_lines(s.diff)):
+            seen.setdefault(change, []).append(s.id)
+    threshold = max(2, int(len(ran) * ENV_WIDE_SHARE + 0.999))
+    wide = {c: ids for c, ids in seen.items() if len(ids) >= threshold and c[1].strip()}
+    changes = tuple(
+        EnvWideChange(sign, text, tuple(sorted(ids))) for (sign, text), ids in sorted(wide.items())
+    )
+    snippets = []
+    for s in report.snippets:
+        only = bool(s.diff) and s.status == "drifted" and all(c in wide for c in diff_lines(s.diff))
+        snippets.append(dataclasses.replace(s, env_wide_only=only))
+    return dataclasses.replace(report, snippets=tuple(snippets), environment_wide=changes)
+
+
+def merge(reports: Sequence[Report]) -> Report:
+    """Combine shard reports of one environment into one report.
+
+    :raises ValueError: if the reports come from different environments or
+        shard counts, repeat a shard, or do not cover every shard.
+    """
+    if not reports:
+        raise ValueError("no reports to merge")
+    first = reports[0]
+    for r in reports[1:]:
+        if r.stamp != first.stamp:
+            raise ValueError(f"cannot merge reports of different environments: {first.stamp.label()} and {r.stamp.label()}")
+        if r.shard[1] != first.shard[1]:
+            raise ValueError(f"cannot merge shards of {first.shard[1]} and of {r.shard[1]}")
+    indices = sorted(r.shard[0] for r in reports)
+    n = first.shard[1]
+    if indices != list(range(1, n + 1)):
+        raise ValueError(f"shards given: {indices}; need each of 1..{n} exactly once")
+    snippets = sorted((s for r in reports for s in r.snippets), key=lambda s: (s.doc, s.line))
+    merged = Report(first.stamp, first.reference, (1, 1), tuple(snippets), total=first.total)
+    return finish(dataclasses.replace(merged, snippets=tuple(dataclasses.replace(s, env_wide_only=False) for s in snippets)))
+
+
+def _rel(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return str(path)
