@@ -131,13 +131,13 @@ def _run(settings: Settings, ids: list[str], use_cache: bool) -> int:
         except SnippetError:
             continue
         outcome = executor.outcome(snippet)
-        print(f"── {snippet.path}", file=sys.stderr)
+        print(f"── {snippet.path}")
         if outcome.result is None:
-            print(f"   not run: this environment lacks {', '.join(outcome.missing)}", file=sys.stderr)
+            print(f"   not run: this environment lacks {', '.join(outcome.missing)}")
             continue
         print(terminal_text(outcome.result, settings.normalizers))
         r = outcome.result
-        print(f"── {r.stamp.label()} · {r.duration:.2f} s · {outcome.origin}", file=sys.stderr)
+        print(f"── {r.stamp.label()} · {r.duration:.2f} s · {outcome.origin}")
     return status
 
 

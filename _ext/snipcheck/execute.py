@@ -43,6 +43,8 @@ class ExecutorConfig:
     :param timeout: default per-snippet timeout in seconds.
     :param output_limit: bytes of output kept per run.
     :param provides: features declared present (see :mod:`snipcheck.requirements`).
+    :param runner: Python runner kind, ``"fork"`` or ``"subprocess"``.
+    :param preload: modules the fork server imports once.
     """
 
     python: str
@@ -52,6 +54,8 @@ class ExecutorConfig:
     timeout: float = 60.0
     output_limit: int = 1 << 20
     provides: tuple[str, ...] = ()
+    runner: str = "fork"
+    preload: tuple[str, ...] = ("torch",)
 
 
 class Executor:
@@ -67,7 +71,9 @@ class Executor:
     ) -> None:
         self.config = config
         self._factory = runner_factory or (
-            lambda language: make_runner(language, python=config.python, stamp=config.stamp)
+            lambda language: make_runner(
+                language, python=config.python, stamp=config.stamp, kind=config.runner, preload=config.preload
+            )
         )
         self._runners: dict[str, Runner] = {}
         self._futures: dict[tuple[str, str], Future[Outcome]] = {}
@@ -76,6 +82,7 @@ class Executor:
         self._threads: list[threading.Thread] = []
         self.ran = 0
         self.cached = 0
+        self._count_lock = threading.Lock()
 
     def submit(self, snippet: Snippet) -> Future[Outcome]:
         """Schedule ``snippet`` (once per id and source) and return its future."""
@@ -102,9 +109,13 @@ class Executor:
         return [f.result() for f in futures]
 
     def close(self) -> None:
-        """Stop the worker threads once the queue is empty."""
+        """Stop the worker threads once the queue is empty, and the runners."""
         for _ in self._threads:
             self._queue.put(None)
+        for runner in self._runners.values():
+            close = getattr(runner, "close", None)
+            if close is not None:
+                close()
 
     def _work(self) -> None:
         while True:
@@ -134,7 +145,7 @@ class Executor:
         stamp = getattr(runner, "stamp", cfg.stamp)
         timeout = snippet.tags.timeout or cfg.timeout
         if cfg.cache is None:
-            self.ran += 1
+            self._count("ran")
             return Outcome(runner.run(snippet, timeout=timeout, output_limit=cfg.output_limit), "run")
         key = cache_key(snippet, stamp, cfg.output_limit)
         notes: list[str] = []
@@ -146,7 +157,7 @@ class Executor:
             if cached is not None:
                 return Outcome(cached, "cache", notes=tuple(notes))
             result = runner.run(snippet, timeout=timeout, output_limit=cfg.output_limit)
-            self.ran += 1
+            self._count("ran")
             if _cacheable(snippet, result):
                 try:
                     cfg.cache.put(key, snippet.id, result)
@@ -164,8 +175,12 @@ class Executor:
             self.config.cache.discard(key)
             return None
         if result is not None:
-            self.cached += 1
+            self._count("cached")
         return result
+
+    def _count(self, name: str) -> None:
+        with self._count_lock:
+            setattr(self, name, getattr(self, name) + 1)
 
 
 def _cacheable(snippet: Snippet, result: RunResult) -> bool:

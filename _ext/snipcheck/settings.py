@@ -25,6 +25,7 @@ from . import normalize
 from .cache import ResultCache
 from .execute import Executor, ExecutorConfig
 from .model import Stamp
+from .runner import PYTHON_RUNNERS
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,8 @@ VALUES: dict[str, Value] = {
     "snipcheck_jobs": Value(0, (int,), "", "parallel runs; 0 means one per CPU core"),
     "snipcheck_normalizers": Value(list(normalize.DEFAULT), (list, tuple), "env", "normalizer names, in order"),
     "snipcheck_provides": Value([], (list, tuple), "env", "features this build declares present, e.g. ['burn']"),
+    "snipcheck_runner": Value("fork", (str,), "", "Python runner: 'fork' (warm server, default) or 'subprocess'"),
+    "snipcheck_preload": Value(["torch"], (list, tuple), "", "modules the fork runner's server imports once"),
     "snipcheck_reference": Value("", (str,), "env", "reference environment of the stated outputs; default from pyproject.toml [tool.snipcheck] reference-torch"),
 }
 
@@ -67,8 +70,10 @@ def problem(name: str, value: Any) -> str | None:
             normalize.resolve(value)
         except KeyError as exc:
             return str(exc.args[0])
-    if name == "snipcheck_provides" and not all(isinstance(x, str) for x in value):
+    if name in ("snipcheck_provides", "snipcheck_preload") and not all(isinstance(x, str) for x in value):
         return "expected a list of strings"
+    if name == "snipcheck_runner" and value not in PYTHON_RUNNERS:
+        return f"expected one of {', '.join(PYTHON_RUNNERS)}"
     if name == "snipcheck_python" and value and shutil.which(value) is None:
         return "no such interpreter (give an absolute path or a command on PATH)"
     return None
@@ -103,6 +108,8 @@ class Settings:
     normalizers: tuple[normalize.Normalizer, ...]
     provides: tuple[str, ...]
     reference: str
+    runner: str = "fork"
+    preload: tuple[str, ...] = ("torch",)
 
     @classmethod
     def from_mapping(cls, root: Path, values: Mapping[str, Any]) -> tuple[Settings, list[str]]:
@@ -135,6 +142,8 @@ class Settings:
                 normalizers=normalize.resolve(v["snipcheck_normalizers"]),
                 provides=tuple(v["snipcheck_provides"]),
                 reference=v["snipcheck_reference"] or reference_from_pyproject(root),
+                runner=v["snipcheck_runner"],
+                preload=tuple(v["snipcheck_preload"]),
             ),
             messages,
         )
@@ -169,5 +178,7 @@ class Settings:
                 timeout=self.timeout,
                 output_limit=self.output_limit,
                 provides=self.provides,
+                runner=self.runner,
+                preload=self.preload,
             )
         )

@@ -29,15 +29,32 @@ class Runner(Protocol):
         ...
 
 
-def make_runner(language: str, *, python: str, stamp: Stamp) -> Runner:
+#: Names accepted by ``snipcheck_runner``.
+PYTHON_RUNNERS = ("fork", "subprocess")
+
+
+def make_runner(
+    language: str, *, python: str, stamp: Stamp, kind: str = "fork", preload: tuple[str, ...] = ("torch",)
+) -> Runner:
     """Return the runner for ``language``.
 
-    :param python: the interpreter that runs Python snippets.
+    :param python: the interpreter for Python snippets.
     :param stamp: the environment stamp recorded in every result.
-    :raises ValueError: for a language no runner handles.
+    :param kind: ``"fork"`` (warm server, falls back to subprocesses where
+        forking is unsafe) or ``"subprocess"``.
+    :param preload: modules the fork server imports once; torch is left out
+        when the stamp says it is not installed.
+    :raises ValueError: for a language or runner kind no runner handles.
     """
     if language == "python":
-        from .python import SubprocessRunner
+        if kind == "fork":
+            from .fork import ForkRunner
 
-        return SubprocessRunner(python=python, stamp=stamp)
+            wanted = tuple(m for m in preload if not (m == "torch" and stamp.torch is None))
+            return ForkRunner(python=python, stamp=stamp, preload=wanted)
+        if kind == "subprocess":
+            from .python import SubprocessRunner
+
+            return SubprocessRunner(python=python, stamp=stamp)
+        raise ValueError(f"unknown runner {kind!r}; use one of {', '.join(PYTHON_RUNNERS)}")
     raise ValueError(f"no runner for language {language!r}")

@@ -20,8 +20,9 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from ..model import Event, ExceptionInfo
 
@@ -138,36 +139,36 @@ class _FrameReader:
                 self.sink.add(_LABELS[label], payload)
 
 
-def run_captured(
-    argv: Sequence[str],
-    *,
-    cwd: str,
-    env: Mapping[str, str],
-    timeout: float,
-    output_limit: int,
-    rewrite: Mapping[str, str] | None = None,
-    frame_env_var: str = "SNIPCHECK_FRAME_FD",
-) -> Captured:
-    """Run ``argv`` and capture its output.
+class Child(Protocol):
+    """A started child process: what :func:`run_captured` needs of it.
 
-    :param argv: the command; ``argv[0]`` is looked up on ``env["PATH"]``.
-    :param cwd: working directory of the child.
-    :param env: the child's complete environment; the frame pipe's descriptor
-        number is added under ``frame_env_var``.
-    :param timeout: seconds before the whole process group is killed.
-    :param output_limit: bytes of output kept; the rest is counted, not kept.
-    :param rewrite: exact substrings replaced in the decoded text (used to
-        show the snippet's path relative to its run directory).
-    :raises OSError: if the command cannot be started.
+    ``pid`` must also be its process-group id (it runs in a session of its
+    own); ``poll`` returns the exit status (negative: killed by that signal)
+    or ``None`` while it runs; ``wait`` blocks until it has exited.
     """
-    out_r, out_w = os.pipe()
-    err_r, err_w = os.pipe()
-    frm_r, frm_w = os.pipe()
-    child_env = dict(env)
-    child_env[frame_env_var] = str(frm_w)
-    start = time.monotonic()
-    try:
-        proc = subprocess.Popen(
+
+    pid: int
+    returncode: int | None
+
+    def poll(self) -> int | None: ...
+
+    def wait(self) -> int: ...
+
+
+#: ``spawn(stdout_w, stderr_w, frame_w)`` starts the child with those three
+#: descriptors as its fd 1, fd 2 and frame pipe, and returns it.
+Spawner = Callable[[int, int, int], Child]
+
+
+def popen_spawner(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], frame_env_var: str = "SNIPCHECK_FRAME_FD") -> Spawner:
+    """A spawner that starts ``argv`` with :class:`subprocess.Popen` in a new
+    session, stdin on ``/dev/null``, and the frame descriptor's number in
+    ``frame_env_var``."""
+
+    def spawn(out_w: int, err_w: int, frm_w: int) -> Child:
+        child_env = dict(env)
+        child_env[frame_env_var] = str(frm_w)
+        return subprocess.Popen(
             list(argv),
             cwd=cwd,
             env=child_env,
@@ -177,6 +178,32 @@ def run_captured(
             pass_fds=(frm_w,),
             start_new_session=True,
         )
+
+    return spawn
+
+
+def run_captured(
+    spawn: Spawner,
+    *,
+    timeout: float,
+    output_limit: int,
+    rewrite: Mapping[str, str] | None = None,
+) -> Captured:
+    """Start a child with :paramref:`spawn` and capture its output.
+
+    :param spawn: starts the child (see :data:`Spawner`, :func:`popen_spawner`).
+    :param timeout: seconds before the whole process group is killed.
+    :param output_limit: bytes of output kept; the rest is counted, not kept.
+    :param rewrite: exact substrings replaced in the decoded text (used to
+        show the snippet's path relative to its run directory).
+    :raises OSError: if the child cannot be started.
+    """
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    frm_r, frm_w = os.pipe()
+    start = time.monotonic()
+    try:
+        proc = spawn(out_w, err_w, frm_w)
     except BaseException:
         for fd in (out_r, out_w, err_r, err_w, frm_r, frm_w):
             os.close(fd)

@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 from ..model import RunResult, Snippet, Stamp
-from .capture import run_captured
+from .capture import popen_spawner, run_captured
 
 BOOTSTRAP_DIR = str(Path(__file__).parent / "bootstrap")
 #: Variables passed through from the parent environment, when set.
@@ -78,9 +78,7 @@ class SubprocessRunner:
         run_dir, script = prepare_run_dir(snippet)
         try:
             captured = run_captured(
-                [self.python, script],
-                cwd=run_dir,
-                env=child_environment(run_dir),
+                popen_spawner([self.python, script], cwd=run_dir, env=child_environment(run_dir)),
                 timeout=timeout,
                 output_limit=output_limit,
                 rewrite={run_dir + os.sep: ""},

@@ -1,0 +1,157 @@
+"""The ``snipcheck-versions`` directive: a page generated from verify reports.
+
+Usage (MyST)::
+
+    ```{snipcheck-versions} _reports/*.json
+    ```
+
+The argument is a glob relative to the page's directory.  Each matching file
+is a committed ``snipcheck verify`` JSON report (one per torch release
+verified).  The directive renders, without a word typed by hand: a summary
+table (one row per release: counts and whether the chapter holds), the
+environment-wide differences of each release, and for every snippet that
+differs on any release, its status per release with the diff.  Each report is
+a dependency of the page, so committing a new report rebuilds it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from docutils import nodes
+from packaging.version import InvalidVersion, Version
+from sphinx.util.docutils import SphinxDirective
+
+from ..verify import Report
+from .log import warn
+
+if TYPE_CHECKING:
+    from sphinx.application import Sphinx
+
+_STATUS_ZH = {
+    "unchanged": "一致",
+    "drifted": "输出不同",
+    "failing": "运行失败",
+    "not-run": "未运行",
+    "error": "无法加载",
+}
+
+
+def _sort_key(report: Report) -> tuple:
+    try:
+        return (0, Version(report.stamp.torch or "0"))
+    except InvalidVersion:
+        return (1, report.stamp.torch or "")
+
+
+class VersionsDirective(SphinxDirective):
+    required_arguments = 1
+    has_content = False
+    option_spec: ClassVar[dict] = {}
+
+    def run(self) -> list[nodes.Node]:
+        base = Path(self.env.doc2path(self.env.docname)).parent
+        paths = sorted(base.glob(self.arguments[0]))
+        reports: list[tuple[Path, Report]] = []
+        for path in paths:
+            self.env.note_dependency(str(path))
+            try:
+                reports.append((path, Report.from_json(json.loads(path.read_text(encoding="utf-8")))))
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                warn("config", f"cannot read verify report {path.name}: {exc}; it is left out", self.get_location())
+        if not reports:
+            warn("config", f"no verify reports match {self.arguments[0]!r}", self.get_location())
+            return []
+        reports.sort(key=lambda item: _sort_key(item[1]))
+        out: list[nodes.Node] = [self._summary(reports)]
+        for path, report in reports:
+            if report.environment_wide:
+                out.append(self._env_wide(report))
+        out.extend(self._per_snippet(reports))
+        return out
+
+    def _summary(self, reports: list[tuple[Path, Report]]) -> nodes.table:
+        headers = ["验证的环境", "报告文件", "一致", "输出不同", "运行失败", "未运行", "结论"]
+        rows = []
+        for path, r in reports:
+            c = r.counts()
+            verdict = "本章成立" if r.holds else "有漂移"
+            rows.append(
+                [
+                    f"{r.stamp.label()} · {r.stamp.platform}",
+                    path.name,
+                    str(c["unchanged"] + c["env-wide-only"]),
+                    str(c["drifted"]),
+                    str(c["failing"] + c["error"]),
+                    str(c["not-run"]),
+                    verdict,
+                ]
+            )
+        return _table(headers, rows)
+
+    def _env_wide(self, report: Report) -> nodes.Element:
+        section = nodes.container(classes=["snipcheck-versions-envwide"])
+        title = f"{report.stamp.label()}：所有代码片段共有的差异（只列一次）"
+        section += nodes.rubric(title, title)
+        text = "\n".join(f"{c.sign} {c.text}" for c in report.environment_wide)
+        block = nodes.literal_block(text, text)
+        block["language"] = "diff"
+        section += block
+        return section
+
+    def _per_snippet(self, reports: list[tuple[Path, Report]]) -> list[nodes.Node]:
+        by_id: dict[str, dict[str, object]] = {}
+        for _, r in reports:
+            for s in r.snippets:
+                if s.status != "unchanged" and not s.env_wide_only:
+                    by_id.setdefault(s.id, {})[r.stamp.label()] = s
+        if not by_id:
+            para = nodes.paragraph("", "所有验证过的版本上，每个代码片段的输出都与正文陈述一致（共有差异除外）。")
+            return [para]
+        out: list[nodes.Node] = []
+        for snippet_id in sorted(by_id):
+            box = nodes.container(classes=["snipcheck-versions-snippet"])
+            box += nodes.rubric(snippet_id, snippet_id)
+            for label, s in by_id[snippet_id].items():
+                status = _STATUS_ZH.get(s.status, s.status)  # type: ignore[attr-defined]
+                line = f"{label}：{status}（{s.doc}:{s.line}）"  # type: ignore[attr-defined]
+                if s.missing:  # type: ignore[attr-defined]
+                    line += "，缺少 " + "、".join(s.missing)  # type: ignore[attr-defined]
+                box += nodes.paragraph(line, line)
+                if s.diff:  # type: ignore[attr-defined]
+                    block = nodes.literal_block(s.diff, s.diff)  # type: ignore[attr-defined]
+                    block["language"] = "diff"
+                    box += block
+            out.append(box)
+        return out
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> nodes.table:
+    table = nodes.table(classes=["snipcheck-versions-table"])
+    group = nodes.tgroup(cols=len(headers))
+    table += group
+    for _ in headers:
+        group += nodes.colspec(colwidth=1)
+    head = nodes.thead()
+    group += head
+    head += _row(headers)
+    body = nodes.tbody()
+    group += body
+    for row in rows:
+        body += _row(row)
+    return table
+
+
+def _row(cells: list[str]) -> nodes.row:
+    row = nodes.row()
+    for cell in cells:
+        entry = nodes.entry()
+        entry += nodes.paragraph(cell, cell)
+        row += entry
+    return row
+
+
+def register(app: Sphinx) -> None:
+    app.add_directive("snipcheck-versions", VersionsDirective)
