@@ -38,7 +38,7 @@ from . import docsource, normalize, report_format
 from .compare import judge, terminal_text
 from .cache import write_atomic
 from .environment import ProbeError, probe
-from .settings import Settings
+from .settings import Settings, absolute_command
 from .snippets import SnippetError, load
 from .verify import Report, merge, parse_shard, verify
 
@@ -132,6 +132,10 @@ def _run(settings: Settings, ids: list[str], use_cache: bool) -> int:
             continue
         outcome = executor.outcome(snippet)
         print(f"── {snippet.path}")
+        if outcome.origin == "error":
+            print("   " + "; ".join(outcome.notes))
+            status = 1
+            continue
         if outcome.result is None:
             print(f"   not run: this environment lacks {', '.join(outcome.missing)}")
             continue
@@ -170,6 +174,10 @@ def _record(settings: Settings, docs: Path, ids: list[str], dry_run: bool, use_c
     for p, snippet in loaded:
         where = f"{_rel(p.path)}:{p.line}"
         outcome = executor.outcome(snippet)
+        if outcome.origin == "error":
+            print(f"{where}: {p.snippet_id}: " + "; ".join(outcome.notes), file=sys.stderr)
+            status = 1
+            continue
         if outcome.result is None:
             print(f"{where}: {p.snippet_id}: not run here (lacks {', '.join(outcome.missing)}); left as is")
             continue
@@ -197,7 +205,7 @@ def _verify(
     settings: Settings, docs: Path, python: str | None, shard: tuple[int, int], use_cache: bool
 ) -> Report | None:
     if python:
-        settings = dataclasses.replace(settings, python=python)
+        settings = dataclasses.replace(settings, python=absolute_command(python))
     stamp = _stamp(settings)
     if stamp is None:
         return None

@@ -212,6 +212,26 @@ def text_diff(
     return "\n".join(out)
 
 
+def masking_normalizers(stated: str, actual: str, normalizers: Sequence[Normalizer]) -> tuple[str, ...]:
+    """Names of the compare-only normalizers without which ``stated`` and
+    ``actual`` would differ (empty if they are equal as displayed).
+
+    Tells a maintainer that "unchanged" relied on masking, e.g. torch's own
+    line numbers moving between releases.
+    """
+    a, b = stated.removesuffix("\n"), actual.removesuffix("\n")
+    if for_display(a, normalizers) == for_display(b, normalizers):
+        return ()
+    needed = []
+    for n in normalizers:
+        if n.display:
+            continue
+        rest = [m for m in normalizers if m is not n]
+        if for_compare(a, rest) != for_compare(b, rest):
+            needed.append(n.name)
+    return tuple(needed)
+
+
 def _type_matches(expected: str, actual: str) -> bool:
     return expected == actual or actual.rsplit(".", 1)[-1] == expected
 

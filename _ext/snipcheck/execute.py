@@ -127,6 +127,8 @@ class Executor:
                 continue
             try:
                 fut.set_result(self._execute(snippet))
+            except OSError as exc:
+                fut.set_result(Outcome(None, "error", notes=(f"could not start the run: {exc}",)))
             except BaseException as exc:  # noqa: BLE001 - handed to the waiting reader
                 fut.set_exception(exc)
 

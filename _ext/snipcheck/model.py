@@ -187,7 +187,8 @@ class Outcome:
     """What the executor has for a snippet: a result, or why there is none.
 
     :param result: the run result, or ``None`` when the snippet was not run.
-    :param origin: ``"run"``, ``"cache"`` or ``"not-run"``.
+    :param origin: ``"run"``, ``"cache"``, ``"not-run"`` (a requirement is
+        missing) or ``"error"`` (the run could not start; see ``notes``).
     :param missing: requirements this build lacks (set when ``origin`` is
         ``"not-run"``).
     :param notes: messages about the cache or the runner worth a warning.

@@ -43,6 +43,8 @@ def terminal(report: Report, *, color: bool = False) -> str:
             extra = f"  (needs {', '.join(s.missing)})"
         elif s.env_wide_only:
             extra = "  (only the environment-wide change below)"
+        elif s.masked:
+            extra = f"  (equal after {', '.join(s.masked)})"
         out.append(f"  {paint(f'{label:<9}', code)}  {s.id:<{width}}  {s.doc}:{s.line}{extra}")
         for problem in s.problems:
             if s.status != "drifted":
@@ -98,7 +100,7 @@ pre { background: #f6f8fa; padding: .6em; overflow-x: auto; white-space: pre-wra
 <h2>Snippets</h2>
 <table><tr><th>status</th><th>snippet</th><th>stated in</th><th>note</th></tr>
 {% for s in r.snippets %}<tr><td class="{{ s.status }}">{{ s.status }}</td><td><a href="#{{ s.id }}">{{ s.id }}</a></td><td>{{ s.doc }}:{{ s.line }}</td>
-<td>{% if s.missing %}needs {{ s.missing|join(", ") }}{% elif s.env_wide_only %}only the environment-wide change{% else %}{{ s.problems|join("; ") }}{% endif %}</td></tr>
+<td>{% if s.missing %}needs {{ s.missing|join(", ") }}{% elif s.env_wide_only %}only the environment-wide change{% elif s.masked %}equal after {{ s.masked|join(", ") }}{% else %}{{ s.problems|join("; ") }}{% endif %}</td></tr>
 {% endfor %}</table>
 {% for s in r.snippets if s.diff or s.status in ("failing", "error") %}
 <h3 id="{{ s.id }}">{{ s.id }} <small class="{{ s.status }}">{{ s.status }}</small></h3>

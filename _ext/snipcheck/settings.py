@@ -89,6 +89,14 @@ def reference_from_pyproject(root: Path) -> str:
     return f"torch {torch}" if torch else ""
 
 
+def absolute_command(command: str) -> str:
+    """``command`` as an absolute path (runs happen in other directories)."""
+    if not command:
+        return ""
+    found = shutil.which(command)
+    return os.path.abspath(found) if found else command
+
+
 @dataclass(frozen=True)
 class Settings:
     """Resolved settings of one project.
@@ -134,7 +142,7 @@ class Settings:
                 snippets_dir=root / v["snipcheck_snippets_dir"],
                 cache_dir=Path(os.environ.get("SNIPCHECK_CACHE_DIR") or root / v["snipcheck_cache_dir"]),
                 report_dir=root / v["snipcheck_report_dir"],
-                python=v["snipcheck_python"] or sys.executable,
+                python=absolute_command(v["snipcheck_python"]) or sys.executable,
                 execute=v["snipcheck_execute"],
                 timeout=float(v["snipcheck_timeout"]),
                 output_limit=v["snipcheck_output_limit"],

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from . import docsource
-from .compare import judge
+from .compare import judge, masking_normalizers
 from .docsource import Placement
 from .execute import Executor
 from .model import Stamp
@@ -58,6 +58,8 @@ class SnippetReport:
         display normalizers (``None`` when not run).
     :param diff: unified diff stated → actual after every normalizer.
     :param env_wide_only: the diff consists only of environment-wide lines.
+    :param masked: for ``unchanged`` snippets, the compare-only normalizers
+        that hid a difference (e.g. ``torch-line-numbers``).
     """
 
     id: str
@@ -72,6 +74,7 @@ class SnippetReport:
     duration: float = 0.0
     origin: str = ""
     env_wide_only: bool = False
+    masked: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -143,6 +146,7 @@ class Report:
             d = dict(d)
             d["problems"] = tuple(d.get("problems", ()))
             d["missing"] = tuple(d.get("missing", ()))
+            d["masked"] = tuple(d.get("masked", ()))
             return SnippetReport(**d)
 
         return cls(
@@ -202,6 +206,9 @@ def verify(
         loaded.append((p, doc, snippet))
     for p, doc, snippet in loaded:
         outcome = executor.outcome(snippet)
+        if outcome.origin == "error":
+            reports.append(SnippetReport(p.snippet_id, doc, p.line, "error", outcome.notes, stated=p.body))
+            continue
         if outcome.result is None:
             reports.append(
                 SnippetReport(p.snippet_id, doc, p.line, "not-run", stated=p.body, missing=outcome.missing)
@@ -228,6 +235,7 @@ def verify(
                 verdict.actual,
                 duration=outcome.result.duration,
                 origin=outcome.origin,
+                masked=masking_normalizers(p.body, verdict.actual, settings.normalizers) if verdict.ok else (),
             )
         )
     reports.sort(key=lambda r: (r.doc, r.line))

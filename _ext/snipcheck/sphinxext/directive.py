@@ -82,6 +82,12 @@ class SnippetDirective(SphinxDirective):
             node += render.stated_panel(stated, "陈述的输出（本次构建未执行代码）", self.options.get("stated-env"))
             return [node]
         outcome = state.executor.outcome(snippet)
+        if outcome.origin == "error":
+            message = f"snippet {snippet_id!r}: " + "; ".join(outcome.notes) + "; check snipcheck_python"
+            warn("exec", message, location)
+            add(self.env, SnippetRecord(docname, self.lineno, snippet_id, "error", "none", problems=outcome.notes))
+            node += render.error_box(message)
+            return [node]
         for note in outcome.notes:
             warn("cache", f"snippet {snippet_id!r}: {note}", location)
         if outcome.result is None:
