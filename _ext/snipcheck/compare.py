@@ -189,15 +189,24 @@ def judge(
 
 
 def text_diff(
-    stated: str, actual: str, normalizers: Sequence[Normalizer], stated_label: str, actual_label: str
+    stated: str,
+    actual: str,
+    normalizers: Sequence[Normalizer],
+    stated_label: str,
+    actual_label: str,
+    *,
+    masking: bool = True,
 ) -> str:
     """Unified diff of the two texts after every normalizer, ``""`` if equal.
 
-    Trailing whitespace on changed lines is shown as ``·`` so that a diff of
-    invisible characters is still readable.
+    With ``masking=False`` only the display normalizers apply: the diff then
+    shows what the compare-only normalizers hide.  Trailing whitespace on
+    changed lines is shown as ``·`` so that a diff of invisible characters is
+    still readable.
     """
-    a = for_compare(stated.removesuffix("\n"), normalizers)
-    b = for_compare(actual.removesuffix("\n"), normalizers)
+    prepare = for_compare if masking else for_display
+    a = prepare(stated.removesuffix("\n"), normalizers)
+    b = prepare(actual.removesuffix("\n"), normalizers)
     if a == b:
         return ""
     lines = difflib.unified_diff(

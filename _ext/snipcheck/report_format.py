@@ -35,6 +35,7 @@ def terminal(report: Report, *, color: bool = False) -> str:
     if report.shard != (1, 1):
         out.append(f"shard {report.shard[0]}/{report.shard[1]}: {len(report.snippets)} of {report.total} snippets")
     width = max((len(s.id) for s in report.snippets), default=10)
+    wide = {(c.sign, c.text) for c in report.environment_wide}
     for s in report.snippets:
         label = _LABEL[s.status]
         code = {"unchanged": "32", "drifted": "33", "failing": "31", "error": "31", "not-run": "36"}[s.status]
@@ -50,7 +51,10 @@ def terminal(report: Report, *, color: bool = False) -> str:
             if s.status != "drifted":
                 out.append(f"      {problem}")
         if s.diff and not s.env_wide_only:
-            out.extend("      " + _paint_diff(line, paint) for line in s.diff.splitlines())
+            lines, hidden = own_diff(s.diff, wide)
+            out.extend("      " + _paint_diff(line, paint) for line in lines)
+            if hidden:
+                out.append(f"      (and {hidden} environment-wide line(s), listed once below)")
     if report.environment_wide:
         out.append("environment-wide differences (shown once, not per snippet):")
         for change in report.environment_wide:
@@ -65,6 +69,20 @@ def terminal(report: Report, *, color: bool = False) -> str:
         summary += f"; {c['env-wide-only']} differ only by the environment-wide change"
     out.append(("the chapter holds: " if report.holds else "DRIFT: ") + summary)
     return "\n".join(out)
+
+
+def own_diff(diff: str, wide: set[tuple[str, str]]) -> tuple[list[str], int]:
+    """A snippet's diff lines without the environment-wide ones.
+
+    :return: the remaining lines and how many were left out.
+    """
+    lines, hidden = [], 0
+    for line in diff.splitlines():
+        if line[:1] in "+-" and not line.startswith(("+++", "---")) and (line[0], line[1:]) in wide:
+            hidden += 1
+        else:
+            lines.append(line)
+    return lines, hidden
 
 
 def _paint_diff(line: str, paint) -> str:  # type: ignore[no-untyped-def]
@@ -102,11 +120,11 @@ pre { background: #f6f8fa; padding: .6em; overflow-x: auto; white-space: pre-wra
 {% for s in r.snippets %}<tr><td class="{{ s.status }}">{{ s.status }}</td><td><a href="#{{ s.id }}">{{ s.id }}</a></td><td>{{ s.doc }}:{{ s.line }}</td>
 <td>{% if s.missing %}needs {{ s.missing|join(", ") }}{% elif s.env_wide_only %}only the environment-wide change{% elif s.masked %}equal after {{ s.masked|join(", ") }}{% else %}{{ s.problems|join("; ") }}{% endif %}</td></tr>
 {% endfor %}</table>
-{% for s in r.snippets if s.diff or s.status in ("failing", "error") %}
+{% for s in r.snippets if (s.diff and not s.env_wide_only) or s.status in ("failing", "error") %}
 <h3 id="{{ s.id }}">{{ s.id }} <small class="{{ s.status }}">{{ s.status }}</small></h3>
 {% for p in s.problems %}<p>{{ p }}</p>{% endfor %}
-{% if s.diff %}<pre>{% for line in s.diff.splitlines() %}<span class="{{ diffclass(line) }}">{{ line }}</span>
-{% endfor %}</pre>{% endif %}
+{% if s.diff %}{% set own = own_diff(s.diff, wide) %}<pre>{% for line in own[0] %}<span class="{{ diffclass(line) }}">{{ line }}</span>
+{% endfor %}</pre>{% if own[1] %}<p>(and {{ own[1] }} environment-wide line(s), listed once above)</p>{% endif %}{% endif %}
 {% endfor %}
 </body></html>
 """
@@ -116,7 +134,8 @@ def html(report: Report) -> str:
     """The report as a standalone, self-contained HTML page (no external requests)."""
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     template = env.from_string(_TEMPLATE)
-    return template.render(r=report, counts=report.counts(), diffclass=_diff_class)
+    wide = {(c.sign, c.text) for c in report.environment_wide}
+    return template.render(r=report, counts=report.counts(), diffclass=_diff_class, own_diff=own_diff, wide=wide)
 
 
 def _diff_class(line: str) -> str:

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from . import docsource
-from .compare import judge, masking_normalizers
+from .compare import judge, masking_normalizers, text_diff
 from .docsource import Placement
 from .execute import Executor
 from .model import Stamp
@@ -75,6 +75,7 @@ class SnippetReport:
     origin: str = ""
     env_wide_only: bool = False
     masked: tuple[str, ...] = ()
+    masked_diff: str = ""
 
 
 @dataclass(frozen=True)
@@ -214,13 +215,9 @@ def verify(
                 SnippetReport(p.snippet_id, doc, p.line, "not-run", stated=p.body, missing=outcome.missing)
             )
             continue
+        labels = (f"stated ({doc}:{p.body_line})", f"actual ({stamp.label()})")
         verdict = judge(
-            snippet.tags,
-            outcome.result,
-            p.body,
-            settings.normalizers,
-            stated_label=f"stated ({doc}:{p.body_line})",
-            actual_label=f"actual ({stamp.label()})",
+            snippet.tags, outcome.result, p.body, settings.normalizers, stated_label=labels[0], actual_label=labels[1]
         )
         status = "unchanged" if verdict.ok else ("failing" if verdict.ended_wrong else "drifted")
         reports.append(
@@ -236,6 +233,9 @@ def verify(
                 duration=outcome.result.duration,
                 origin=outcome.origin,
                 masked=masking_normalizers(p.body, verdict.actual, settings.normalizers) if verdict.ok else (),
+                masked_diff=text_diff(p.body, verdict.actual, settings.normalizers, labels[0], labels[1], masking=False)
+                if verdict.ok
+                else "",
             )
         )
     reports.sort(key=lambda r: (r.doc, r.line))
@@ -256,15 +256,13 @@ def diff_lines(diff: str) -> list[tuple[str, str]]:
 def finish(report: Report) -> Report:
     """Find environment-wide changes and mark snippets whose diff is only that."""
     ran = [s for s in report.snippets if s.status in ("unchanged", "drifted", "failing")]
-    seen: dict[tuple[str, str], list[str]] = {}
+    seen: dict[tuple[str, str], list[str]] = {}  # insertion order = first appearance
     for s in ran:
-        for change in set(diff_lines(s.diff)):
+        for change in dict.fromkeys(diff_lines(s.diff)):
             seen.setdefault(change, []).append(s.id)
     threshold = max(2, int(len(ran) * ENV_WIDE_SHARE + 0.999))
     wide = {c: ids for c, ids in seen.items() if len(ids) >= threshold and c[1].strip()}
-    changes = tuple(
-        EnvWideChange(sign, text, tuple(sorted(ids))) for (sign, text), ids in sorted(wide.items())
-    )
+    changes = tuple(EnvWideChange(sign, text, tuple(sorted(ids))) for (sign, text), ids in wide.items())
     snippets = []
     for s in report.snippets:
         only = bool(s.diff) and s.status == "drifted" and all(c in wide for c in diff_lines(s.diff))

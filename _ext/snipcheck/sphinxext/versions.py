@@ -70,6 +70,26 @@ class VersionsDirective(SphinxDirective):
             if report.environment_wide:
                 out.append(self._env_wide(report))
         out.extend(self._per_snippet(reports))
+        out.extend(self._masked(reports))
+        return out
+
+    def _masked(self, reports: list[tuple[Path, Report]]) -> list[nodes.Node]:
+        """Differences the compare-only normalizers absorbed, shown for honesty."""
+        out: list[nodes.Node] = []
+        for _, r in reports:
+            masked = [s for s in r.snippets if s.masked and s.masked_diff]
+            if not masked:
+                continue
+            title = f"{r.stamp.label()}：被规整掉、不算漂移的差异"
+            box = nodes.container(classes=["snipcheck-versions-masked"])
+            box += nodes.rubric(title, title)
+            for s in masked:
+                line = f"{s.id}（{s.doc}:{s.line}）：经规整 {', '.join(s.masked)} 后一致。原始差异："
+                box += nodes.paragraph(line, line)
+                block = nodes.literal_block(s.masked_diff, s.masked_diff)
+                block["language"] = "diff"
+                box += block
+            out.append(box)
         return out
 
     def _summary(self, reports: list[tuple[Path, Report]]) -> nodes.table:
@@ -105,12 +125,13 @@ class VersionsDirective(SphinxDirective):
         by_id: dict[str, dict[str, object]] = {}
         for _, r in reports:
             for s in r.snippets:
-                if s.status != "unchanged" and not s.env_wide_only:
+                if s.status not in ("unchanged", "not-run") and not s.env_wide_only:
                     by_id.setdefault(s.id, {})[r.stamp.label()] = s
         if not by_id:
             para = nodes.paragraph("", "所有验证过的版本上，每个代码片段的输出都与正文陈述一致（共有差异除外）。")
             return [para]
-        out: list[nodes.Node] = []
+        title = "输出与正文不同的代码片段"
+        out: list[nodes.Node] = [nodes.rubric(title, title)]
         for snippet_id in sorted(by_id):
             box = nodes.container(classes=["snipcheck-versions-snippet"])
             box += nodes.rubric(snippet_id, snippet_id)
