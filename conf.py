@@ -44,6 +44,7 @@ snipcheck_normalizers = [
     "torch-line-numbers",
     "torch-triggered-internally",
     "memory-addresses",
+    "rust-thread-ids",
 ]
 # Features this machine has beyond what snipcheck can detect (cuda and cargo
 # are detected).  burn would need a crate registry: not here.

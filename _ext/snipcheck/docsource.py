@@ -28,7 +28,8 @@ from pathlib import Path
 
 from .cache import write_atomic
 
-DIRECTIVE = "snippet"
+#: Directives whose argument is a snippet id and whose body is its stated output.
+DIRECTIVES = frozenset({"snippet", "refuted-claim"})
 _OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})\{(?P<name>[\w:-]+)\}[ \t]*(?P<arg>.*?)[ \t]*$")
 
 
@@ -89,7 +90,7 @@ def _scan_range(lines: list[str], i: int, stop: int, path: Path, found: list[Pla
             continue
         indent, fence = m.group("indent"), m.group("fence")
         end = _closing(lines, i + 1, fence, stop)
-        if m.group("name") != DIRECTIVE:
+        if m.group("name") not in DIRECTIVES:
             # a directive such as {tab-item} may hold snippets in longer fences
             _scan_range(lines, i + 1, end, path, found)
             i = end + 1

@@ -22,6 +22,7 @@ import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from . import requirements
 from .cache import CacheError, ResultCache, cache_key
@@ -56,6 +57,7 @@ class ExecutorConfig:
     provides: tuple[str, ...] = ()
     runner: str = "fork"
     preload: tuple[str, ...] = ("torch",)
+    build_dir: Path | None = None
 
 
 class Executor:
@@ -72,7 +74,12 @@ class Executor:
         self.config = config
         self._factory = runner_factory or (
             lambda language: make_runner(
-                language, python=config.python, stamp=config.stamp, kind=config.runner, preload=config.preload
+                language,
+                python=config.python,
+                stamp=config.stamp,
+                kind=config.runner,
+                preload=config.preload,
+                build_dir=config.build_dir,
             )
         )
         self._runners: dict[str, Runner] = {}
@@ -140,7 +147,8 @@ class Executor:
 
     def _execute(self, snippet: Snippet) -> Outcome:
         cfg = self.config
-        missing = requirements.missing(snippet.tags.requires, cfg.stamp, cfg.provides)
+        implied = ("cargo",) if snippet.language == "rust" else ()
+        missing = requirements.missing(snippet.tags.requires + implied, cfg.stamp, cfg.provides)
         if missing:
             return Outcome(None, "not-run", missing)
         runner = self._runner(snippet.language)

@@ -123,7 +123,8 @@ class Stamp:
             parts.append(self.rustc)
         if self.torch:
             parts.append(f"torch {self.torch}")
-        parts.append(f"Python {self.python}")
+        if self.python:
+            parts.append(f"Python {self.python}")
         parts.append(self.device)
         return " · ".join(parts)
 

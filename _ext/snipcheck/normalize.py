@@ -101,6 +101,15 @@ def memory_addresses(text: str) -> str:
     return _ADDRESS.sub("0x...", text)
 
 
+_RUST_THREAD = re.compile(r"(thread '[^'\n]*') \(\d+\)")
+
+
+@register("rust-thread-ids", display=False)
+def rust_thread_ids(text: str) -> str:
+    """The thread id in Rust panic messages, ``thread 'main' (4242) panicked``, becomes ``(N)``: it changes with every run."""
+    return _RUST_THREAD.sub(lambda m: m.group(1) + " (N)", text)
+
+
 #: The normalizers used when ``conf.py`` names none.
 DEFAULT = (
     "python-paths",
@@ -108,6 +117,7 @@ DEFAULT = (
     "torch-line-numbers",
     "torch-triggered-internally",
     "memory-addresses",
+    "rust-thread-ids",
 )
 
 

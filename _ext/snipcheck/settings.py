@@ -188,5 +188,6 @@ class Settings:
                 provides=self.provides,
                 runner=self.runner,
                 preload=self.preload,
+                build_dir=self.cache_dir / "rust",
             )
         )

@@ -26,8 +26,8 @@ from .model import Tags
 
 #: Keys a tag block may hold, with a one-line description used in errors.
 KNOWN_KEYS = {
-    "expect": 'what the run must do: "ok", an exception type name, "panic", '
-    '"exit N" or "signal NAME"',
+    "expect": 'what the run must do: "ok", an exception type name, "panic" or '
+    '"compile error" (Rust), "exit N" or "signal NAME"',
     "requires": 'a list of requirements, e.g. ["cuda"], ["burn"], ["torch>=2.14"]',
     "timeout": "wall-clock limit in seconds (a positive number)",
     "refutes": "for a refuted-claim snippet: the belief it tests (a string)",
@@ -35,7 +35,7 @@ KNOWN_KEYS = {
 
 _COMMENT = {"python": "#", "rust": "//"}
 _EXPECT_RE = re.compile(
-    r"^(ok|panic|exit \d{1,3}|signal SIG[A-Z0-9]+|[A-Za-z_][\w.]*)$"
+    r"^(ok|panic|compile error|exit \d{1,3}|signal SIG[A-Z0-9]+|[A-Za-z_][\w.]*)$"
 )
 
 

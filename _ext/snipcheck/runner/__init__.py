@@ -9,6 +9,7 @@ Pure core: no Sphinx or docutils.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Protocol
 
 from ..model import RunResult, Snippet, Stamp
@@ -34,7 +35,13 @@ PYTHON_RUNNERS = ("fork", "subprocess")
 
 
 def make_runner(
-    language: str, *, python: str, stamp: Stamp, kind: str = "fork", preload: tuple[str, ...] = ("torch",)
+    language: str,
+    *,
+    python: str,
+    stamp: Stamp,
+    kind: str = "fork",
+    preload: tuple[str, ...] = ("torch",),
+    build_dir: Path | None = None,
 ) -> Runner:
     """Return the runner for ``language``.
 
@@ -44,6 +51,8 @@ def make_runner(
         forking is unsafe) or ``"subprocess"``.
     :param preload: modules the fork server imports once; torch is left out
         when the stamp says it is not installed.
+    :param build_dir: where Rust snippets are built (default: a temporary
+        directory per process).
     :raises ValueError: for a language or runner kind no runner handles.
     """
     if language == "python":
@@ -57,4 +66,12 @@ def make_runner(
 
             return SubprocessRunner(python=python, stamp=stamp)
         raise ValueError(f"unknown runner {kind!r}; use one of {', '.join(PYTHON_RUNNERS)}")
+    if language == "rust":
+        import tempfile
+
+        from ..environment import host_platform, rustc_version
+        from .rust import RustRunner
+
+        rust_stamp = Stamp(python="", torch=None, device="CPU", platform=host_platform(), rustc=rustc_version())
+        return RustRunner(build_dir or Path(tempfile.mkdtemp(prefix="snipcheck-rust-")), rust_stamp)
     raise ValueError(f"no runner for language {language!r}")

@@ -14,6 +14,7 @@ summary and the report, and decide which documents must be read again:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Set
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -64,19 +65,34 @@ def add(env: BuildEnvironment, record: SnippetRecord) -> None:
     records(env).setdefault(record.docname, []).append(record)
 
 
+def mark_problem(env: BuildEnvironment, line: int, problem: str) -> None:
+    """Turn the record of the snippet placed at ``line`` of the current
+    document into a drift (a refuted-claim check failed on it)."""
+    recs = records(env).get(env.docname, [])
+    for i, rec in enumerate(recs):
+        if rec.line == line:
+            recs[i] = dataclasses.replace(rec, status="drift", problems=rec.problems + (problem,))
+
+
 class SnippetCollector(EnvironmentCollector):
     """Keeps :func:`records` consistent across incremental and parallel builds."""
 
     def clear_doc(self, app: Sphinx, env: BuildEnvironment, docname: str) -> None:
         records(env).pop(docname, None)
+        getattr(env, "snipcheck_claims", {}).pop(docname, None)
 
     def merge_other(
         self, app: Sphinx, env: BuildEnvironment, docnames: Set[str], other: BuildEnvironment
     ) -> None:
         theirs = records(other)
+        their_claims = getattr(other, "snipcheck_claims", {})
+        if not hasattr(env, "snipcheck_claims"):
+            env.snipcheck_claims = {}  # type: ignore[attr-defined]
         for docname in docnames:
             if docname in theirs:
                 records(env)[docname] = theirs[docname]
+            if docname in their_claims:
+                env.snipcheck_claims[docname] = their_claims[docname]  # type: ignore[attr-defined]
 
     def process_doc(self, app: Sphinx, doctree: nodes.document) -> None:
         pass  # records are added by the directive while the document is read
@@ -96,7 +112,9 @@ class SnippetCollector(EnvironmentCollector):
         all_records = records(env)
         if previous is not None and stamp is not None and previous != stamp:
             return sorted(all_records)
-        return sorted(d for d, recs in all_records.items() if any(r.status in PROBLEMS for r in recs))
+        bad = {d for d, recs in all_records.items() if any(r.status in PROBLEMS for r in recs)}
+        bad |= {d for d, cl in getattr(env, "snipcheck_claims", {}).items() if any(c[3] == "drift" for c in cl)}
+        return sorted(bad)
 
 
 def check_duplicates(app: Sphinx, env: BuildEnvironment) -> None:

@@ -1,0 +1,163 @@
+"""The ``claim`` role and the ``refuted-claim`` directive.
+
+``{claim}`VALUE <snippet-id>``` renders VALUE in running text, linked to the
+snippet when it is on the same page, and checks while the page is read that
+VALUE appears in that snippet's actual output (its stated output when this
+build cannot run it).  A value that does not is a ``snipcheck.drift`` warning
+at the role's line.
+
+``{refuted-claim} <snippet-id>`` places a snippet like ``{snippet}`` (its body
+is the stated output) under a quoted belief (option ``:belief:``, default the
+snippet's ``refutes`` tag) and checks the snippet's own verdict line (see
+:mod:`snipcheck.claims`).  Option ``:holds:`` marks a belief the chapter says
+is true.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+from sphinx.util.docutils import SphinxRole
+
+from .. import docsource
+from ..claims import belief_problem, belief_verdict, claim_problem, parse_claim
+from ..compare import terminal_text
+from ..snippets import SnippetError
+from . import state as state_mod
+from .collector import mark_problem
+from .directive import SnippetDirective
+from .log import warn
+
+if TYPE_CHECKING:
+    from docutils.nodes import Node, system_message
+    from sphinx.application import Sphinx
+
+
+def placements_here(env) -> dict[str, docsource.Placement]:  # type: ignore[no-untyped-def]
+    """Snippet placements of the document being read, by snippet id (scanned once)."""
+    key = ("snipcheck_placements", env.docname)
+    if key not in env.temp_data:
+        source = Path(env.doc2path(env.docname))
+        env.temp_data[key] = {p.snippet_id: p for p in docsource.scan(source)} if source.is_file() else {}
+    return env.temp_data[key]  # type: ignore[no-any-return]
+
+
+def snippet_output(env, snippet_id: str) -> tuple[str | None, bool]:  # type: ignore[no-untyped-def]
+    """The text a claim about ``snippet_id`` is checked against.
+
+    :return: ``(text, verified)``: the actual terminal text and ``True`` when
+        this build ran it; the stated output on this page and ``False`` when
+        it cannot run it; ``(None, False)`` when neither exists.
+    :raises SnippetError: if the snippet cannot be loaded.
+    """
+    state = state_mod.get(env.app)
+    snippet = state.load(snippet_id)
+    env.note_dependency(snippet.abspath)
+    if state.execute:
+        outcome = state.executor.outcome(snippet)
+        if outcome.result is not None:
+            return terminal_text(outcome.result, state.settings.normalizers), True
+    placement = placements_here(env).get(snippet_id)
+    return (placement.body, False) if placement is not None else (None, False)
+
+
+class ClaimRole(SphinxRole):
+    """``{claim}`VALUE <snippet-id>``: a value cited from a snippet's output."""
+
+    def run(self) -> tuple[list[Node], list[system_message]]:
+        location = self.get_location()
+        parsed = parse_claim(self.text)
+        if parsed is None:
+            warn("tag", f"malformed claim {self.text!r}: write {{claim}}`VALUE <snippet-id>`", location)
+            return [nodes.inline(self.text, self.text)], []
+        value, snippet_id = parsed
+        docname, line = self.env.docname, self.lineno
+        try:
+            output, verified = snippet_output(self.env, snippet_id)
+        except SnippetError as exc:
+            warn("missing", f"claim {value!r}: {exc.message}", location)
+            return [nodes.inline(value, value)], []
+        status = "ok"
+        if output is None:
+            status = "unverified"
+        else:
+            problem = claim_problem(value, output)
+            if problem:
+                status = "drift"
+                excerpt = "\n".join(output.splitlines()[:12])
+                warn(
+                    "drift",
+                    f"claim {value!r} from snippet {snippet_id!r}: {problem}; the prose must cite what the "
+                    f"snippet prints. Its {'actual' if verified else 'stated'} output begins:\n{excerpt}",
+                    location,
+                )
+        claims(self.env).setdefault(docname, []).append((line, snippet_id, value, status, verified))
+        classes = ["snipcheck-claim"] + ([] if verified else ["snipcheck-claim-unverified"])
+        if snippet_id in placements_here(self.env):
+            node: nodes.Element = nodes.reference(value, value, refuri=f"#{nodes.make_id('snippet-' + snippet_id)}")
+        else:
+            node = nodes.inline(value, value)
+        node["classes"] += classes
+        return [node], []
+
+
+def claims(env) -> dict[str, list[tuple[int, str, str, str, bool]]]:  # type: ignore[no-untyped-def]
+    """``env.snipcheck_claims``: docname → (line, snippet id, value, status, verified)."""
+    if not hasattr(env, "snipcheck_claims"):
+        env.snipcheck_claims = {}
+    return env.snipcheck_claims  # type: ignore[no-any-return]
+
+
+class RefutedClaimDirective(SnippetDirective):
+    """A quoted belief and the snippet that tests it."""
+
+    option_spec: ClassVar[dict] = {
+        **SnippetDirective.option_spec,
+        "belief": directives.unchanged,
+        "holds": directives.flag,
+    }
+
+    def run(self) -> list[Node]:
+        placed = super().run()
+        holds = "holds" in self.options
+        snippet_id = self.arguments[0]
+        belief = self.options.get("belief")
+        try:
+            snippet = state_mod.get(self.env.app).load(snippet_id)
+            belief = belief or snippet.tags.refutes
+            output, verified = snippet_output(self.env, snippet_id)
+        except SnippetError:
+            return placed  # the snippet directive already warned
+        if not belief:
+            warn("tag", f"refuted claim {snippet_id!r}: give the belief with :belief: or the snippet's refutes tag", self.get_location())
+        problem = belief_problem(output or "", holds=holds) if output is not None else None
+        if problem:
+            subtype, sentence = problem
+            warn(subtype, f"refuted claim {snippet_id!r}: {sentence}", self.get_location())
+        verdict = belief_verdict(output or "")
+        label, color = {True: ("常见说法 · 实测成立", "success"), False: ("常见说法 · 实测推翻", "danger")}.get(
+            verdict, ("常见说法 · 代码没有给出结论", "warning")
+        )
+        box = nodes.container(classes=["snipcheck-belief"])
+        head = nodes.paragraph(classes=["snipcheck-belief-head"])
+        head += nodes.inline(label, label, classes=["sd-badge", f"sd-bg-{color}", f"sd-bg-text-{color}"])
+        box += head
+        if belief:
+            quote = nodes.block_quote()
+            quote += nodes.paragraph(belief, belief)
+            box += quote
+        if not verified:
+            note = "（本次构建没有运行这个代码片段：结论依据正文陈述的输出。）"
+            box += nodes.paragraph(note, note, classes=["snipcheck-note"])
+        box += placed
+        if problem:
+            mark_problem(self.env, self.lineno, problem[1])
+        return [box]
+
+
+def register(app: Sphinx) -> None:
+    app.add_role("claim", ClaimRole())
+    app.add_directive("refuted-claim", RefutedClaimDirective)
