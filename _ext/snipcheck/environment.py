@@ -1,9 +1,12 @@
 """Probe the interpreter that runs snippets: Python, torch build, CUDA, platform.
 
-The full probe imports torch (2–3 s), so its answer is kept in the cache
-directory, keyed by a quick probe that does not import torch (the interpreter's
-path and version and the installed torch distribution's version).  A new torch
-wheel therefore always gets a fresh probe.
+The quick probe asks the interpreter for its version, platform and the
+installed torch distribution's version (``2.13.0+cpu``) without importing
+torch.  Only the device needs torch itself, and only where a GPU could be
+used: a ``+cpu`` build, or a machine without GPU device nodes, is CPU without
+asking.  Otherwise the full probe imports torch (2–3 s); its answer is kept
+in the cache directory, keyed by the quick probe, so a new torch wheel always
+gets a fresh probe.
 
 Pure core: standard library and :mod:`snipcheck.model` only.
 """
@@ -73,15 +76,27 @@ def probe(python: str, cache_dir: Path | None = None, timeout: float = 120.0) ->
             return Stamp(**json.loads(path.read_text(encoding="utf-8")))
         except (OSError, ValueError, TypeError):
             pass  # a damaged probe entry is simply redone
-    full = _run(python, _FULL, timeout) if quick.get("torch") else {
-        "python": quick["python"], "platform": quick["platform"], "torch": None, "device": "CPU"
-    }
+    if quick.get("torch") and not _cpu_only(quick["torch"]):
+        full = _run(python, _FULL, timeout)
+    else:
+        full = {"python": quick["python"], "platform": quick["platform"], "torch": quick.get("torch"), "device": "CPU"}
     stamp = Stamp(python=full["python"], torch=full["torch"], device=full["device"], platform=full["platform"])
     if path is not None:
         from .cache import write_atomic
 
         write_atomic(path, json.dumps(stamp.__dict__).encode("utf-8"))
     return stamp
+
+
+#: Device nodes through which torch can reach a GPU (NVIDIA, AMD ROCm).
+GPU_NODES = ("/dev/nvidiactl", "/dev/nvidia0", "/dev/kfd")
+
+
+def _cpu_only(torch_version: str) -> bool:
+    """Whether a torch build certainly runs on the CPU here, without importing it."""
+    if torch_version.endswith("+cpu"):
+        return True
+    return not any(os.path.exists(node) for node in GPU_NODES)
 
 
 def rustc_version() -> str | None:

@@ -168,6 +168,12 @@ class ForkServer:
     def close(self) -> None:
         """Stop the server (running children are not waited for)."""
         try:
+            # shutdown wakes the reader thread blocked in recv and lets the
+            # server see end-of-file; a bare close would do neither.
+            self._sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        try:
             self._sock.close()
         except OSError:
             pass

@@ -39,6 +39,7 @@ from .log import warn
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
+    from sphinx.environment import BuildEnvironment
 
 _DIFF_LINES = 24
 
@@ -177,6 +178,35 @@ def prefetch(app: Sphinx, docname: str, source: list[str]) -> None:
         state.executor.submit(snippet)
 
 
+def prefetch_all(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
+    """Start every snippet of every page about to be read (``env-before-read-docs``).
+
+    In a serial build the runs overlap with parsing from the first page on.
+    In a parallel build (``-j``) this process runs them all before Sphinx forks
+    its readers, which then find every result in the cache: one warm fork
+    server for the build instead of one per reader.
+    """
+    state = state_mod.get(app)
+    if not state.execute:
+        return
+    futures = []
+    for docname in sorted(docnames):
+        path = Path(env.doc2path(docname))
+        try:
+            placements = docsource.scan(path)
+        except (OSError, UnicodeDecodeError):
+            continue  # Sphinx reports unreadable sources itself
+        for placement in placements:
+            try:
+                futures.append(state.executor.submit(state.load(placement.snippet_id)))
+            except SnippetError:
+                continue  # reported by the directive, at its line
+    if app.parallel > 1 and futures:
+        for future in futures:
+            future.exception()  # wait; failures are reported by the readers
+
+
 def register(app: Sphinx) -> None:
     app.add_directive("snippet", SnippetDirective)
     app.connect("source-read", prefetch)
+    app.connect("env-before-read-docs", prefetch_all)

@@ -15,6 +15,7 @@ project can silence one kind with ``suppress_warnings = ["snipcheck.cache"]``:
 
 from __future__ import annotations
 
+import logging as std_logging
 from typing import Any
 
 from sphinx.util import logging
@@ -32,3 +33,20 @@ def warn(subtype: str, message: str, location: Any) -> None:
     """
     assert subtype in SUBTYPES, subtype
     logger.warning(message, type="snipcheck", subtype=subtype, location=location)
+
+
+class _ToSphinx(std_logging.Handler):
+    """Forwards the core's standard-library log records to Sphinx's log, as
+    information: a runner falling back to subprocesses is news, not a fault."""
+
+    def emit(self, record: std_logging.LogRecord) -> None:
+        logger.info(record.getMessage())
+
+
+def bridge_core_logging() -> None:
+    """Route the ``snipcheck`` standard logger (used by the core) into Sphinx's log."""
+    core = std_logging.getLogger("snipcheck")
+    if not any(isinstance(h, _ToSphinx) for h in core.handlers):
+        core.addHandler(_ToSphinx())
+    core.setLevel(std_logging.INFO)
+    core.propagate = False

@@ -18,7 +18,7 @@ from ..execute import Executor
 from ..model import Snippet, Stamp
 from ..settings import VALUES, Settings
 from ..snippets import load
-from .log import warn
+from .log import bridge_core_logging, warn
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -73,6 +73,7 @@ def get(app: Sphinx) -> BuildState:
 
 
 def _init(app: Sphinx) -> None:
+    bridge_core_logging()
     values = {name: getattr(app.config, name) for name in VALUES}
     settings, _ = Settings.from_mapping(Path(app.confdir), values)  # validated at config-inited
     stamp = None

@@ -1,0 +1,286 @@
+"""Benchmark: figures and ratios for the design's performance targets (design §10).
+
+Run with ``nox -s bench`` (or ``python tests/benchmark.py`` in an environment
+with the project, torch, numpy and ipykernel installed).  It prints figures
+and ratios; it asserts nothing.  Two subjects, each in a scratch copy:
+
+* the real chapter (every page under docs/);
+* a generated corpus of small torch snippets (100, 300 and 1,000 of them, on
+  pages of 100 snippets), for scaling.
+
+Measured per subject: the Sphinx build with execution off; one ``import
+torch``; the snippets' own run time (each executed in one warm process, so
+neither interpreter start-up nor ``import torch`` is counted); a cold build
+(empty cache); a rebuild with nothing changed; a rebuild after editing one
+snippet; the naive way (``python snippets/x.py`` per snippet, serially); and
+myst-nb's ``force`` execution of the same code as ``code-cell`` blocks.  Also
+the per-snippet overhead of the fork runner and the peak RSS of a cold build.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "_ext"))
+
+from snipcheck import docsource  # noqa: E402
+
+PY = sys.executable
+
+OWN_TIME = r"""
+import io, json, os, sys, time, contextlib, warnings, runpy
+import torch
+paths = json.loads(sys.argv[1])
+total = 0.0
+for path in paths:
+    code = compile(open(path, encoding="utf-8").read(), path, "exec")
+    sink = io.StringIO()
+    t = time.perf_counter()
+    try:
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            exec(code, {"__name__": "__main__", "__file__": path})
+    except BaseException:
+        pass
+    total += time.perf_counter() - t
+    torch.autograd.set_detect_anomaly(False)
+print(json.dumps(total))
+"""
+
+MEASURE = r"""
+import resource, subprocess, sys, time
+t = time.perf_counter()
+rc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+dt = time.perf_counter() - t
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+import json
+print(json.dumps({"seconds": dt, "rc": rc.returncode, "peak_kib": peak, "stderr": rc.stderr[-4000:]}))
+"""
+
+
+def measured(cmd: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> dict:
+    """Run ``cmd`` under a wrapper that reports wall seconds and the peak RSS of its process tree."""
+    out = subprocess.run([PY, "-c", MEASURE, *cmd], capture_output=True, text=True, env=env, cwd=cwd, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def sphinx(project: Path, out: str, cache: Path, *extra: str) -> dict:
+    env = dict(os.environ, SNIPCHECK_CACHE_DIR=str(cache))
+    cmd = [PY, "-m", "sphinx", "-b", "html", "-q", "-c", str(project), "-d", str(project / out / "doctrees"),
+           *extra, str(project / "docs"), str(project / out / "html")]
+    result = measured(cmd, env=env, cwd=project)
+    m = re.findall(r"\((\d+) run, (\d+) from cache", result["stderr"])
+    result["ran"] = int(m[-1][0]) if m else None
+    return result
+
+
+def copy_project(dest: Path) -> Path:
+    for name in ("conf.py", "pyproject.toml"):
+        shutil.copy2(ROOT / name, dest / name)
+    shutil.copytree(ROOT / "docs", dest / "docs")
+    shutil.copytree(ROOT / "snippets", dest / "snippets")
+    return dest
+
+
+def python_snippets(project: Path) -> list[Path]:
+    """Placed snippets that run here (Python, no unmet requirement)."""
+    out = []
+    for p in docsource.scan_tree(project / "docs"):
+        path = project / "snippets" / f"{p.snippet_id}.py"
+        if path.is_file() and "requires" not in path.read_text(encoding="utf-8"):
+            out.append(path)
+    return out
+
+
+def import_torch_seconds() -> float:
+    runs = []
+    for _ in range(3):
+        t = time.perf_counter()
+        subprocess.run([PY, "-c", "import torch"], check=True)
+        runs.append(time.perf_counter() - t)
+    return statistics.median(runs)
+
+
+def own_seconds(paths: list[Path], project: Path) -> float:
+    out = subprocess.run(
+        [PY, "-c", OWN_TIME, json.dumps([str(p) for p in paths])],
+        capture_output=True, text=True, check=True, cwd=tempfile.mkdtemp(), env=dict(os.environ, PYTHONWARNINGS="ignore"),
+    )
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def naive_seconds(paths: list[Path], project: Path) -> float:
+    t = time.perf_counter()
+    for path in paths:
+        subprocess.run([PY, str(path.relative_to(project))], cwd=project, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t
+
+
+def mystnb_force_seconds(paths: list[Path], project: Path, per_page: int = 100) -> float | None:
+    """myst-nb executing the same code as code-cells (one kernel per page)."""
+    try:
+        import ipykernel  # noqa: F401
+    except ImportError:
+        return None
+    nb = project / "mystnb"
+    (nb / "docs").mkdir(parents=True)
+    (nb / "conf.py").write_text(
+        'extensions = ["myst_nb"]\nnb_execution_mode = "force"\nnb_execution_allow_errors = True\n'
+        "nb_execution_timeout = 600\nexclude_patterns = ['_build']\n"
+    )
+    pages = [paths[i : i + per_page] for i in range(0, len(paths), per_page)]
+    header = "---\nfile_format: mystnb\nkernelspec:\n  name: python3\n  display_name: Python 3\n---\n\n"
+    names = []
+    for n, page in enumerate(pages):
+        cells = [f"```{{code-cell}} python\n{p.read_text(encoding='utf-8')}\n```\n" for p in page]
+        (nb / "docs" / f"p{n}.md").write_text(header + f"# Page {n}\n\n" + "\n".join(cells))
+        names.append(f"p{n}")
+    (nb / "docs" / "index.md").write_text("# Index\n\n```{toctree}\n" + "\n".join(names) + "\n```\n")
+    cmd = [PY, "-m", "sphinx", "-b", "html", "-q", "-c", str(nb), str(nb / "docs"), str(nb / "_build")]
+    return measured(cmd, cwd=nb)["seconds"]
+
+
+def fork_overhead_ms(project: Path, cache: Path) -> tuple[float, float]:
+    """Median wall time of a snippet that does nothing, via the fork runner and via a subprocess."""
+    from snipcheck.environment import probe
+    from snipcheck.runner.fork import ForkRunner
+    from snipcheck.runner.python import SubprocessRunner
+    from snipcheck.snippets import load
+
+    (project / "snippets" / "bench").mkdir(exist_ok=True)
+    (project / "snippets" / "bench" / "noop.py").write_text("pass\n")
+    snippet = load("bench/noop", project / "snippets", project)
+    stamp = probe(PY, cache)
+    runner = ForkRunner(PY, stamp)
+    runner.run(snippet, timeout=60, output_limit=1 << 20)
+    fork = [runner.run(snippet, timeout=60, output_limit=1 << 20).duration for _ in range(30)]
+    runner.close()
+    sub = SubprocessRunner(PY, stamp)
+    plain = [sub.run(snippet, timeout=60, output_limit=1 << 20).duration for _ in range(3)]
+    return statistics.median(fork) * 1000, statistics.median(plain) * 1000
+
+
+def edit_one(paths: list[Path]) -> None:
+    target = paths[len(paths) // 2]
+    target.write_text(target.read_text(encoding="utf-8") + "\n# edited by the benchmark\n", encoding="utf-8")
+
+
+def bench_subject(name: str, project: Path, *, naive_sample: int | None = None, mystnb: bool = True) -> dict:
+    cache = project / ".cache"
+    paths = python_snippets(project)
+    n = len(paths)
+    r: dict = {"subject": name, "snippets": n}
+    r["exec_off"] = sphinx(project, "_off", cache, "-D", "snipcheck_execute=0")["seconds"]
+    r["import_torch"] = import_torch_seconds()
+    r["own"] = own_seconds(paths, project)
+    cold = sphinx(project, "_b", cache)
+    r["cold"], r["peak_mib"], r["cold_rc"] = cold["seconds"], cold["peak_kib"] / 1024, cold["rc"]
+    nochange = sphinx(project, "_b", cache)
+    r["nochange"], r["nochange_ran"] = nochange["seconds"], nochange["ran"]
+    edit_one(paths)
+    edit = sphinx(project, "_b", cache)
+    r["edit"], r["edit_ran"] = edit["seconds"], edit["ran"]
+    sample = paths if naive_sample is None or naive_sample >= n else paths[:naive_sample]
+    naive = naive_seconds(sample, project)
+    r["naive"] = naive * n / len(sample)
+    r["naive_extrapolated"] = len(sample) != n
+    r["mystnb"] = mystnb_force_seconds(paths, project) if mystnb else None
+    return r
+
+
+def corpus(dest: Path, count: int, per_page: int = 100) -> Path:
+    """A project with ``count`` small torch snippets, stated outputs recorded."""
+    (dest / "docs").mkdir(parents=True)
+    (dest / "snippets" / "gen").mkdir(parents=True)
+    shutil.copy2(ROOT / "conf.py", dest / "conf.py")
+    shutil.copy2(ROOT / "pyproject.toml", dest / "pyproject.toml")
+    pages = []
+    for start in range(0, count, per_page):
+        page = f"page{start // per_page:03d}"
+        pages.append(page)
+        body = [f"# {page}\n"]
+        for i in range(start, min(start + per_page, count)):
+            (dest / "snippets" / "gen" / f"s{i:04d}.py").write_text(
+                "import torch\n"
+                f"x = torch.arange({i % 7 + 2}.0)\n"
+                "before = x.data_ptr()\n"
+                f"x.mul_({i % 5 + 1})\n"
+                "print(x.tolist(), x._version, x.data_ptr() == before)\n"
+            )
+            body.append(f"```{{snippet}} gen/s{i:04d}\n```\n")
+        (dest / "docs" / f"{page}.md").write_text("\n".join(body))
+    (dest / "docs" / "index.md").write_text("# Corpus\n\n```{toctree}\n" + "\n".join(pages) + "\n```\n")
+    env = dict(os.environ, SNIPCHECK_CACHE_DIR=str(dest / ".record-cache"))
+    subprocess.run([PY, "-m", "snipcheck", "--root", str(dest), "record"], env=env, check=True, capture_output=True)
+    return dest
+
+
+def table(rows: list[dict]) -> str:
+    lines = []
+    for r in rows:
+        base = r["exec_off"] + r["import_torch"] + r["own"]
+        lines.append(f"\n== {r['subject']}: {r['snippets']} snippets that run here")
+        lines.append(f"  build, execution off            {r['exec_off']:8.2f} s")
+        lines.append(f"  one `import torch`              {r['import_torch']:8.2f} s")
+        lines.append(f"  snippets' own run time          {r['own']:8.2f} s")
+        lines.append(f"  cold build (empty cache)        {r['cold']:8.2f} s   ratio to (off + import + own) = {r['cold'] / base:5.2f}   target <= 1.5")
+        lines.append(f"  rebuild, nothing changed        {r['nochange']:8.2f} s   ratio to execution off = {r['nochange'] / r['exec_off']:5.2f}   target <= 1.1   (snippets run: {r['nochange_ran'] or 0})")
+        lines.append(f"  rebuild, one snippet edited     {r['edit']:8.2f} s   snippets run: {r['edit_ran']}")
+        naive = " (extrapolated from a sample)" if r["naive_extrapolated"] else ""
+        lines.append(f"  naive `python x.py`, serial     {r['naive']:8.2f} s{naive}   cold build is {r['naive'] / r['cold']:5.1f}x faster")
+        if r["mystnb"] is not None:
+            lines.append(f"  myst-nb force (code-cells)      {r['mystnb']:8.2f} s   cold build is {r['mystnb'] / r['cold']:5.1f}x faster")
+        else:
+            lines.append("  myst-nb force                    (ipykernel not installed: skipped)")
+        per = (r["cold"] - r["exec_off"] - r["import_torch"] - r["own"]) / max(r["snippets"], 1) * 1000
+        lines.append(f"  cold-build overhead per snippet {per:8.1f} ms  (cold - off - import - own) / n")
+        lines.append(f"  peak RSS of the cold build      {r['peak_mib']:8.0f} MiB")
+        if r["cold_rc"]:
+            lines.append(f"  (the cold build exited with status {r['cold_rc']})")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="100,300,1000", help="corpus sizes for the scaling run")
+    parser.add_argument("--no-mystnb", action="store_true")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="snipcheck-bench-") as tmp:
+        tmp_path = Path(tmp)
+        (tmp_path / "chapter").mkdir()
+        chapter = copy_project(tmp_path / "chapter")
+        overhead, plain = fork_overhead_ms(chapter, chapter / ".probe-cache")
+        rows.append(bench_subject("chapter", chapter, mystnb=not args.no_mystnb))
+        scaling = []
+        for size in sizes:
+            project = corpus(tmp_path / f"corpus{size}", size)
+            row = bench_subject(f"corpus of {size}", project, naive_sample=20, mystnb=not args.no_mystnb and size == max(sizes))
+            rows.append(row)
+            scaling.append((size, row["cold"], row["exec_off"]))
+    print(table(rows))
+    print("\n== per-snippet overhead of the runner (a snippet that does nothing)")
+    print(f"  fork runner   {overhead:7.1f} ms   target <= 50 ms")
+    print(f"  subprocess    {plain:7.1f} ms   (python start-up + sitecustomize; {plain / overhead:4.1f}x the fork runner)")
+    if len(scaling) > 1:
+        print("\n== scaling of the cold build")
+        (n0, c0, o0) = scaling[0]
+        for n, cold, off in scaling:
+            print(f"  {n:5d} snippets  cold {cold:7.2f} s  per snippet {cold / n * 1000:6.1f} ms  "
+                  f"(execution off {off:6.2f} s)  x{cold / c0:5.2f} time for x{n / n0:5.1f} snippets")
+
+
+if __name__ == "__main__":
+    main()
