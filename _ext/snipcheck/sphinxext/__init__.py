@@ -32,7 +32,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
 
     return {
         "version": __version__,
-        "env_version": 1,
+        "env_version": 2,
         "parallel_read_safe": True,
         "parallel_write_safe": True,
     }

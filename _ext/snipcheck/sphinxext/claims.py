@@ -61,7 +61,19 @@ def snippet_output(env, snippet_id: str) -> tuple[str | None, bool]:  # type: ig
         if outcome.result is not None:
             return terminal_text(outcome.result, state.settings.normalizers), True
     placement = placements_here(env).get(snippet_id)
+    if placement is None:
+        placement = _placement_anywhere(env, snippet_id)
+        if placement is not None:
+            env.note_dependency(str(placement.path))  # its stated output is what the claim cites
     return (placement.body, False) if placement is not None else (None, False)
+
+
+def _placement_anywhere(env, snippet_id: str) -> docsource.Placement | None:  # type: ignore[no-untyped-def]
+    """The placement of ``snippet_id`` on any page of the project (scanned once per process)."""
+    state = state_mod.get(env.app)
+    if state.placements is None:
+        state.placements = {p.snippet_id: p for p in docsource.scan_tree(Path(env.srcdir))}
+    return state.placements.get(snippet_id)
 
 
 class ClaimRole(SphinxRole):

@@ -41,6 +41,8 @@ class SnippetRecord:
         ``error`` (could not be loaded) or ``off`` (execution disabled).
     :param origin: ``run``, ``cache``, ``not-run`` or ``none``.
     :param duration: seconds the run took (the cached run's, for ``cache``).
+    :param stamp: the run's environment label (``torch 2.13.0+cpu · Python
+        3.11.7 · CPU`` or ``rustc 1.95.0 · CPU``), empty when not run.
     """
 
     docname: str
@@ -52,6 +54,7 @@ class SnippetRecord:
     duration: float = 0.0
     problems: tuple[str, ...] = ()
     diff: str = ""
+    stamp: str = ""
 
 
 def records(env: BuildEnvironment) -> dict[str, list[SnippetRecord]]:

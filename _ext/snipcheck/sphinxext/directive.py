@@ -113,6 +113,7 @@ class SnippetDirective(SphinxDirective):
                 duration=outcome.result.duration,
                 problems=verdict.problems,
                 diff=verdict.diff,
+                stamp=outcome.result.stamp.label(),
             ),
         )
         if not verdict.ok:

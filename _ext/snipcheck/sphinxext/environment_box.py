@@ -48,11 +48,29 @@ class FillEnvironmentBox(SphinxPostTransform):
         box = nodes.container(classes=["snipcheck-environment", "admonition", "note"])
         title = nodes.paragraph("", "", nodes.strong("本页的输出从哪里来", "本页的输出从哪里来"), classes=["admonition-title"])
         box += title
-        if state.stamp is not None and state.execute:
-            text = f"本页每个代码块都在构建时真实运行过，输出原样抓取：{state.stamp.label()} · {state.stamp.platform}。"
-        else:
+        ran = [r for r in recs if r.stamp]
+        not_run = [r for r in recs if r.status == "not-run"]
+        if ran:
+            stamps = "；".join(sorted({r.stamp for r in ran}))
+            platform = state.stamp.platform if state.stamp else ""
+            text = (
+                f"本页有 {len(ran)} 个代码片段在构建时真实运行，输出原样抓取，运行环境：{stamps}"
+                + (f"（{platform}）" if platform else "")
+                + "。"
+            )
+        elif not state.execute:
             text = "本次构建没有执行代码：下面显示的是章节源文件里陈述的输出。"
+        else:
+            text = "本页没有在本次构建中运行的代码片段。"
         box += nodes.paragraph(text, text)
+        if not_run:
+            needs = Counter(req for r in not_run for req in r.missing)
+            why = "、".join(f"{k} ×{v}" for k, v in sorted(needs.items()))
+            text = (
+                f"另有 {len(not_run)} 个代码片段因本机缺少所需环境（{why}）没有运行：它们带有“本次构建未运行”的标记，"
+                "显示的是正文陈述的输出及其来源，未经本次构建验证。"
+            )
+            box += nodes.paragraph(text, text)
         if state.settings.reference:
             ref = f"章节源文件里陈述的输出以参考环境 {state.settings.reference} 为准；构建时逐字比对，不一致则构建失败。"
             box += nodes.paragraph(ref, ref)
@@ -62,11 +80,8 @@ class FillEnvironmentBox(SphinxPostTransform):
         checked = counts["ok"]
         if checked:
             parts.append(f"{checked} 个已运行并与陈述一致（其中 {origins['cache']} 个取自相同代码与环境的缓存结果）")
-        not_run = [r for r in recs if r.status == "not-run"]
         if not_run:
-            needs = Counter(req for r in not_run for req in r.missing)
-            why = "、".join(f"{k} ×{v}" for k, v in sorted(needs.items()))
-            parts.append(f"{len(not_run)} 个因本机缺少所需环境未运行（{why}），已标明")
+            parts.append(f"{len(not_run)} 个未运行")
         bad = sum(counts[s] for s in ("drift", "exec", "timeout", "error"))
         if bad:
             parts.append(f"{bad} 个有问题（见构建警告）")

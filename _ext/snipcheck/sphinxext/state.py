@@ -35,6 +35,7 @@ class BuildState:
 
     settings: Settings
     stamp: Stamp | None
+    placements: dict | None = field(default=None, repr=False)  # snippet id → Placement, all pages
     _executor: Executor | None = field(default=None, repr=False)
     _pid: int = field(default=0, repr=False)
 
