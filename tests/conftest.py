@@ -1,0 +1,85 @@
+"""Shared fixtures: sphinx.testing, hermetic per-test copies of the test roots.
+
+Every Sphinx test gets its own copy of its test root (so builds never share a
+doctree or an output directory), its own result cache and report directory
+(``snipcheck_cache_dir`` / ``snipcheck_report_dir`` overrides pointing into the
+test's ``tmp_path``), and nothing is ever written under ``tests/roots``.
+
+Probing the snippet interpreter imports torch (about 2 s); its answer depends
+only on the interpreter, so it is computed once per session and copied into
+each per-test cache.  Results are never shared between tests.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from snipcheck.environment import probe
+from snipcheck.model import Stamp
+
+pytest_plugins = ["sphinx.testing.fixtures"]
+
+TESTS = Path(__file__).parent
+ROOTS = TESTS / "roots"
+REPO = TESTS.parent
+
+
+@pytest.fixture(scope="session")
+def rootdir() -> Path:
+    return ROOTS
+
+
+@pytest.fixture(autouse=True)
+def _no_env_cache_dir(monkeypatch: pytest.MonkeyPatch) -> None:
+    # SNIPCHECK_CACHE_DIR overrides snipcheck_cache_dir; a developer's setting
+    # must not leak into the tests (test_chapter sets it for its subprocesses).
+    monkeypatch.delenv("SNIPCHECK_CACHE_DIR", raising=False)
+
+
+@pytest.fixture(scope="session")
+def probe_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A cache directory holding only the probe answer for ``sys.executable``."""
+    directory = tmp_path_factory.mktemp("probe-cache")
+    probe(sys.executable, directory)
+    return directory
+
+
+@pytest.fixture(scope="session")
+def stamp(probe_cache: Path) -> Stamp:
+    """The environment stamp of the interpreter the snippets run under."""
+    return probe(sys.executable, probe_cache)
+
+
+def fresh_cache(directory: Path, probe_cache: Path) -> Path:
+    """An empty result cache at ``directory`` that already knows the probe."""
+    shutil.copytree(probe_cache / "probes", directory / "probes")
+    return directory
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, probe_cache: Path) -> Path:
+    """This test's own (empty) result cache."""
+    return fresh_cache(tmp_path / "snipcheck-cache", probe_cache)
+
+
+@pytest.fixture
+def app_params(request, app_params, tmp_path: Path, rootdir: Path, cache_dir: Path):  # noqa: ANN001, ANN201
+    """sphinx.testing's app parameters, made hermetic (see module docstring)."""
+    args, kwargs = app_params
+    marker_kwargs: dict = {}
+    for info in reversed(list(request.node.iter_markers("sphinx"))):
+        marker_kwargs.update(info.kwargs)
+    testroot = marker_kwargs.get("testroot", "root")
+    srcdir = tmp_path / "src"
+    shutil.copytree(rootdir / f"test-{testroot}", srcdir)
+    kwargs["srcdir"] = srcdir
+    kwargs["builddir"] = tmp_path / "_build"
+    overrides = dict(kwargs.get("confoverrides") or {})
+    overrides.setdefault("snipcheck_cache_dir", str(cache_dir))
+    overrides.setdefault("snipcheck_report_dir", str(tmp_path / "report"))
+    kwargs["confoverrides"] = overrides
+    return type(app_params)(args, kwargs)

@@ -1,0 +1,98 @@
+"""Helpers shared by the tests (imported as a plain module: tests/ is on sys.path)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from bs4 import BeautifulSoup
+from markdown_it.renderer import RendererHTML
+from myst_parser.config.main import MdParserConfig
+from myst_parser.parsers.directives import parse_directive_text
+from myst_parser.parsers.mdit import create_md_parser
+
+from snipcheck.sphinxext.directive import SnippetDirective
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def plain(text: str) -> str:
+    """Sphinx console output without colour codes."""
+    return _ANSI.sub("", text)
+
+
+def snipcheck_warnings(text: str) -> list[str]:
+    """The snipcheck warnings in a Sphinx warning stream, one string each
+    (a warning's message may span several lines; each one ends with its
+    ``[snipcheck.<subtype>]`` tag)."""
+    return re.findall(r"^.*?WARNING: .*?\[snipcheck\.\w+\]$", plain(text), re.M | re.S)
+
+
+def directive_line(source: Path, snippet_id: str) -> int:
+    """1-based line of the directive that places ``snippet_id`` in ``source``."""
+    for number, line in enumerate(source.read_text(encoding="utf-8").splitlines(), start=1):
+        if re.match(rf"^\s*(`{{3,}}|~{{3,}}){{snippet}}\s+{re.escape(snippet_id)}\s*$", line):
+            return number
+    raise AssertionError(f"{snippet_id} is not placed in {source}")
+
+
+def html(path: Path) -> BeautifulSoup:
+    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+
+
+# --- myst-parser as the oracle for what the Sphinx build reads -----------------
+
+#: Directives whose content MyST parses as Markdown (so snippets may sit inside).
+CONTAINERS = frozenset({"tab-set", "tab-item", "note", "dropdown", "admonition", "card"})
+
+
+class _Container:
+    """Option spec of the container directives above, enough to split their content."""
+
+    option_spec = {k: str for k in ("sync", "class", "class-container", "class-label", "class-content", "name", "open", "selected")}
+    required_arguments = 0
+    optional_arguments = 1
+    final_argument_whitespace = True
+    has_content = True
+
+
+def _parser():  # noqa: ANN202
+    return create_md_parser(MdParserConfig(enable_extensions={"colon_fence"}), RendererHTML)
+
+
+def myst_snippets(text: str, offset: int = 0) -> list[tuple[int, str, str, dict[str, str]]]:
+    """Every snippet directive as myst-parser reads it: ``(line, id, body, options)``.
+
+    The body is what :class:`SnippetDirective` receives as ``self.content``
+    (joined with newlines), computed with myst-parser's own functions.
+    """
+    found = []
+    for token in _parser().parse(text):
+        if token.type not in ("fence", "colon_fence") or not token.info.startswith("{"):
+            continue
+        name, _, argument = token.info[1:].partition("}")
+        line = offset + token.map[0] + 1
+        if name == "snippet":
+            parsed = parse_directive_text(SnippetDirective, argument.strip(), token.content)
+            found.append((line, parsed.arguments[0], "\n".join(parsed.body), dict(parsed.options)))
+        elif name in CONTAINERS:
+            parsed = parse_directive_text(_Container, argument.strip(), token.content)
+            found.extend(myst_snippets("\n".join(parsed.body), line + parsed.body_offset))
+    return found
+
+
+def myst_outline(text: str) -> list:
+    """The block structure MyST sees, snippet bodies left out: fences with
+    their info strings (recursing into containers) and the inline text of
+    every other block.  A rewrite of snippet bodies must leave it unchanged."""
+    outline: list = []
+    for token in _parser().parse(text):
+        if token.type in ("fence", "colon_fence"):
+            outline.append((token.type, token.info.strip()))
+            name = token.info[1:].partition("}")[0] if token.info.startswith("{") else ""
+            if name in CONTAINERS:
+                parsed = parse_directive_text(_Container, token.info.partition("}")[2].strip(), token.content)
+                outline.append(myst_outline("\n".join(parsed.body)))
+        elif token.type == "inline":
+            outline.append(token.content)
+    return outline

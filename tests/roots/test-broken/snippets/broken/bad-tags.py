@@ -1,0 +1,5 @@
+# /// snipcheck
+# expect = "ok"
+# colour = "red"
+# ///
+print("never run")

@@ -1,0 +1,6 @@
+extensions = ["myst_nb", "snipcheck"]
+nb_execution_mode = "off"
+exclude_patterns = ["_build"]
+snipcheck_timeout = -1
+# These snippets do not use torch: the (default) fork runner need not preload it.
+snipcheck_preload = []

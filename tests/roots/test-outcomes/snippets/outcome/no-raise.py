@@ -1,0 +1,5 @@
+# /// snipcheck
+# expect = "RuntimeError"
+# ///
+
+print("fine")

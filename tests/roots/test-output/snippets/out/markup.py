@@ -1,0 +1,1 @@
+print("<script>alert(1)</script> & <b>bold</b>")

@@ -1,0 +1,1 @@
+print("runs on any machine")

@@ -1,0 +1,352 @@
+"""Sphinx builds of the small test roots under tests/roots (sphinx.testing).
+
+Each test gets its own copy of its root, result cache and report directory
+(see conftest.py).  Warnings are compared as whole texts: location, message
+and ``[snipcheck.<subtype>]``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import directive_line, html, plain, snipcheck_warnings
+from snipcheck.model import Stamp
+from snipcheck.settings import VALUES
+
+
+def build_html(app) -> Path:  # noqa: ANN001
+    app.build()
+    return Path(app.outdir) / "index.html"
+
+
+def snippet_div(page: Path, snippet_id: str):  # noqa: ANN201
+    div = html(page).find(id="snippet-" + snippet_id.replace("/", "-"))
+    assert div is not None, f"no rendered snippet {snippet_id}"
+    return div
+
+
+def output_blocks(page: Path, snippet_id: str) -> list[tuple[list[str], str]]:
+    """(classes, text) of each output block of a snippet, in page order."""
+    panel = snippet_div(page, snippet_id).find(class_="snipcheck-output")
+    return [
+        ([c for c in div["class"] if c.startswith("snipcheck-")], div.find("pre").get_text())
+        for div in panel.find_all("div", class_="output", recursive=False)
+    ]
+
+
+# --- drift -------------------------------------------------------------------
+
+
+@pytest.mark.sphinx("html", testroot="drift")
+def test_drift_is_a_warning_at_the_directive_with_a_unified_diff(app, stamp: Stamp) -> None:  # noqa: ANN001
+    page = build_html(app)
+    index = Path(app.srcdir) / "index.md"
+    line = directive_line(index, "drift/hello")
+    report = Path(app.config.snipcheck_report_dir)
+    assert snipcheck_warnings(app.warning.getvalue()) == [
+        f"{index}:{line}: WARNING: snippet 'drift/hello': the stated output differs from the actual output:\n"
+        f"--- stated (index.md:{line})\n"
+        f"+++ actual ({stamp.label()})\n"
+        "@@ -1 +1 @@\n"
+        "-hello worle\n"
+        "+hello world\n"
+        f"full diff: {report / 'diffs' / 'drift__hello.diff'}\n"
+        "if the new output is right, record it: nox -s record -- drift/hello [snipcheck.drift]"
+    ]
+    assert (report / "diffs" / "drift__hello.diff").read_text(encoding="utf-8").splitlines()[-2:] == [
+        "-hello worle",
+        "+hello world",
+    ]
+    # The page shows the real output and the problem, never the stale claim as if true.
+    assert output_blocks(page, "drift/hello") == [(["snipcheck-stdout"], "hello world\n")]
+    assert snippet_div(page, "drift/hello").find(class_="snipcheck-diff") is not None
+    assert snippet_div(page, "drift/fine").find(class_="snipcheck-diff") is None
+
+
+@pytest.mark.sphinx("html", testroot="drift", warningiserror=True)
+def test_drift_fails_a_build_with_warnings_as_errors(app) -> None:  # noqa: ANN001
+    app.build()
+    assert app.statuscode == 1
+    assert "[snipcheck.drift]" in plain(app.warning.getvalue())
+
+
+def test_drift_fails_sphinx_build_W(tmp_path: Path, rootdir: Path, cache_dir: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "SNIPCHECK_CACHE_DIR"}
+    args = [
+        sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html",
+        "-D", f"snipcheck_cache_dir={cache_dir}", "-D", f"snipcheck_report_dir={tmp_path / 'report'}",
+        "-d", str(tmp_path / "doctrees"), str(rootdir / "test-drift"), str(tmp_path / "html"),
+    ]  # fmt: skip
+    done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 1
+    assert "WARNING: snippet 'drift/hello': the stated output differs from the actual output:" in done.stderr
+    assert "[snipcheck.drift]" in done.stderr
+    assert sorted(p.name for p in (rootdir / "test-drift").iterdir()) == ["conf.py", "index.md", "snippets"]
+
+
+@pytest.mark.sphinx("html", testroot="drift", confoverrides={"suppress_warnings": ["snipcheck.drift"]})
+def test_suppress_warnings_silences_drift(app) -> None:  # noqa: ANN001
+    page = build_html(app)
+    assert snipcheck_warnings(app.warning.getvalue()) == []
+    # Silenced, not gone: the page still shows the difference.
+    assert snippet_div(page, "drift/hello").find(class_="snipcheck-diff") is not None
+
+
+# --- outcomes ------------------------------------------------------------------
+
+
+@pytest.mark.sphinx("html", testroot="outcomes")
+def test_expected_exception_not_raised_is_drift_and_unexpected_one_is_exec(app) -> None:  # noqa: ANN001
+    page = build_html(app)
+    index = Path(app.srcdir) / "index.md"
+    warnings = snipcheck_warnings(app.warning.getvalue())
+    assert len(warnings) == 2
+    no_raise, raises = warnings
+    assert no_raise == (
+        f"{index}:{directive_line(index, 'outcome/no-raise')}: WARNING: snippet 'outcome/no-raise': "
+        "expected the snippet to end with RuntimeError, but it exited normally (status 0) [snipcheck.drift]"
+    )
+    assert raises.startswith(
+        f"{index}:{directive_line(index, 'outcome/raises')}: WARNING: snippet 'outcome/raises': "
+        "the snippet raised ValueError: boom, but its tags expect a normal exit; fix the code, or if this "
+        'is what the chapter means to show, add expect = "ValueError" to its tag block;'
+    )
+    assert raises.endswith("[snipcheck.exec]")
+    # The traceback is on the page, as a terminal shows it.
+    ((classes, text),) = output_blocks(page, "outcome/raises")
+    assert classes == ["snipcheck-stderr", "snipcheck-traceback"]
+    assert text.endswith('  File "snippets/outcome/raises.py", line 1, in <module>\n    raise ValueError("boom")\nValueError: boom\n')
+
+
+# --- timeout -------------------------------------------------------------------
+
+
+@pytest.mark.sphinx("html", testroot="timeout")
+def test_timeout_warns_keeps_printed_output_and_the_page_builds(app) -> None:  # noqa: ANN001
+    page = build_html(app)
+    index = Path(app.srcdir) / "index.md"
+    (warning,) = snipcheck_warnings(app.warning.getvalue())
+    assert re.fullmatch(
+        rf"{re.escape(str(index))}:{directive_line(index, 'slow/sleep')}: WARNING: snippet 'slow/sleep': "
+        r"timed out after \d+\.\d s and was killed with its process group; the output printed until then "
+        r"is shown; make it faster or raise 'timeout' in its tag block \[snipcheck\.timeout\]",
+        warning,
+    )
+    assert output_blocks(page, "slow/sleep") == [(["snipcheck-stdout"], "started\n")]
+    assert snippet_div(page, "slow/sleep").find(class_="snipcheck-killed") is not None
+    assert output_blocks(page, "slow/after") == [(["snipcheck-stdout"], "after the slow one\n")]
+
+
+# --- requirements ----------------------------------------------------------------
+
+
+@pytest.mark.sphinx("html", testroot="requires")
+def test_unmet_requirement_is_not_run_and_labelled(app, stamp: Stamp, tmp_path: Path) -> None:  # noqa: ANN001
+    if stamp.cuda:
+        pytest.skip("this machine has CUDA: the requirement is met")
+    marker = tmp_path / "gpu-snippet-ran"
+    snippet = Path(app.srcdir) / "snippets" / "gpu" / "memory.py"
+    snippet.write_text(snippet.read_text().replace("MARKER = None", f"MARKER = {str(marker)!r}"))
+    page = build_html(app)
+
+    assert not marker.exists()
+    assert snipcheck_warnings(app.warning.getvalue()) == []
+    div = snippet_div(page, "gpu/memory")
+    badges = [b.get_text() for b in div.find(class_="snipcheck-badges").find_all(class_="sd-badge")]
+    assert badges == ["需要 cuda", "本次构建未运行"]
+    panel = div.find(class_="snipcheck-unverified")
+    assert "未经本次构建验证" in panel.find(class_="snipcheck-unverified-label").get_text()
+    assert panel.find("pre").get_text() == "peak memory: 4096 bytes\n"
+    assert "torch 2.13.0+cu128 · Python 3.11.7 · CUDA (NVIDIA H200)" in panel.find(class_="snipcheck-stated-env").get_text()
+    assert output_blocks(page, "gpu/cpu-part") == [(["snipcheck-stdout"], "runs on any machine\n")]
+    # Control: run by hand, the snippet does leave the marker.
+    subprocess.run([sys.executable, str(snippet)], check=True, capture_output=True)
+    assert marker.exists()
+
+
+# --- broken placements -------------------------------------------------------------
+
+
+@pytest.mark.sphinx("html", testroot="broken")
+def test_missing_file_and_bad_tag_block_warn_with_file_and_line(app) -> None:  # noqa: ANN001
+    page = build_html(app)
+    index = Path(app.srcdir) / "index.md"
+    missing, tag = snipcheck_warnings(app.warning.getvalue())
+    assert missing.startswith(
+        f"{index}:{directive_line(index, 'broken/nowhere')}: WARNING: snippet 'broken/nowhere' not found: "
+        "no file snippets/broken/nowhere.py or snippets/broken/nowhere.rs; "
+    )
+    assert missing.endswith("[snipcheck.missing]")
+    assert tag == (
+        f"{index}:{directive_line(index, 'broken/bad-tags')}: WARNING: unknown tag 'colour'; known tags are: "
+        "expect, refutes, requires, timeout (snippets/broken/bad-tags.py:3) [snipcheck.tag]"
+    )
+    assert output_blocks(page, "broken/good") == [(["snipcheck-stdout"], "still rendered\n")]
+
+
+def test_hints_name_nox_sessions_that_exist(tmp_path: Path) -> None:
+    # Messages tell the user which nox session to run next; it must exist.
+    from snipcheck.snippets import SnippetError, load
+
+    (tmp_path / "snippets").mkdir()
+    with pytest.raises(SnippetError) as info:
+        load("a/b", tmp_path / "snippets", tmp_path)
+    hints = re.findall(r"nox -s ([\w-]+)", info.value.message)
+    assert hints
+    noxfile = (Path(__file__).parent.parent / "noxfile.py").read_text(encoding="utf-8")
+    defined = set(re.findall(r"@nox\.session[^\n]*\ndef (\w+)", noxfile))
+    assert set(hints) <= {name.replace("_", "-") for name in defined}
+
+
+# --- what the page shows ---------------------------------------------------------------
+
+
+@pytest.mark.sphinx("html", testroot="output")
+def test_captured_output_is_html_escaped(app) -> None:  # noqa: ANN001
+    page = build_html(app)
+    raw = page.read_text(encoding="utf-8")
+    assert "<script>alert(1)</script>" not in raw
+    assert "<b>bold</b>" not in raw
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &lt;b&gt;bold&lt;/b&gt;" in raw
+    assert output_blocks(page, "out/markup") == [(["snipcheck-stdout"], "<script>alert(1)</script> & <b>bold</b>\n")]
+    assert snipcheck_warnings(app.warning.getvalue()) == []
+
+
+@pytest.mark.parametrize(
+    "runner",
+    [
+        pytest.param("fork", marks=pytest.mark.sphinx("html", testroot="output")),
+        pytest.param(
+            "subprocess",
+            marks=pytest.mark.sphinx("html", testroot="output", confoverrides={"snipcheck_runner": "subprocess"}),
+        ),
+    ],
+)
+def test_stdout_stderr_and_warnings_are_separate_labelled_blocks_in_order(app, runner: str) -> None:  # noqa: ANN001
+    assert app.config.snipcheck_runner == runner
+    page = build_html(app)
+    assert output_blocks(page, "out/streams") == [
+        (["snipcheck-stdout"], "to stdout\n"),
+        (["snipcheck-stderr"], "to stderr\n"),
+        (["snipcheck-stderr", "snipcheck-warning"], 'snippets/out/streams.py:5: UserWarning: careful\n  warnings.warn("careful")\n'),
+        (["snipcheck-stdout"], "back to stdout\n"),
+    ]
+    # The stated output (all streams in terminal order) matches: no drift.
+    assert snipcheck_warnings(app.warning.getvalue()) == []
+
+
+# --- incremental builds and the cache -------------------------------------------------------
+
+
+def with_counter(app, tmp_path: Path) -> Path:  # noqa: ANN001
+    """Make basic/hello append a line to a counter file each time it runs."""
+    counter = tmp_path / "hello-runs"
+    snippet = Path(app.srcdir) / "snippets" / "basic" / "hello.py"
+    snippet.write_text(snippet.read_text().replace("COUNTER = None", f"COUNTER = {str(counter)!r}"))
+    return counter
+
+
+def runs(counter: Path) -> int:
+    return len(counter.read_text().splitlines()) if counter.exists() else 0
+
+
+def summary_line(app) -> str:  # noqa: ANN001
+    (line,) = [x for x in plain(app.status.getvalue()).splitlines() if re.match(r"snipcheck: \d+ snippets", x)]
+    return line
+
+
+def rebuild(app, make_app, app_params, **changes):  # noqa: ANN001, ANN003, ANN201
+    app.cleanup()
+    args, kwargs = app_params
+    again = make_app(*args, **{**kwargs, **changes})
+    again.build()
+    return again
+
+
+@pytest.mark.sphinx("html", testroot="basic")
+def test_first_build_runs_each_snippet_once(app, tmp_path: Path) -> None:  # noqa: ANN001
+    counter = with_counter(app, tmp_path)
+    build_html(app)
+    assert runs(counter) == 1
+    assert summary_line(app) == "snipcheck: 2 snippets, 2 checked (2 run, 0 from cache this build)"
+    assert snipcheck_warnings(app.warning.getvalue()) == []
+
+
+@pytest.mark.sphinx("html", testroot="basic")
+def test_rebuild_with_nothing_changed_runs_no_snippet(app, make_app, app_params, tmp_path: Path) -> None:  # noqa: ANN001
+    counter = with_counter(app, tmp_path)
+    app.build()
+    second = rebuild(app, make_app, app_params)
+    assert runs(counter) == 1
+    assert snipcheck_warnings(second.warning.getvalue()) == []
+
+
+@pytest.mark.sphinx("html", testroot="basic")
+def test_rebuild_summary_does_not_claim_runs_it_did_not_do(app, make_app, app_params) -> None:  # noqa: ANN001
+    app.build()
+    second = rebuild(app, make_app, app_params)
+    claimed = re.search(r"\((\d+) run, (\d+) from cache this build\)", summary_line(second))
+    assert claimed is None or claimed.groups() == ("0", "0"), summary_line(second)
+
+
+@pytest.mark.sphinx("html", testroot="basic")
+def test_fresh_environment_reuses_cached_results(app, make_app, app_params, tmp_path: Path) -> None:  # noqa: ANN001
+    counter = with_counter(app, tmp_path)
+    app.build()
+    second = rebuild(app, make_app, app_params, freshenv=True)
+    assert runs(counter) == 1
+    assert summary_line(second) == "snipcheck: 2 snippets, 2 checked (0 run, 2 from cache this build)"
+
+
+@pytest.mark.sphinx("html", testroot="basic")
+def test_editing_a_snippet_file_rereads_its_page(app, make_app, app_params, tmp_path: Path) -> None:  # noqa: ANN001
+    counter = with_counter(app, tmp_path)
+    app.build()
+    snippet = Path(app.srcdir) / "snippets" / "basic" / "hello.py"
+    snippet.write_text(snippet.read_text().replace('print("hello")', 'print("hello again")'))
+    second = rebuild(app, make_app, app_params)
+    assert runs(counter) == 2
+    page = Path(second.outdir) / "index.html"
+    assert output_blocks(page, "basic/hello") == [(["snipcheck-stdout"], "hello again\n")]
+    (warning,) = snipcheck_warnings(second.warning.getvalue())
+    assert warning.endswith("[snipcheck.drift]")
+    assert "-hello\n+hello again\n" in warning
+    assert summary_line(second) == "snipcheck: 2 snippets, 1 checked (1 run, 1 from cache this build), 1 drift"
+
+
+# --- configuration ---------------------------------------------------------------------------
+
+
+@pytest.mark.sphinx("html", testroot="config")
+def test_invalid_config_value_warns_and_the_default_is_used(app) -> None:  # noqa: ANN001
+    page = build_html(app)
+    default = VALUES["snipcheck_timeout"].default
+    assert snipcheck_warnings(app.warning.getvalue()) == [
+        f"WARNING: invalid snipcheck_timeout = -1: must be positive; using the default {default!r} [snipcheck.config]"
+    ]
+    assert app.config.snipcheck_timeout == default
+    # With a timeout of -1 s every run would be killed at once; it ran normally.
+    assert output_blocks(page, "cfg/hello") == [(["snipcheck-stdout"], "hello\n")]
+
+
+# --- other languages ----------------------------------------------------------------------------
+
+
+@pytest.mark.sphinx("html", testroot="rust")
+def test_a_rust_snippet_does_not_crash_the_build(app) -> None:  # noqa: ANN001
+    # snipcheck.snippets loads .rs files as language "rust"; whatever this
+    # build can do with them (run, or warn that it cannot), the build must go on.
+    page = build_html(app)
+    assert output_blocks(page, "rs/python") == [(["snipcheck-stdout"], "python still works\n")]
+    index = Path(app.srcdir) / "index.md"
+    rust_warnings = [w for w in snipcheck_warnings(app.warning.getvalue()) if "rs/hello" in w]
+    shown = snippet_div(page, "rs/hello").get_text()
+    assert "hello from rust" in shown or rust_warnings
+    for warning in rust_warnings:
+        assert warning.startswith(f"{index}:{directive_line(index, 'rs/hello')}: WARNING: ")

@@ -1,0 +1,134 @@
+"""Unit tests of the result cache: keys, corrupt entries, atomic writes."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from snipcheck.cache import CacheError, ResultCache, cache_key, write_atomic
+from snipcheck.model import Event, ExceptionInfo, RunResult, Snippet, Stamp, Tags
+
+STAMP = Stamp(python="3.11.7", torch="2.13.0+cpu", device="CPU", platform="Linux x86_64")
+SNIPPET = Snippet(
+    id="inplace/storage",
+    path="snippets/inplace/storage.py",
+    abspath="/p/snippets/inplace/storage.py",
+    language="python",
+    source="print('x')\n",
+    code="print('x')",
+    code_lineno=1,
+    tags=Tags(),
+)
+RESULT = RunResult(
+    events=(Event("stdout", "text", "x\n"), Event("stderr", "traceback", "Traceback ...\nValueError: é\n")),
+    exit_status=1,
+    signal=None,
+    exception=ExceptionInfo("ValueError", "é"),
+    duration=0.031,
+    timed_out=False,
+    truncated_bytes=0,
+    stamp=STAMP,
+    runner="subprocess",
+    output_limit=1 << 20,
+)
+KEY = cache_key(SNIPPET, STAMP, 1 << 20)
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        pytest.param(lambda: (dataclasses.replace(SNIPPET, source="print('y')\n"), STAMP, 1 << 20), id="source"),
+        pytest.param(lambda: (dataclasses.replace(SNIPPET, tags=Tags(expect="ValueError")), STAMP, 1 << 20), id="expect"),
+        pytest.param(lambda: (dataclasses.replace(SNIPPET, tags=Tags(requires=("cuda",))), STAMP, 1 << 20), id="requires"),
+        pytest.param(lambda: (SNIPPET, dataclasses.replace(STAMP, torch="2.14.1+cpu"), 1 << 20), id="torch-version"),
+        pytest.param(lambda: (SNIPPET, dataclasses.replace(STAMP, torch="2.13.0+cu128"), 1 << 20), id="torch-build"),
+        pytest.param(lambda: (SNIPPET, dataclasses.replace(STAMP, python="3.12.3"), 1 << 20), id="python"),
+        pytest.param(lambda: (SNIPPET, dataclasses.replace(STAMP, device="CUDA (NVIDIA H200)"), 1 << 20), id="device"),
+        pytest.param(lambda: (SNIPPET, STAMP, 1000), id="output-limit"),
+        pytest.param(lambda: (dataclasses.replace(SNIPPET, path="snippets/inplace/storage2.py"), STAMP, 1 << 20), id="shown-path"),
+    ],
+)
+def test_key_changes_with_everything_that_changes_the_result(changed) -> None:  # noqa: ANN001
+    assert cache_key(*changed()) != KEY
+
+
+def test_key_is_stable_and_ignores_the_timeout() -> None:
+    assert cache_key(SNIPPET, STAMP, 1 << 20) == KEY
+    longer = dataclasses.replace(SNIPPET, tags=Tags(timeout=120.0))
+    assert cache_key(longer, STAMP, 1 << 20) == KEY
+
+
+def test_put_then_get_round_trips(tmp_path: Path) -> None:
+    cache = ResultCache(tmp_path)
+    assert cache.get(KEY) is None
+    cache.put(KEY, SNIPPET.id, RESULT)
+    assert cache.get(KEY) == RESULT
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda raw: raw[: len(raw) // 2], id="truncated"),
+        pytest.param(lambda raw: b"", id="empty"),
+        pytest.param(lambda raw: b"\xff\xfe not json", id="garbage"),
+        pytest.param(lambda raw: raw.replace(b'"schema": 1', b'"schema": 99'), id="other-schema"),
+        pytest.param(lambda raw: raw.replace(b'"exit_status"', b'"exit_code"'), id="missing-field"),
+        pytest.param(lambda raw: b"[]", id="not-an-object"),
+    ],
+)
+def test_corrupt_entry_raises_cache_error_naming_the_file(tmp_path: Path, damage) -> None:  # noqa: ANN001
+    cache = ResultCache(tmp_path)
+    cache.put(KEY, SNIPPET.id, RESULT)
+    path = cache.path(KEY)
+    path.write_bytes(damage(path.read_bytes()))
+    with pytest.raises(CacheError) as info:
+        cache.get(KEY)
+    assert str(path) in str(info.value)
+    assert "corrupt" in str(info.value)
+    cache.discard(KEY)
+    assert cache.get(KEY) is None
+
+
+def test_entry_stored_under_another_key_is_rejected(tmp_path: Path) -> None:
+    cache = ResultCache(tmp_path)
+    other = cache_key(dataclasses.replace(SNIPPET, source="print('y')\n"), STAMP, 1 << 20)
+    cache.put(other, SNIPPET.id, RESULT)
+    cache.path(KEY).parent.mkdir(parents=True, exist_ok=True)
+    cache.path(KEY).write_bytes(cache.path(other).read_bytes())
+    with pytest.raises(CacheError):
+        cache.get(KEY)
+
+
+def test_entries_are_plain_json_outside_the_source_tree(tmp_path: Path) -> None:
+    cache = ResultCache(tmp_path / "cache")
+    cache.put(KEY, SNIPPET.id, RESULT)
+    data = json.loads(cache.path(KEY).read_text(encoding="utf-8"))
+    assert data["key"] == KEY
+    assert data["snippet"] == "inplace/storage"
+    assert cache.path(KEY).is_relative_to(tmp_path / "cache")
+
+
+def test_atomic_write_leaves_no_temporary_file(tmp_path: Path) -> None:
+    target = tmp_path / "sub" / "entry.json"
+    write_atomic(target, b"first")
+    write_atomic(target, b"second")
+    assert target.read_bytes() == b"second"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["entry.json"]
+
+
+def test_failed_atomic_write_keeps_the_old_file_and_no_temporary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "entry.json"
+    write_atomic(target, b"old")
+
+    def broken_replace(src: str, dst: str) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr("snipcheck.cache.os.replace", broken_replace)
+    with pytest.raises(OSError):
+        write_atomic(target, b"new")
+    assert target.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["entry.json"]
+

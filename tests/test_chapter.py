@@ -1,0 +1,123 @@
+"""The real chapter: it builds with -W, and a one-character change to a stated output fails it.
+
+Written for any chapter content: the snippet to break is found with
+:func:`snipcheck.docsource.scan_tree`, and the character to change is one that
+the project's normalizers do not mask.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+from snipcheck.docsource import Placement, scan, scan_tree
+from snipcheck.normalize import Normalizer, for_compare
+from snipcheck.settings import Settings
+
+pytestmark = pytest.mark.chapter
+
+
+@pytest.fixture(scope="session")
+def chapter_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One result cache for every chapter build of the session (the first build fills it)."""
+    return tmp_path_factory.mktemp("chapter-cache")
+
+
+def sphinx_build(project: Path, out: Path, cache: Path) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, SNIPCHECK_CACHE_DIR=str(cache))
+    args = [
+        sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html", "-c", ".",
+        "-d", str(out / "doctrees"), "-D", f"snipcheck_report_dir={out / 'report'}",
+        "docs", str(out / "html"),
+    ]  # fmt: skip
+    return subprocess.run(args, cwd=project, env=env, capture_output=True, text=True, timeout=1800, check=False)
+
+
+@pytest.fixture(scope="session")
+def chapter_build(tmp_path_factory: pytest.TempPathFactory, chapter_cache: Path) -> subprocess.CompletedProcess[str]:
+    return sphinx_build(REPO, tmp_path_factory.mktemp("chapter"), chapter_cache)
+
+
+def test_chapter_builds_with_warnings_as_errors(chapter_build: subprocess.CompletedProcess[str]) -> None:
+    assert "snipcheck." not in chapter_build.stderr, chapter_build.stderr
+    assert chapter_build.returncode == 0, chapter_build.stderr
+    assert re.search(r"^snipcheck: \d+ snippets", chapter_build.stdout, re.M)
+
+
+def changed_by_one_character(body: str, normalizers: tuple[Normalizer, ...]) -> tuple[int, str] | None:
+    """The first (index, new body) differing from ``body`` in one visible
+    character that survives every normalizer, or ``None``."""
+    for index, char in enumerate(body):
+        if char.isspace():
+            continue
+        new = body[:index] + ("x" if char != "x" else "y") + body[index + 1 :]
+        if for_compare(new, normalizers) != for_compare(body, normalizers):
+            return index, new
+    return None
+
+
+def test_one_changed_character_in_a_stated_output_fails_the_build(
+    tmp_path: Path, chapter_build: subprocess.CompletedProcess[str], chapter_cache: Path
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    for name in ("docs", "snippets"):
+        shutil.copytree(REPO / name, project / name, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("conf.py", "pyproject.toml"):
+        shutil.copy2(REPO / name, project / name)
+    settings, _ = Settings.from_conf(project)
+
+    candidates = [p for p in scan_tree(project / "docs") if p.body.strip()]
+    assert candidates, "the chapter places no snippet with a stated output"
+    target: Placement | None = None
+    for placement in candidates:
+        change = changed_by_one_character(placement.body, settings.normalizers)
+        if change is not None:
+            target = placement
+            break
+    assert target is not None and change is not None
+    index, new_body = change
+
+    # Edit that one character in the file, in place.
+    lines = target.path.read_text(encoding="utf-8").split("\n")
+    row = target.body[:index].count("\n")
+    column = index - (target.body.rfind("\n", 0, index) + 1)
+    file_row = target.body_start + row
+    if lines[file_row].startswith(target.indent):
+        column += len(target.indent)
+    line = lines[file_row]
+    lines[file_row] = line[:column] + new_body[index] + line[column + 1 :]
+    target.path.write_text("\n".join(lines), encoding="utf-8")
+    (edited,) = [p for p in scan(target.path) if p.line == target.line]
+    assert edited.body == new_body
+
+    done = sphinx_build(project, tmp_path / "out", chapter_cache)
+    assert done.returncode != 0
+    relative = target.path.relative_to(project).as_posix()
+    warning = re.compile(
+        rf"^(?:\S*/)?{re.escape(relative)}:{target.line}: WARNING: snippet '{re.escape(target.snippet_id)}'"
+        r"(?P<message>.*?)\[snipcheck\.(?P<subtype>\w+)\]",
+        re.M | re.S,
+    )
+    found = warning.search(done.stderr)
+    assert found, done.stderr
+    assert found["subtype"] == "drift"
+    # The diff (of normalized texts) shows the edited line as stated ('-') and
+    # the real one as actual ('+').
+    stated_line = for_compare(new_body, settings.normalizers).split("\n")[row]
+    actual_line = for_compare(target.body, settings.normalizers).split("\n")[row]
+    assert f"\n-{shown(stated_line)}\n" in found["message"]
+    assert f"\n+{shown(actual_line)}\n" in found["message"]
+
+
+def shown(line: str) -> str:
+    """A diff line as the warning shows it: trailing blanks as middle dots."""
+    stripped = line.rstrip(" \t")
+    return stripped + "·" * (len(line) - len(stripped))

@@ -1,0 +1,149 @@
+"""The command line: ``python -m snipcheck --root <project> record``.
+
+Each test runs the real command in a subprocess on a small project in a
+temporary directory, with its own result cache.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import fresh_cache
+from snipcheck.docsource import scan
+
+CONF = """\
+extensions = ["myst_nb", "snipcheck"]
+nb_execution_mode = "off"
+snipcheck_cache_dir = {cache!r}
+snipcheck_runner = "subprocess"  # these snippets do not use torch: start fast
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path, probe_cache: Path) -> Path:
+    root = tmp_path / "project"
+    (root / "docs").mkdir(parents=True)
+    (root / "snippets" / "rec").mkdir(parents=True)
+    cache = fresh_cache(tmp_path / "cache", probe_cache)
+    (root / "conf.py").write_text(CONF.format(cache=str(cache)), encoding="utf-8")
+    return root
+
+
+def snipcheck(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "SNIPCHECK_CACHE_DIR"}
+    return subprocess.run(
+        [sys.executable, "-m", "snipcheck", "--root", str(project), *args],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def printed(project: Path, snippet: str) -> str:
+    """What ``python snippets/<id>.py`` prints, as a stated output (no final newline)."""
+    done = subprocess.run(
+        [sys.executable, f"snippets/{snippet}.py"], cwd=project, capture_output=True, text=True, check=True
+    )
+    return done.stdout.removesuffix("\n")
+
+
+def test_record_fills_an_empty_stated_output_from_a_real_run(project: Path) -> None:
+    (project / "snippets" / "rec" / "hello.py").write_text(
+        'print("hello from a real run")\nprint("  spaces kept  ")\nprint(6 * 7)\n', encoding="utf-8"
+    )
+    index = project / "docs" / "index.md"
+    index.write_text("# Record\n\nProse.\n\n```{snippet} rec/hello\n```\n\nMore prose.\n", encoding="utf-8")
+
+    first = snipcheck(project, "record")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.splitlines() == [
+        "docs/index.md:5: rec/hello: recorded",
+        "1 stated output(s) recorded; 0 unchanged or skipped",
+    ]
+    (placement,) = scan(index)
+    assert placement.body == printed(project, "rec/hello")
+    text = index.read_text(encoding="utf-8")
+    assert text.startswith("# Record\n\nProse.\n\n```{snippet} rec/hello\n")
+    assert text.endswith("\n```\n\nMore prose.\n")
+
+    second = snipcheck(project, "record")
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.splitlines() == ["0 stated output(s) recorded; 1 unchanged or skipped"]
+    assert index.read_text(encoding="utf-8") == text
+
+
+def test_record_rewrites_a_drifted_output_named_by_id_and_leaves_others(project: Path) -> None:
+    (project / "snippets" / "rec" / "a.py").write_text('print("a is right")\n', encoding="utf-8")
+    (project / "snippets" / "rec" / "b.py").write_text('print("b is right")\n', encoding="utf-8")
+    index = project / "docs" / "index.md"
+    index.write_text(
+        "```{snippet} rec/a\na is wrong\n```\n\n```{snippet} rec/b\nb is wrong\n```\n", encoding="utf-8"
+    )
+    done = snipcheck(project, "record", "rec/b")
+    assert done.returncode == 0, done.stderr
+    assert [p.body for p in scan(index)] == ["a is wrong", printed(project, "rec/b")]
+
+
+def test_unexpected_exception_is_not_recorded_and_fails(project: Path) -> None:
+    (project / "snippets" / "rec" / "raises.py").write_text('print("partial")\nraise ValueError("boom")\n', encoding="utf-8")
+    (project / "snippets" / "rec" / "fine.py").write_text('print("fine")\n', encoding="utf-8")
+    index = project / "docs" / "index.md"
+    index.write_text("```{snippet} rec/raises\n```\n\n```{snippet} rec/fine\n```\n", encoding="utf-8")
+
+    done = snipcheck(project, "record")
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[0] == (
+        "docs/index.md:1: rec/raises: not recorded: the snippet raised ValueError: boom, but its tags "
+        "expect a normal exit; fix the code, or if this is what the chapter means to show, add "
+        'expect = "ValueError" to its tag block; no stated output yet: record it from a real run'
+    )
+    # The failing one stays empty; the good one is still recorded.
+    assert [p.body for p in scan(index)] == ["", "fine"]
+
+
+def test_expected_exception_is_recorded_with_its_traceback(project: Path) -> None:
+    (project / "snippets" / "rec" / "expected.py").write_text(
+        '# /// snipcheck\n# expect = "ValueError"\n# ///\nraise ValueError("boom")\n', encoding="utf-8"
+    )
+    index = project / "docs" / "index.md"
+    index.write_text("```{snippet} rec/expected\n```\n", encoding="utf-8")
+    done = snipcheck(project, "record")
+    assert done.returncode == 0, done.stderr
+    (placement,) = scan(index)
+    assert placement.body == (
+        "Traceback (most recent call last):\n"
+        '  File "snippets/rec/expected.py", line 4, in <module>\n'
+        '    raise ValueError("boom")\n'
+        "ValueError: boom"
+    )
+
+
+def test_unmet_requirement_is_left_as_is(project: Path) -> None:
+    marker = project.parent / "ran.txt"
+    (project / "snippets" / "rec" / "gpu.py").write_text(
+        f'# /// snipcheck\n# requires = ["torch>=99"]\n# ///\nopen({str(marker)!r}, "w").write("ran")\n',
+        encoding="utf-8",
+    )
+    index = project / "docs" / "index.md"
+    index.write_text("```{snippet} rec/gpu\nstated on a machine that had it\n```\n", encoding="utf-8")
+    before = index.read_bytes()
+    done = snipcheck(project, "record")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == "docs/index.md:1: rec/gpu: not run here (lacks torch>=99); left as is"
+    assert index.read_bytes() == before
+    assert not marker.exists()
+
+
+def test_record_of_an_id_that_is_not_placed_fails(project: Path) -> None:
+    (project / "docs" / "index.md").write_text("# Nothing placed\n", encoding="utf-8")
+    done = snipcheck(project, "record", "rec/nowhere")
+    assert done.returncode == 1
+    assert done.stderr.strip() == f"error: snippet 'rec/nowhere' is not placed in any page under {project / 'docs'}"
