@@ -2,6 +2,7 @@
 
     nox -s docs              build the chapter into _build/html (fails on drift)
     nox -s tests             run the test suite
+    nox -s new -- ID         scaffold a snippet file and print the directive to paste
     nox -s record -- [ID…]   write actual outputs into docs/ (all drifted ones without ids)
     nox -s verify -- 2.14.1 [--shard k/n]   run the chapter on another torch: drift report
     nox -s accept -- 2.14.1 [--dry-run]     accept its new outputs, move the reference pin
@@ -53,6 +54,26 @@ def tests(session: nox.Session) -> None:
     """Run the test suite (unit tests, test roots, and the real chapter)."""
     install_reference(session, "test")
     session.run("pytest", *session.posargs)
+
+
+@nox.session
+def new(session: nox.Session) -> None:
+    """Scaffold a snippet: `nox -s new -- inplace/my-example [--expect RuntimeError] [--rust]`."""
+    if not session.posargs:
+        session.error("give the new snippet's id: nox -s new -- inplace/my-example")
+    session.install("-e", ".")
+    session.run("python", "-m", "snipcheck", "new", *session.posargs)
+
+
+@nox.session(name="docs-live")
+def docs_live(session: nox.Session) -> None:
+    """Live preview on http://127.0.0.1:8000: edits to pages, snippets or the extension rebuild it,
+    re-running only the snippets that changed."""
+    install_reference(session, "live")
+    session.run(
+        "sphinx-autobuild", "-c", ".", "-d", "_build/live-doctrees", "docs", "_build/live",
+        "--watch", "snippets", "--watch", "_ext", "--watch", "conf.py", "--port", "8000", *session.posargs,
+    )
 
 
 @nox.session

@@ -17,6 +17,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -39,12 +40,19 @@ def write_atomic(path: Path, data: bytes) -> None:
     :raises OSError: if the directory cannot be created or written.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)  # an existing file keeps its permissions
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -64,6 +72,7 @@ def cache_key(snippet: Snippet, stamp: Stamp, output_limit: int) -> str:
             "language": snippet.language,
             "path": snippet.path,
             "source": snippet.source,
+            "helpers": [list(h) for h in snippet.helpers],
             "tags": tags,
             "output_limit": output_limit,
             "stamp": dataclasses.asdict(stamp),

@@ -16,6 +16,8 @@
     combine shard reports into one.
 ``accept [--python PY | --report F] [--dry-run] [--force]``
     rewrite the drifted stated outputs and move the reference pin.
+``new ID [--rust] [--expect TYPE] [--requires R]``
+    scaffold a snippet file and print the directive to paste into a page;
 ``normalizers``
     list the normalizers and what each does.
 
@@ -34,7 +36,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import accept as accept_mod
-from . import docsource, normalize, report_format
+from . import docsource, normalize, report_format, scaffold
 from .compare import judge, terminal_text
 from .cache import write_atomic
 from .environment import ProbeError, probe
@@ -69,6 +71,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     src.add_argument("--report", type=Path, help="accept from a verify JSON report instead of running")
     p_acc.add_argument("--dry-run", action="store_true", help="show the diff, write nothing")
     p_acc.add_argument("--force", action="store_true", help="write even over uncommitted changes or failing snippets")
+    p_new = sub.add_parser("new", help="scaffold a snippet and print its directive")
+    p_new.add_argument("id", help="snippet id, e.g. inplace/my-example")
+    p_new.add_argument("--rust", action="store_true", help="a Rust snippet (.rs) instead of Python")
+    p_new.add_argument("--expect", default="ok", help='what it must end with, e.g. "RuntimeError"')
+    p_new.add_argument("--requires", action="append", default=[], help="a requirement, e.g. cuda (repeatable)")
     sub.add_parser("normalizers", help="list the normalizers")
     args = parser.parse_args(argv)
     if args.command == "normalizers":
@@ -88,6 +95,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     docs = args.docs or settings.root / "docs"
     if args.command == "run":
         return _run(settings, args.ids, use_cache=not args.no_cache)
+    if args.command == "new":
+        return scaffold.new(settings, args.id, rust=args.rust, expect=args.expect, requires=args.requires)
     if args.command == "verify":
         try:
             shard = parse_shard(args.shard)
@@ -195,7 +204,11 @@ def _record(settings: Settings, docs: Path, ids: list[str], dry_run: bool, use_c
             print(verdict.diff)
     if not dry_run:
         for path, file_edits in edits.items():
-            docsource.rewrite(path, file_edits)
+            try:
+                docsource.rewrite(path, file_edits)
+            except docsource.UnwritableBody as exc:
+                print(f"error: {exc}; nothing in {_rel(path)} was changed", file=sys.stderr)
+                status = 1
     count = sum(len(e) for e in edits.values())
     print(f"{count} stated output(s) {'would change' if dry_run else 'recorded'}; {len(loaded) - count} unchanged or skipped")
     return status

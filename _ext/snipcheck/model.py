@@ -54,6 +54,9 @@ class Snippet:
     :param code_lineno: the file line number of the first line of ``code``, so
         that line numbers on the page match the ones in tracebacks.
     :param tags: the parsed tag block.
+    :param helpers: ``(shown path, source)`` of the helper modules beside the
+        snippet (files whose names start with ``_``), which it may import; they
+        are copied next to it for every run and are part of its cache key.
     """
 
     id: str
@@ -64,6 +67,7 @@ class Snippet:
     code: str
     code_lineno: int
     tags: Tags
+    helpers: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

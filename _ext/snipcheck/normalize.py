@@ -63,8 +63,8 @@ _SITE = re.compile(r"(?<![\w.])(?:/[^\s\"'/:]+)+?/(?:lib/python\d+(?:\.\d+)?/)?(
 # An absolute path to the standard library of some interpreter.
 _STDLIB = re.compile(r"(?<![\w.])(?:/[^\s\"'/:]+)+?/lib/(python\d+\.\d+)/(?!site-packages|dist-packages)")
 _SNIPPET = re.compile(r"(?<![\w.])(?:/[^\s\"'/:]+)+?/(snippets/[\w./-]+\.(?:py|rs))")
-_TORCH_FILE_LINE = re.compile(r'(File "\.\.\./site-packages/torch/[^"]+", line )\d+')
-_TORCH_COLON_LINE = re.compile(r"(\.\.\./site-packages/torch/[\w./-]+\.py):\d+:")
+_TORCH_FILE_LINE = re.compile(r'(File "\.\.\./(?:site|dist)-packages/torch/[^"]+", line )\d+')
+_TORCH_COLON_LINE = re.compile(r"(\.\.\./(?:site|dist)-packages/torch/[\w./-]+\.py):\d+:")
 _TRIGGERED = re.compile(r"\(Triggered internally at [^()\n]*?:\d+\.\)")
 _ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{6,16}\b")
 

@@ -118,7 +118,21 @@ def load(snippet_id: str, snippets_dir: Path, project_root: Path) -> Snippet:
         code=block.code,
         code_lineno=block.code_lineno,
         tags=block.tags,
+        helpers=_helpers(path, project_root),
     )
+
+
+def _helpers(path: Path, project_root: Path) -> tuple[tuple[str, str], ...]:
+    """Helper modules beside ``path`` (``_name.py``): what a plain run could import."""
+    if path.suffix != ".py":
+        return ()
+    found = []
+    for helper in sorted(path.parent.glob("_*.py")):
+        try:
+            found.append((_shown_path(helper, project_root), helper.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError):
+            continue  # an unreadable helper fails the snippet's import, visibly
+    return tuple(found)
 
 
 def discover(snippets_dir: Path) -> list[str]:
@@ -126,13 +140,13 @@ def discover(snippets_dir: Path) -> list[str]:
 
     Files whose names start with ``_`` or ``.`` are helpers, not snippets.
     """
-    ids = []
+    ids = set()
     for path in snippets_dir.rglob("*"):
         if path.suffix in SUFFIXES and path.is_file():
             rel = path.relative_to(snippets_dir)
             if any(part.startswith(("_", ".")) for part in rel.parts):
                 continue
-            ids.append(rel.with_suffix("").as_posix())
+            ids.add(rel.with_suffix("").as_posix())
     return sorted(ids)
 
 

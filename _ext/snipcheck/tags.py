@@ -158,8 +158,10 @@ def _to_tags(text: str, first_line: int) -> Tags:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        line = first_line + (getattr(exc, "lineno", 1) or 1) - 1
-        raise TagError(f"tag block is not valid TOML: {exc}", line) from None
+        # Python 3.11's TOMLDecodeError has no lineno attribute: read "(at line N, ...)".
+        m = re.search(r"at line (\d+)", str(exc))
+        lineno = getattr(exc, "lineno", None) or (int(m.group(1)) if m else 1)
+        raise TagError(f"tag block is not valid TOML: {exc}", first_line + lineno - 1) from None
     key_lines = _key_lines(text, first_line)
     for key in data:
         if key not in KNOWN_KEYS:

@@ -243,7 +243,7 @@ def run_captured(
             wait = min(0.05, deadline - now) if drain_until is None else drain_until - now
             for key, _ in selector.select(max(0.0, wait)):
                 try:
-                    data = os.read(key.fd, 65536)
+                    data = os.read(key.fd, 1 << 20)
                 except OSError:
                     data = b""
                 if not data:

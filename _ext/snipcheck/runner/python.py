@@ -55,6 +55,10 @@ def prepare_run_dir(snippet: Snippet) -> tuple[str, str]:
     script = Path(run_dir) / snippet.path
     script.parent.mkdir(parents=True, exist_ok=True)
     script.write_text(snippet.source, encoding="utf-8")
+    for shown, source in snippet.helpers:
+        helper = Path(run_dir) / shown
+        helper.parent.mkdir(parents=True, exist_ok=True)
+        helper.write_text(source, encoding="utf-8")
     for sub in ("home", "tmp"):
         os.mkdir(os.path.join(run_dir, sub))
     return run_dir, snippet.path

@@ -13,6 +13,7 @@ from . import claims, collector, config, directive, environment_box, state, summ
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
+    from sphinx.config import Config
 
 STATIC = Path(__file__).parent.parent / "static"
 
@@ -27,7 +28,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     summary.register(app)
     versions.register(app)
     claims.register(app)
-    app.connect("builder-inited", _add_static)
+    app.connect("config-inited", _add_static)
     from .. import __version__
 
     return {
@@ -38,7 +39,9 @@ def setup(app: Sphinx) -> dict[str, Any]:
     }
 
 
-def _add_static(app: Sphinx) -> None:
-    if app.builder.format == "html":
-        app.config.html_static_path.append(str(STATIC))
-        app.add_css_file("snipcheck.css")
+def _add_static(app: Sphinx, config: Config) -> None:
+    # At config-inited, so the pickled config already has it and an
+    # incremental build does not see a configuration change.
+    if str(STATIC) not in config.html_static_path:
+        config.html_static_path.append(str(STATIC))
+    app.add_css_file("snipcheck.css")

@@ -53,7 +53,7 @@ def snippet_output(env, snippet_id: str) -> tuple[str | None, bool]:  # type: ig
         it cannot run it; ``(None, False)`` when neither exists.
     :raises SnippetError: if the snippet cannot be loaded.
     """
-    state = state_mod.get(env.app)
+    state = state_mod.for_env(env)
     snippet = state.load(snippet_id)
     env.note_dependency(snippet.abspath)
     if state.execute:
@@ -70,7 +70,7 @@ def snippet_output(env, snippet_id: str) -> tuple[str | None, bool]:  # type: ig
 
 def _placement_anywhere(env, snippet_id: str) -> docsource.Placement | None:  # type: ignore[no-untyped-def]
     """The placement of ``snippet_id`` on any page of the project (scanned once per process)."""
-    state = state_mod.get(env.app)
+    state = state_mod.for_env(env)
     if state.placements is None:
         state.placements = {p.snippet_id: p for p in docsource.scan_tree(Path(env.srcdir))}
     return state.placements.get(snippet_id)
@@ -138,7 +138,7 @@ class RefutedClaimDirective(SnippetDirective):
         snippet_id = self.arguments[0]
         belief = self.options.get("belief")
         try:
-            snippet = state_mod.get(self.env.app).load(snippet_id)
+            snippet = state_mod.for_env(self.env).load(snippet_id)
             belief = belief or snippet.tags.refutes
             output, verified = snippet_output(self.env, snippet_id)
         except SnippetError:

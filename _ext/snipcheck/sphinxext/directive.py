@@ -54,7 +54,7 @@ class SnippetDirective(SphinxDirective):
     option_spec: ClassVar[dict] = {"stated-env": directives.unchanged}
 
     def run(self) -> list[nodes.Node]:
-        state = state_mod.get(self.env.app)
+        state = state_mod.for_env(self.env)
         snippet_id = self.arguments[0]
         stated = "\n".join(self.content)
         docname = self.env.docname
@@ -135,7 +135,7 @@ class SnippetDirective(SphinxDirective):
     def _report(self, snippet: Snippet, verdict: Verdict, location: tuple[str, int]) -> None:
         if verdict.ok:
             return
-        state = state_mod.get(self.env.app)
+        state = state_mod.for_env(self.env)
         subtype = verdict.status if verdict.status in ("drift", "exec", "timeout") else "drift"
         message = f"snippet {snippet.id!r}: " + "; ".join(verdict.problems)
         if verdict.diff:
@@ -188,6 +188,7 @@ def prefetch_all(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> Non
     server for the build instead of one per reader.
     """
     state = state_mod.get(app)
+    state.read_now = frozenset(docnames)
     if not state.execute:
         return
     futures = []

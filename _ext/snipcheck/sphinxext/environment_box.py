@@ -43,7 +43,7 @@ class FillEnvironmentBox(SphinxPostTransform):
             placeholder.replace_self(self.box())
 
     def box(self) -> nodes.Element:
-        state = state_mod.get(self.app)
+        state = state_mod.for_env(self.env)
         recs = records(self.env).get(self.env.docname, [])
         box = nodes.container(classes=["snipcheck-environment", "admonition", "note"])
         title = nodes.paragraph("", "", nodes.strong("本页的输出从哪里来", "本页的输出从哪里来"), classes=["admonition-title"])

@@ -9,6 +9,7 @@ process that needs one (keyed by process id).
 from __future__ import annotations
 
 import os
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,6 +23,7 @@ from .log import bridge_core_logging, warn
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
+    from sphinx.environment import BuildEnvironment
 
 
 @dataclass
@@ -35,6 +37,7 @@ class BuildState:
 
     settings: Settings
     stamp: Stamp | None
+    read_now: frozenset[str] = frozenset()  # documents read in this build
     placements: dict | None = field(default=None, repr=False)  # snippet id → Placement, all pages
     _executor: Executor | None = field(default=None, repr=False)
     _pid: int = field(default=0, repr=False)
@@ -73,6 +76,17 @@ def get(app: Sphinx) -> BuildState:
     return app._snipcheck_state  # type: ignore[attr-defined,no-any-return]
 
 
+# Directives and transforms reach the state through their environment
+# (``BuildEnvironment.app`` is deprecated).  Keyed weakly by the environment
+# object, which a forked parallel reader shares with its parent.
+_by_env: weakref.WeakKeyDictionary[BuildEnvironment, BuildState] = weakref.WeakKeyDictionary()
+
+
+def for_env(env: BuildEnvironment) -> BuildState:
+    """The build state of the build that ``env`` belongs to."""
+    return _by_env[env]
+
+
 def _init(app: Sphinx) -> None:
     bridge_core_logging()
     values = {name: getattr(app.config, name) for name in VALUES}
@@ -84,6 +98,7 @@ def _init(app: Sphinx) -> None:
         except ProbeError as exc:
             warn("config", f"snippets will not run: {exc}", None)
     app._snipcheck_state = BuildState(settings, stamp)  # type: ignore[attr-defined]
+    _by_env[app.env] = app._snipcheck_state  # type: ignore[attr-defined]
 
 
 def _close(app: Sphinx, exception: BaseException | None) -> None:

@@ -32,7 +32,7 @@ def summarize(app: Sphinx, exception: BaseException | None) -> None:
     if not recs:
         return
     counts = Counter(r.status for r in recs)
-    origins = Counter(r.origin for r in recs if r.status != "not-run")
+    origins = Counter(r.origin for r in recs if r.status != "not-run" and r.docname in state.read_now)
     missing = Counter(m for r in recs for m in r.missing)
     parts = [f"{len(recs)} snippets", f"{counts['ok']} checked"]
     read_now = origins["run"] + origins["cache"]

@@ -8,7 +8,14 @@ the parent through its own pipes.
 
 Frame: one label byte, a 4-byte big-endian length, then at most
 ``PIPE_BUF - 5`` bytes of payload, written with a single ``write(2)`` so frames
-from several writers never interleave.  Labels: ``o`` stdout, ``e`` stderr,
+from several writers never interleave.
+
+Order across pipes: before writing a frame, the child waits (briefly) until
+the parent has read everything pending on file descriptors 1 and 2
+(``FIONREAD`` works on a pipe's write end).  Output written straight to the
+descriptors therefore always reaches the parent before any later Python-level
+output; the parent's epoll reports pipes in the order they became readable, so
+earlier frames come before later raw output too.  Labels: ``o`` stdout, ``e`` stderr,
 ``w`` a warning (stderr), ``t`` the traceback of the uncaught exception
 (stderr), ``x`` the exception's type and message as JSON (not shown).
 
@@ -16,11 +23,14 @@ Only the standard library may be used here: this runs in the snippet's
 interpreter, which may be any Python with any packages.
 """
 
+import fcntl
 import io
 import json
 import os
 import sys
+import termios
 import threading
+import time
 import warnings
 
 _state = threading.local()
@@ -32,7 +42,25 @@ def install_capture(fd: int) -> None:
     traceback through labelled frames on file descriptor ``fd``."""
     os.set_inheritable(fd, False)
 
+    def pending(target: int) -> int:
+        try:
+            return int.from_bytes(fcntl.ioctl(target, termios.FIONREAD, b"\0\0\0\0"), sys.byteorder)
+        except OSError:
+            return 0
+
+    def drained() -> None:
+        """Wait until the parent has read fd 1 and 2 (at most half a second)."""
+        deadline = 0.0
+        while pending(1) or pending(2):
+            now = time.monotonic()
+            if not deadline:
+                deadline = now + 0.5
+            elif now > deadline:
+                return
+            time.sleep(0.00002)
+
     def send(label: bytes, data: bytes) -> None:
+        drained()
         for start in range(0, len(data), _MAX_PAYLOAD):
             chunk = data[start : start + _MAX_PAYLOAD]
             os.write(fd, label + len(chunk).to_bytes(4, "big") + chunk)
