@@ -96,3 +96,28 @@ def myst_outline(text: str) -> list:
         elif token.type == "inline":
             outline.append(token.content)
     return outline
+
+
+# --- a fake "torch" release, for tests about version changes --------------------
+
+
+def fake_python(directory: Path, version: str, module: str) -> Path:
+    """An interpreter wrapper whose ``import torch`` imports ``module`` (source
+    text) as torch ``version``: a fake release, installed without a download.
+
+    The wrapper puts a directory holding ``torch/__init__.py`` and a
+    ``torch-<version>.dist-info`` (so the environment probe reads the version)
+    on ``PYTHONPATH`` and runs this interpreter.
+    """
+    import sys
+
+    site = directory / f"fake-torch-{version}"
+    (site / "torch").mkdir(parents=True)
+    (site / "torch" / "__init__.py").write_text(module)
+    dist = site / f"torch-{version}.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: torch\nVersion: {version}\n")
+    wrapper = directory / f"python-torch-{version}"
+    wrapper.write_text(f'#!/bin/sh\nPYTHONPATH="${{PYTHONPATH:+$PYTHONPATH:}}{site}" exec {sys.executable} "$@"\n')
+    wrapper.chmod(0o755)
+    return wrapper

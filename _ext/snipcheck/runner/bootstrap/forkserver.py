@@ -153,6 +153,14 @@ def _child(request: dict, fds: list) -> None:
         del sys.modules["_snipcheck_child"]
         sys.path.remove(here)
         status = _run_main(request["script"])
+    except BaseException:  # noqa: BLE001 - a failure of the runner itself must be visible
+        import traceback
+
+        try:
+            os.write(2, ("snipcheck fork runner: the child could not start the snippet:\n" + traceback.format_exc()).encode())
+        except OSError:
+            pass
+        status = 1
     finally:
         os._exit(status)
 
@@ -176,9 +184,9 @@ def _reseed() -> None:
     np_random = sys.modules.get("numpy.random")
     if np_random is not None:
         np_random.seed()
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        torch.seed()
+    torch_seed = getattr(sys.modules.get("torch"), "seed", None)
+    if torch_seed is not None:
+        torch_seed()
 
 
 def _run_main(script: str) -> int:
