@@ -34,7 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "_ext"))
 
-from snipcheck import docsource  # noqa: E402
+from snipcheck import docsource, tags  # noqa: E402
 
 PY = sys.executable
 
@@ -61,11 +61,11 @@ print(json.dumps(total))
 MEASURE = r"""
 import resource, subprocess, sys, time
 t = time.perf_counter()
-rc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+rc = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 dt = time.perf_counter() - t
 peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
 import json
-print(json.dumps({"seconds": dt, "rc": rc.returncode, "peak_kib": peak, "stderr": rc.stderr[-4000:]}))
+print(json.dumps({"seconds": dt, "rc": rc.returncode, "peak_kib": peak, "stderr": rc.stdout[-4000:]}))
 """
 
 
@@ -77,11 +77,11 @@ def measured(cmd: list[str], env: dict[str, str] | None = None, cwd: Path | None
 
 def sphinx(project: Path, out: str, cache: Path, *extra: str) -> dict:
     env = dict(os.environ, SNIPCHECK_CACHE_DIR=str(cache))
-    cmd = [PY, "-m", "sphinx", "-b", "html", "-q", "-c", str(project), "-d", str(project / out / "doctrees"),
+    cmd = [PY, "-m", "sphinx", "-b", "html", "-c", str(project), "-d", str(project / out / "doctrees"),
            *extra, str(project / "docs"), str(project / out / "html")]
     result = measured(cmd, env=env, cwd=project)
     m = re.findall(r"\((\d+) run, (\d+) from cache", result["stderr"])
-    result["ran"] = int(m[-1][0]) if m else None
+    result["ran"] = int(m[-1][0]) if m else 0
     return result
 
 
@@ -94,11 +94,11 @@ def copy_project(dest: Path) -> Path:
 
 
 def python_snippets(project: Path) -> list[Path]:
-    """Placed snippets that run here (Python, no unmet requirement)."""
+    """Placed Python snippets with no requirement (Rust and burn ones are left out)."""
     out = []
     for p in docsource.scan_tree(project / "docs"):
         path = project / "snippets" / f"{p.snippet_id}.py"
-        if path.is_file() and "requires" not in path.read_text(encoding="utf-8"):
+        if path.is_file() and not tags.parse(path.read_text(encoding="utf-8")).tags.requires:
             out.append(path)
     return out
 
@@ -230,7 +230,7 @@ def table(rows: list[dict]) -> str:
     lines = []
     for r in rows:
         base = r["exec_off"] + r["import_torch"] + r["own"]
-        lines.append(f"\n== {r['subject']}: {r['snippets']} snippets that run here")
+        lines.append(f"\n== {r['subject']}: {r['snippets']} Python snippets")
         lines.append(f"  build, execution off            {r['exec_off']:8.2f} s")
         lines.append(f"  one `import torch`              {r['import_torch']:8.2f} s")
         lines.append(f"  snippets' own run time          {r['own']:8.2f} s")

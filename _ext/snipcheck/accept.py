@@ -24,7 +24,7 @@ from . import docsource
 from .cache import write_atomic
 from .verify import Report
 
-_PIN = re.compile(r'^(\s*reference-torch\s*=\s*)"([^"]*)"', re.M)
+_PIN = re.compile(r'^(\s*reference-torch\s*=\s*)"([^"]*)"', re.MULTILINE)
 
 
 @dataclass
@@ -80,7 +80,7 @@ def preview(p: Plan) -> str:
     """A unified diff of every file the plan changes (for ``--dry-run``)."""
     import difflib
 
-    chunks = []
+    chunks: list[str] = []
     for path in sorted(p.edits):
         old = path.read_text(encoding="utf-8")
         new = docsource.rewrite_text(old, p.edits[path], path)

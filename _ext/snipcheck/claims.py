@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import re
 
-BELIEF_MARKER = re.compile(r"^\s*(?:belief holds|说法成立)\s*[:：]\s*(True|False)\s*$", re.M)
+BELIEF_MARKER = re.compile(r"^\s*(?:belief holds|说法成立)\s*[:：]\s*(True|False)\s*$", re.MULTILINE)
 
 
 def parse_claim(text: str) -> tuple[str, str] | None:
     """Split ``"VALUE <snippet-id>"`` into ``(value, snippet_id)``, or ``None``."""
-    m = re.fullmatch(r"\s*(?P<value>.+?)\s*<(?P<id>[^<>\s]+)>\s*", text, re.S)
+    m = re.fullmatch(r"\s*(?P<value>.+?)\s*<(?P<id>[^<>\s]+)>\s*", text, re.DOTALL)
     return (m.group("value"), m.group("id")) if m else None
 
 

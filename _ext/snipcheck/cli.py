@@ -37,8 +37,8 @@ from pathlib import Path
 
 from . import accept as accept_mod
 from . import docsource, normalize, report_format, scaffold
-from .compare import judge, terminal_text
 from .cache import write_atomic
+from .compare import judge, terminal_text
 from .environment import ProbeError, probe
 from .settings import Settings, absolute_command
 from .snippets import SnippetError, load

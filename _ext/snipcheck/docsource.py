@@ -228,7 +228,7 @@ def _fence_for(body: str, fence: str) -> str:
     close an enclosing backtick-fenced ``{tab-item}``)."""
 
     def longest(char: str) -> int:
-        runs = re.findall(rf"^ {{0,3}}({re.escape(char)}{{3,}})", body, re.M)
+        runs = re.findall(rf"^ {{0,3}}({re.escape(char)}{{3,}})", body, re.MULTILINE)
         return max((len(r) for r in runs), default=0)
 
     if longest(fence[0]) < len(fence):
@@ -271,7 +271,7 @@ def rewrite_text(text: str, edits: Mapping[int, tuple[str, dict[str, str]]], pat
             new_body.append("")  # myst-parser drops one trailing blank line after options
         fence = _fence_for(body, p.fence)
         for outer in p.enclosing:
-            if re.search(rf"^ {{0,3}}{re.escape(outer[0])}{{{len(outer)},}}[ \t]*$", body, re.M):
+            if re.search(rf"^ {{0,3}}{re.escape(outer[0])}{{{len(outer)},}}[ \t]*$", body, re.MULTILINE):
                 raise UnwritableBody(
                     f"{path}:{p.line}: the output of {p.snippet_id} has a line of {len(outer)} or more "
                     f"{outer[0]!r} characters, which would close the enclosing {outer}-fenced directive; "

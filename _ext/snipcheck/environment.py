@@ -21,6 +21,7 @@ import shutil
 import socket
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from .model import Stamp
 
@@ -116,7 +117,7 @@ def host_platform() -> str:
     return f"{platform.system()} {platform.machine()}"
 
 
-def _run(python: str, code: str, timeout: float) -> dict:
+def _run(python: str, code: str, timeout: float) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env["PYTHONIOENCODING"] = "utf-8"
     try:
@@ -128,6 +129,7 @@ def _run(python: str, code: str, timeout: float) -> dict:
     if out.returncode != 0:
         raise ProbeError(f"interpreter {python!r} failed the probe:\n{out.stderr.strip()}")
     try:
-        return json.loads(out.stdout.strip().splitlines()[-1])
+        answer: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+        return answer
     except (ValueError, IndexError):
         raise ProbeError(f"interpreter {python!r} printed no probe answer: {out.stdout!r}") from None

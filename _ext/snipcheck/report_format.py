@@ -8,6 +8,8 @@ Pure core: standard library, Jinja2, :mod:`snipcheck.verify`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import jinja2
 
 from .verify import Report
@@ -85,7 +87,7 @@ def own_diff(diff: str, wide: set[tuple[str, str]]) -> tuple[list[str], int]:
     return lines, hidden
 
 
-def _paint_diff(line: str, paint) -> str:  # type: ignore[no-untyped-def]
+def _paint_diff(line: str, paint: Callable[[str, str], str]) -> str:
     if line.startswith(("+++", "---")):
         return paint(line, "1")
     if line.startswith("+"):

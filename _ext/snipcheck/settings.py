@@ -59,11 +59,12 @@ def problem(name: str, value: Any) -> str | None:
     """Why ``value`` is invalid for setting ``name``, or ``None`` if it is valid."""
     decl = VALUES[name]
     wanted = " or ".join(t.__name__ for t in decl.types)
-    if (isinstance(value, bool) and bool not in decl.types) or not isinstance(value, decl.types):
+    ok_type = isinstance(value, decl.types) and not (isinstance(value, bool) and bool not in decl.types)
+    if not ok_type:
         return f"expected {wanted}, got {type(value).__name__}"
-    if name in ("snipcheck_timeout", "snipcheck_output_limit") and value <= 0:
+    if name in ("snipcheck_timeout", "snipcheck_output_limit") and float(value) <= 0:
         return "must be positive"
-    if name == "snipcheck_jobs" and value < 0:
+    if name == "snipcheck_jobs" and int(value) < 0:
         return "must be 0 (one per core) or more"
     if name == "snipcheck_normalizers":
         try:

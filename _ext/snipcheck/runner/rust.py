@@ -28,8 +28,8 @@ from pathlib import Path
 from ..model import Event, ExceptionInfo, RunResult, Snippet, Stamp
 from .capture import popen_spawner, run_captured
 
-_PANIC = re.compile(r"thread '[^']*'(?: \(\d+\))? panicked at [^\n]*:\n(?P<msg>.*?)(?:\nnote: |\Z)", re.S)
-_CARGO_NOISE = re.compile(r"^\s*(Compiling|Finished|Running|Blocking|Updating|Locking) ", re.M)
+_PANIC = re.compile(r"thread '[^']*'(?: \(\d+\))? panicked at [^\n]*:\n(?P<msg>.*?)(?:\nnote: |\Z)", re.DOTALL)
+_CARGO_NOISE = re.compile(r"^\s*(Compiling|Finished|Running|Blocking|Updating|Locking) ", re.MULTILINE)
 
 
 def rust_environment(run_dir: str) -> dict[str, str]:
@@ -97,6 +97,7 @@ class RustRunner:
                 capture_output=True,
                 text=True,
                 timeout=max(timeout, 120),
+                check=False,
             )
             if build.returncode != 0:
                 text = _CARGO_NOISE.sub("", build.stderr).lstrip("\n")

@@ -16,7 +16,7 @@ is true.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from docutils import nodes
 from docutils.parsers.rst import directives
@@ -126,7 +126,7 @@ def claims(env) -> dict[str, list[tuple[int, str, str, str, bool]]]:  # type: ig
 class RefutedClaimDirective(SnippetDirective):
     """A quoted belief and the snippet that tests it."""
 
-    option_spec: ClassVar[dict] = {
+    option_spec: ClassVar[dict[str, Any]] = {
         **SnippetDirective.option_spec,
         "belief": directives.unchanged,
         "holds": directives.flag,
@@ -150,9 +150,12 @@ class RefutedClaimDirective(SnippetDirective):
             subtype, sentence = problem
             warn(subtype, f"refuted claim {snippet_id!r}: {sentence}", self.get_location())
         verdict = belief_verdict(output or "")
-        label, color = {True: ("常见说法 · 实测成立", "success"), False: ("常见说法 · 实测推翻", "danger")}.get(
-            verdict, ("常见说法 · 代码没有给出结论", "warning")
-        )
+        if verdict is None:
+            label, color = "常见说法 · 代码没有给出结论", "warning"
+        elif verdict:
+            label, color = "常见说法 · 实测成立", "success"
+        else:
+            label, color = "常见说法 · 实测推翻", "danger"
         box = nodes.container(classes=["snipcheck-belief"])
         head = nodes.paragraph(classes=["snipcheck-belief-head"])
         head += nodes.inline(label, label, classes=["sd-badge", f"sd-bg-{color}", f"sd-bg-text-{color}"])

@@ -15,7 +15,8 @@ summary and the report, and decide which documents must be read again:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Set
+from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -85,7 +86,7 @@ class SnippetCollector(EnvironmentCollector):
         getattr(env, "snipcheck_claims", {}).pop(docname, None)
 
     def merge_other(
-        self, app: Sphinx, env: BuildEnvironment, docnames: Set[str], other: BuildEnvironment
+        self, app: Sphinx, env: BuildEnvironment, docnames: AbstractSet[str], other: BuildEnvironment
     ) -> None:
         theirs = records(other)
         their_claims = getattr(other, "snipcheck_claims", {})
@@ -104,9 +105,9 @@ class SnippetCollector(EnvironmentCollector):
         self,
         app: Sphinx,
         env: BuildEnvironment,
-        added: Set[str],
-        changed: Set[str],
-        removed: Set[str],
+        added: AbstractSet[str],
+        changed: AbstractSet[str],
+        removed: AbstractSet[str],
     ) -> list[str]:
         state = state_mod.get(app)
         stamp = state.stamp.label() if state.stamp else None

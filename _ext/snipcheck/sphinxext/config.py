@@ -20,7 +20,9 @@ if TYPE_CHECKING:
 def register(app: Sphinx) -> None:
     """Declare the config values and connect :func:`validate` to ``config-inited``."""
     for name, value in VALUES.items():
-        app.add_config_value(name, value.default, value.rebuild, value.types, description=value.help)
+        app.add_config_value(
+            name, value.default, value.rebuild, value.types, description=value.help  # type: ignore[arg-type]
+        )
     app.connect("config-inited", validate)
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from docutils import nodes
 from docutils.parsers.rst import directives
@@ -51,7 +51,7 @@ class SnippetDirective(SphinxDirective):
     optional_arguments = 0
     final_argument_whitespace = False
     has_content = True
-    option_spec: ClassVar[dict] = {"stated-env": directives.unchanged}
+    option_spec: ClassVar[dict[str, Any]] = {"stated-env": directives.unchanged}
 
     def run(self) -> list[nodes.Node]:
         state = state_mod.for_env(self.env)

@@ -10,7 +10,7 @@ and why).
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from docutils import nodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
@@ -29,7 +29,7 @@ class environment_box(nodes.General, nodes.Element):
 
 class EnvironmentDirective(SphinxDirective):
     has_content = False
-    option_spec: ClassVar[dict] = {}
+    option_spec: ClassVar[dict[str, Any]] = {}
 
     def run(self) -> list[nodes.Node]:
         return [environment_box()]

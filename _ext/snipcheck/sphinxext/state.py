@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..docsource import Placement
 from ..environment import ProbeError, probe
 from ..execute import Executor
 from ..model import Snippet, Stamp
@@ -38,7 +39,7 @@ class BuildState:
     settings: Settings
     stamp: Stamp | None
     read_now: frozenset[str] = frozenset()  # documents read in this build
-    placements: dict | None = field(default=None, repr=False)  # snippet id → Placement, all pages
+    placements: dict[str, Placement] | None = field(default=None, repr=False)  # snippet id → Placement, all pages
     _executor: Executor | None = field(default=None, repr=False)
     _pid: int = field(default=0, repr=False)
 

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from docutils import nodes
 from packaging.version import InvalidVersion, Version
 from sphinx.util.docutils import SphinxDirective
 
-from ..verify import Report
+from ..verify import Report, SnippetReport
 from .log import warn
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ _STATUS_ZH = {
 }
 
 
-def _sort_key(report: Report) -> tuple:
+def _sort_key(report: Report) -> tuple[int, Version | str]:
     try:
         return (0, Version(report.stamp.torch or "0"))
     except InvalidVersion:
@@ -49,7 +49,7 @@ def _sort_key(report: Report) -> tuple:
 class VersionsDirective(SphinxDirective):
     required_arguments = 1
     has_content = False
-    option_spec: ClassVar[dict] = {}
+    option_spec: ClassVar[dict[str, Any]] = {}
 
     def run(self) -> list[nodes.Node]:
         base = Path(self.env.doc2path(self.env.docname)).parent
@@ -122,7 +122,7 @@ class VersionsDirective(SphinxDirective):
         return section
 
     def _per_snippet(self, reports: list[tuple[Path, Report]]) -> list[nodes.Node]:
-        by_id: dict[str, dict[str, object]] = {}
+        by_id: dict[str, dict[str, SnippetReport]] = {}
         for _, r in reports:
             for s in r.snippets:
                 if s.status not in ("unchanged", "not-run") and not s.env_wide_only:
@@ -136,13 +136,13 @@ class VersionsDirective(SphinxDirective):
             box = nodes.container(classes=["snipcheck-versions-snippet"])
             box += nodes.rubric(snippet_id, snippet_id)
             for label, s in by_id[snippet_id].items():
-                status = _STATUS_ZH.get(s.status, s.status)  # type: ignore[attr-defined]
-                line = f"{label}：{status}（{s.doc}:{s.line}）"  # type: ignore[attr-defined]
-                if s.missing:  # type: ignore[attr-defined]
-                    line += "，缺少 " + "、".join(s.missing)  # type: ignore[attr-defined]
+                status = _STATUS_ZH.get(s.status, s.status)
+                line = f"{label}：{status}（{s.doc}:{s.line}）"
+                if s.missing:
+                    line += "，缺少 " + "、".join(s.missing)
                 box += nodes.paragraph(line, line)
-                if s.diff:  # type: ignore[attr-defined]
-                    block = nodes.literal_block(s.diff, s.diff)  # type: ignore[attr-defined]
+                if s.diff:
+                    block = nodes.literal_block(s.diff, s.diff)
                     block["language"] = "diff"
                     box += block
             out.append(box)

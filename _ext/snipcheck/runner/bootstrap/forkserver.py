@@ -234,7 +234,7 @@ def _run_main(script: str) -> int:
         exec(code, main.__dict__)
     except SystemExit as exc:
         status = _exit_status(exc)
-    except BaseException:
+    except BaseException:  # noqa: BLE001 - what python prints for any uncaught exception
         etype, value, tb = sys.exc_info()
         while tb is not None and tb.tb_frame.f_code is not code:
             tb = tb.tb_next
