@@ -7,6 +7,7 @@
     nox -s verify -- 2.14.1 [--shard k/n]   run the chapter on another torch: drift report
     nox -s accept -- 2.14.1 [--dry-run]     accept its new outputs, move the reference pin
     nox -s merge -- R1.json R2.json …       combine shard reports
+    nox -s lint              ruff, and mypy --strict on the extension
 
 Environments are pip-based virtualenvs (uv would not see the local torch wheel
 and would download a multi-GB CUDA build).  The reference torch release is read
@@ -149,3 +150,11 @@ def merge(session: nox.Session) -> None:
     """Combine shard reports: `nox -s merge -- a.json b.json --json all.json --html all.html`."""
     session.install("-e", ".")
     session.run("python", "-m", "snipcheck", "merge", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff on everything, mypy --strict on the extension."""
+    session.install("-e", ".[test]", "ruff", "mypy", "types-docutils")
+    session.run("ruff", "check", "_ext", "noxfile.py", "conf.py")
+    session.run("mypy")
