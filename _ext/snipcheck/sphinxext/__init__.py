@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import claims, collector, config, directive, environment_box, state, summary, versions
+from . import claims, collector, config, directive, environment_box, reading, state, summary, versions
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -28,6 +28,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     summary.register(app)
     versions.register(app)
     claims.register(app)
+    reading.register(app)
     app.connect("config-inited", _add_static)
     from .. import __version__
 

@@ -1,0 +1,2 @@
+for i in range(20):
+    print(i)
