@@ -17,6 +17,7 @@ extensions = [
     "myst_nb",  # MyST Markdown pages (and notebooks); snipcheck runs the code, not myst-nb
     "sphinx_design",
     "sphinx_copybutton",
+    "sphinx.ext.graphviz",  # diagrams drawn at build time, as local SVG files
     "snipcheck",
 ]
 
@@ -32,6 +33,10 @@ nb_execution_mode = "off"
 html_search_language = "zh"
 html_search_options = {"dict": "docs/_search/userdict.txt"}
 jieba.setLogLevel(logging.WARNING)  # its "Building prefix dict" chatter is not build output
+# Diagrams: `dot` (Debian package graphviz) renders them to SVG files under
+# _images/ at build time; the published page loads nothing from another host.
+graphviz_output_format = "svg"
+graphviz_dot_args = ["-Gfontname=Noto Sans CJK SC", "-Nfontname=Noto Sans CJK SC", "-Efontname=Noto Sans CJK SC"]
 html_theme = "furo"
 html_title = "PyTorch 就地操作与版本计数器"
 html_last_updated_fmt = None
