@@ -229,7 +229,10 @@ def _run_main(script: str) -> int:
             code = compile(source, path, "exec")
         except SyntaxError:
             etype, value, _ = sys.exc_info()
-            sys.excepthook(etype, value, None)
+            # ``python file.py`` shows a syntax error with no traceback at all;
+            # the one compile() attached holds this function's frame, which
+            # the hook would print (with the runner's path) if left on it.
+            sys.excepthook(etype, value.with_traceback(None), None)
             return 1
         exec(code, main.__dict__)
     except SystemExit as exc:
