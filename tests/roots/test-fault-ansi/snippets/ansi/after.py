@@ -1,0 +1,1 @@
+print("after the escapes")

@@ -1,0 +1,6 @@
+# /// snipcheck
+# expect = "signal SIGABRT"
+# ///
+import os
+print("aborting")
+os.abort()

@@ -1,0 +1,6 @@
+# /// snipcheck
+# timeout = 1
+# ///
+print("spinning", flush=True)
+while True:
+    pass
