@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -23,7 +24,7 @@ from typing import Any
 import pytest
 from sphinx.testing.util import SphinxTestApp
 
-from helpers import plain, snipcheck_warnings
+from helpers import plain
 from snipcheck.cache import ResultCache
 
 TESTS = Path(__file__).parent
@@ -68,9 +69,14 @@ class Build:
     after: dict[str, str]
 
     @property
+    def all_warnings(self) -> list[str]:
+        """Every warning, one string each (a snipcheck message may span lines)."""
+        return split_warnings(self.warnings_text)
+
+    @property
     def warnings(self) -> list[str]:
-        """The snipcheck warnings, one string each (see helpers.snipcheck_warnings)."""
-        return snipcheck_warnings(self.warnings_text)
+        """The snipcheck warnings (each ends with its ``[snipcheck.<subtype>]``)."""
+        return [w for w in self.all_warnings if re.search(r"\[snipcheck\.\w+\]$", w)]
 
     def about(self, snippet_id: str) -> list[str]:
         """The snipcheck warnings that name ``snippet_id``."""
@@ -78,9 +84,15 @@ class Build:
 
     @property
     def other_warnings(self) -> list[str]:
-        """Warning lines that are not snipcheck's (Sphinx, MyST, Pygments)."""
-        ours = {w.splitlines()[0] for w in self.warnings}
-        return [line for line in plain(self.warnings_text).splitlines() if "WARNING:" in line and line not in ours]
+        """The warnings that are not snipcheck's (Sphinx, MyST, Pygments)."""
+        return [w for w in self.all_warnings if w not in self.warnings]
+
+
+def split_warnings(text: str) -> list[str]:
+    """A Sphinx warning stream cut into warnings: each starts with a line
+    ``[<location>: ]WARNING: ``; helpers.snipcheck_warnings would glue a
+    warning of another type to the snipcheck one after it."""
+    return [w.rstrip("\n") for w in re.split(r"^(?=(?:\S+: )?WARNING: )", plain(text), flags=re.M) if w.strip()]
 
 
 def copy_root(name: str, dest: Path) -> Path:

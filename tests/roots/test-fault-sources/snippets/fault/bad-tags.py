@@ -1,0 +1,4 @@
+# /// snipcheck
+# colour = "red"
+# ///
+print("never run")
