@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import claims, collector, config, directive, environment_box, reading, state, summary, versions
+from . import claims, collector, config, directive, environment_box, reading, search_zh, state, summary, versions
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -29,12 +29,13 @@ def setup(app: Sphinx) -> dict[str, Any]:
     versions.register(app)
     claims.register(app)
     reading.register(app)
+    search_zh.register(app)
     app.connect("config-inited", _add_static)
     from .. import __version__
 
     return {
         "version": __version__,
-        "env_version": 2,
+        "env_version": 3,  # 3: section index entries for the search dictionary's terms
         "parallel_read_safe": True,
         "parallel_write_safe": True,
     }

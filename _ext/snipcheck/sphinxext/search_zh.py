@@ -1,0 +1,149 @@
+"""Chinese full-text search that works and leads to sections.
+
+Two things, both only when ``html_search_language`` is Chinese:
+
+**Section entries for the chapter's terms.**  Sphinx's search page links a
+full-text hit to the top of its page; it links to a section only when the
+query covers at least half of the section's title, which a term such as
+版本计数器 never does in a heading such as 二、版本计数器：PyTorch 怎么知道你改过.
+So every section whose title contains a term of the jieba user dictionary
+(``html_search_options["dict"]``, the chapter's own terms) gets an index
+entry for that term pointing at the section: the search page then lists
+"版本计数器" hits that open at the right heading, and the general index lists
+the terms.  Nothing is typed into the pages; a new section is indexed by its
+title.
+
+**Sphinx 9.0's broken Chinese search page** (sphinx-doc/sphinx#14229).
+
+Sphinx's ``zh`` search language reuses the English Snowball stemmer, but
+Sphinx 9.0 ends ``language_data.js`` with ``window.Stemmer = ChineseStemmer;``
+(the class name derived from the language's name), a class that no script
+defines.  The search page then stops with "ChineseStemmer is not defined" and
+finds nothing, for any query.  (Fixed upstream by deriving the name from the
+stemmer's file, sphinx-doc/sphinx#14416.)
+
+When, and only when, the installed Sphinx has that defect, this module
+registers a ``zh`` search language that is Sphinx's own with the stemmer code
+spelled out: the same minified English stemmer, bound under the name that it
+really defines.  Indexing (jieba segmentation, the user dictionary) is
+untouched.  On a Sphinx without the defect it does nothing.
+
+May import Sphinx (Sphinx layer).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from docutils import nodes
+from sphinx import addnodes
+from sphinx.transforms import SphinxTransform
+
+if TYPE_CHECKING:
+    from sphinx.application import Sphinx
+    from sphinx.config import Config
+    from sphinx.search import SearchLanguage
+
+_DEFINED = re.compile(r"\b(?:var|let|const)\s+(\w+Stemmer)\s*=|\b(\w+Stemmer)\s*=\s*function")
+
+
+def fixed_chinese() -> type[SearchLanguage] | None:
+    """A ``zh`` search language with a working stemmer binding, or ``None``
+    when Sphinx's own is fine (or is not built the way this fix expects)."""
+    try:
+        from sphinx import search
+        from sphinx.search.zh import SearchChinese
+    except ImportError:
+        return None
+    minified = getattr(search, "_MINIFIED_JS_PATH", None)
+    rawcode = SearchChinese.js_stemmer_rawcode
+    if minified is None or not rawcode:
+        return None
+    try:
+        base = Path(minified, "base-stemmer.js").read_text(encoding="utf-8")
+        stemmer = Path(minified, rawcode).read_text(encoding="utf-8")
+    except OSError:
+        return None
+    emitted = f"{SearchChinese.language_name}Stemmer"
+    defined = [a or b for a, b in _DEFINED.findall(stemmer)]
+    if emitted in defined or len(defined) != 1:
+        return None  # Sphinx binds the right class, or the file is not what we know
+
+    class SearchChineseFixed(SearchChinese):
+        js_stemmer_rawcode = ""  # so Sphinx uses js_stemmer_code as it is
+        js_stemmer_code = "\n".join((base, stemmer, f"window.Stemmer = {defined[0]};"))
+
+    SearchChineseFixed.__doc__ = SearchChinese.__doc__
+    return SearchChineseFixed
+
+
+# --- section entries for the dictionary's terms ------------------------------------
+
+
+def absolute_dictionary(app: Sphinx, config: Config) -> None:
+    """Make a relative ``html_search_options["dict"]`` absolute, against the
+    configuration directory (``config-inited``).  Sphinx hands it to jieba
+    as it is, which reads it against the working directory: a build started
+    elsewhere silently lost the dictionary."""
+    options = config.html_search_options
+    if isinstance(options, dict) and isinstance(options.get("dict"), str) and options["dict"]:
+        path = Path(options["dict"])
+        if not path.is_absolute():
+            config.html_search_options = {**options, "dict": str(Path(app.confdir, path))}
+
+
+def dictionary(config: Config) -> Path | None:
+    """The jieba user dictionary of a Chinese search, or ``None``."""
+    if not str(config.html_search_language or config.language or "").startswith("zh"):
+        return None
+    options = config.html_search_options
+    name = options.get("dict") if isinstance(options, dict) else None
+    return Path(name) if isinstance(name, str) and name else None
+
+
+def terms(path: Path) -> tuple[str, ...]:
+    """The words of a jieba user dictionary (``word [freq] [tag]`` per line),
+    longest first."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ()
+    words = {line.split()[0] for line in text.splitlines() if line.strip() and not line.startswith("#")}
+    return tuple(sorted(words, key=lambda w: (-len(w), w)))
+
+
+class IndexSectionTerms(SphinxTransform):
+    """Give each section whose title holds a dictionary term an index entry
+    for that term, targeting the section (read time, before Sphinx collects
+    index entries)."""
+
+    default_priority = 500
+
+    def apply(self, **kwargs: Any) -> None:
+        path = dictionary(self.config)
+        if path is None:
+            return
+        words = terms(path)
+        if not words:
+            return
+        self.env.note_dependency(str(path))
+        for section in self.document.findall(nodes.section):
+            if not section.children or not isinstance(section[0], nodes.title) or not section["ids"]:
+                continue
+            title = section[0].astext()
+            found = [w for w in words if w in title]
+            if not found:
+                continue
+            index = addnodes.index(entries=[("single", w, section["ids"][0], "main", None) for w in found])
+            index["inline"] = False
+            section.insert(1, index)
+
+
+def register(app: Sphinx) -> None:
+    app.connect("config-inited", absolute_dictionary)
+    app.add_transform(IndexSectionTerms)
+    fixed = fixed_chinese()
+    if fixed is not None:
+        app.add_search_language(fixed)
