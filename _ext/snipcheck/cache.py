@@ -113,7 +113,10 @@ class ResultCache:
         except FileNotFoundError:
             return None
         except OSError as exc:
-            raise CacheError(f"cannot read cache entry {path}: {exc.strerror}") from None
+            raise CacheError(
+                f"cannot read cache entry {path} ({exc.strerror}); the snippet was run again; "
+                "remove that path if this repeats"
+            ) from None
         try:
             data = json.loads(raw)
             if data.get("schema") != _SCHEMA or data.get("key") != key:

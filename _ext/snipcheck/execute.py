@@ -24,6 +24,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from filelock import FileLock
+
 from . import requirements
 from .cache import CacheError, ResultCache, cache_key
 from .compare import outcome_problem
@@ -162,7 +164,8 @@ class Executor:
         cached = self._cached(key, notes)
         if cached is not None:
             return Outcome(cached, "cache", notes=tuple(notes))
-        with cfg.cache.lock(key):
+        lock = self._lock_entry(key, notes)
+        try:
             cached = self._cached(key, notes)  # another build may have run it meanwhile
             if cached is not None:
                 return Outcome(cached, "cache", notes=tuple(notes))
@@ -172,17 +175,46 @@ class Executor:
                 try:
                     cfg.cache.put(key, snippet.id, result)
                 except OSError as exc:
-                    notes.append(f"could not write the cache entry: {exc}")
+                    # strerror, not str(exc): that names the temporary file too
+                    notes.append(
+                        f"could not write the cache entry {cfg.cache.path(key)} "
+                        f"({exc.strerror or exc}); the snippet will run again next build"
+                    )
+        finally:
+            if lock is not None:
+                lock.release()
         log.debug("ran %s in %.2f s", snippet.id, result.duration)
         return Outcome(result, "run", notes=tuple(notes))
+
+    def _lock_entry(self, key: str, notes: list[str]) -> FileLock | None:
+        """The held lock of ``key``, or ``None`` if the cache cannot be locked.
+
+        A cache directory that cannot be written (read-only, or a file in the
+        way) must cost the cache, not the run: an ``OSError`` here used to
+        reach :meth:`_work` and be reported as a run that could not start.
+        """
+        assert self.config.cache is not None
+        try:
+            lock = self.config.cache.lock(key)
+            lock.acquire()
+        except OSError as exc:
+            notes.append(f"cannot lock the cache entry ({exc}); the snippet ran without the lock")
+            return None
+        return lock
 
     def _cached(self, key: str, notes: list[str]) -> RunResult | None:
         assert self.config.cache is not None
         try:
             result = self.config.cache.get(key)
         except CacheError as exc:
-            notes.append(str(exc))
-            self.config.cache.discard(key)
+            if str(exc) not in notes:  # the check under the lock finds it again
+                notes.append(str(exc))
+            try:
+                self.config.cache.discard(key)
+            except OSError:
+                # e.g. a directory in its place: the snippet still runs, and
+                # writing its result fails with a note of its own
+                pass
             return None
         if result is not None:
             self._count("cached")

@@ -1,0 +1,249 @@
+"""Fault tolerance of the cache and the build process (issue 6).
+
+A corrupt cache entry, two builds sharing one cache at once, a build stopped
+with Ctrl-C in the middle of a run.  The unit side of corrupt entries and
+atomic writes is in test_cache.py
+(``test_corrupt_entry_raises_cache_error_naming_the_file``,
+``test_failed_atomic_write_keeps_the_old_file_and_no_temporary``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from conftest import fresh_cache
+from helpers import directive_line, html, plain
+from snipcheck.cache import ResultCache
+from snipcheck.runner import PYTHON_RUNNERS
+from test_faults_support import (
+    cached_ids,
+    copy_root,
+    descendants,
+    snapshot,
+    sphinx_build,
+    sphinx_build_command,
+    split_warnings,
+    subprocess_env,
+    wait_gone,
+)
+
+SNIPPETS = ("one", "two", "three")
+
+
+def counted_root(dest: Path, counter: Path) -> Path:
+    """A copy of tests/roots/test-fault-cache whose snippets append to ``counter``."""
+    src = copy_root("fault-cache", dest)
+    for name in SNIPPETS:
+        path = src / "snippets" / "cache" / f"{name}.py"
+        path.write_text(path.read_text().replace("COUNTER = None", f"COUNTER = {str(counter)!r}"))
+    return src
+
+
+def runs(counter: Path) -> Counter[str]:
+    return Counter(line.split()[0] for line in counter.read_text().splitlines()) if counter.exists() else Counter()
+
+
+def entry_of(cache_dir: Path, snippet_id: str) -> Path:
+    (path,) = [
+        p for p in (cache_dir / "results").glob("*/*.json") if json.loads(p.read_text(encoding="utf-8"))["snippet"] == snippet_id
+    ]
+    return path
+
+
+def output_of(page: Path, snippet_id: str) -> str:
+    div = html(page).find(id="snippet-" + snippet_id.replace("/", "-"))
+    return div.find(class_="snipcheck-output").find("pre").get_text()
+
+
+# --- a corrupt cache entry ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda raw: raw[: len(raw) // 2], id="truncated"),
+        pytest.param(lambda raw: b"", id="empty"),
+        pytest.param(lambda raw: b"\x00\xff garbage", id="garbage"),
+        pytest.param(lambda raw: raw.replace(b'"exit_status"', b'"exit_code"'), id="missing-field"),
+    ],
+)
+def test_corrupt_cache_entry_is_discarded_with_a_warning_rerun_and_rewritten(
+    tmp_path: Path, probe_cache: Path, damage  # noqa: ANN001
+) -> None:
+    counter = tmp_path / "runs"
+    src = counted_root(tmp_path / "src", counter)
+    cache_dir = fresh_cache(tmp_path / "cache", probe_cache)
+    first = sphinx_build(src, tmp_path, cache_dir)
+    assert first.all_warnings == []
+    entry = entry_of(cache_dir, "cache/one")
+    good = ResultCache(cache_dir).get(entry.stem)
+    entry.write_bytes(damage(entry.read_bytes()))
+
+    second = sphinx_build(src, tmp_path, cache_dir, freshenv=True)  # every page read again
+    index = src / "index.md"
+    (warning,) = second.all_warnings
+    assert re.fullmatch(
+        re.escape(f"{index}:{directive_line(index, 'cache/one')}: WARNING: snippet 'cache/one': cache entry {entry} is corrupt (")
+        + r".+"
+        + re.escape("); it was discarded and the snippet re-run [snipcheck.cache]"),
+        warning,
+    )
+    assert runs(counter) == Counter(one=2, two=1, three=1)
+    assert output_of(second.outdir / "index.html", "cache/one") == "one\n"
+    # The entry is whole again, with the new run's result.
+    again = ResultCache(cache_dir).get(entry.stem)
+    assert again is not None and again.events == good.events  # type: ignore[union-attr]
+    assert cached_ids(cache_dir) == {"cache/one", "cache/two", "cache/three"}
+    assert second.after == second.before
+    # A third build finds it and runs nothing.
+    third = sphinx_build(src, tmp_path, cache_dir, freshenv=True)
+    assert third.all_warnings == []
+    assert runs(counter) == Counter(one=2, two=1, three=1)
+
+
+def test_unreadable_cache_entry_warns_and_the_snippet_still_runs(tmp_path: Path, probe_cache: Path) -> None:
+    # A directory where the entry should be: it can be neither read nor
+    # removed nor replaced.  The snippet must still run and be checked, with
+    # snipcheck.cache warnings, not be reported as a run that could not start.
+    counter = tmp_path / "runs"
+    src = counted_root(tmp_path / "src", counter)
+    cache_dir = fresh_cache(tmp_path / "cache", probe_cache)
+    sphinx_build(src, tmp_path, cache_dir)
+    entry = entry_of(cache_dir, "cache/one")
+    entry.unlink()
+    (entry / "blocker").mkdir(parents=True)
+
+    second = sphinx_build(src, tmp_path, cache_dir, freshenv=True)
+    index = src / "index.md"
+    at = f"{index}:{directive_line(index, 'cache/one')}: WARNING: snippet 'cache/one': "
+    assert second.all_warnings == [
+        f"{at}cannot read cache entry {entry} (Is a directory); the snippet was run again; "
+        "remove that path if this repeats [snipcheck.cache]",
+        f"{at}could not write the cache entry {entry} (Is a directory); the snippet will run again "
+        "next build [snipcheck.cache]",
+    ]
+    assert runs(counter) == Counter(one=2, two=1, three=1)
+    assert output_of(second.outdir / "index.html", "cache/one") == "one\n"
+
+
+def test_a_cache_that_cannot_be_locked_costs_the_cache_not_the_run(tmp_path: Path, probe_cache: Path) -> None:
+    # A cache directory that cannot be written (here a file where the lock
+    # directory goes; a read-only mount alike) used to be reported as
+    # "could not start the run ...; check snipcheck_python" and nothing ran.
+    counter = tmp_path / "runs"
+    src = counted_root(tmp_path / "src", counter)
+    cache_dir = fresh_cache(tmp_path / "cache", probe_cache)
+    (cache_dir / "locks").write_text("in the way\n")
+    build = sphinx_build(src, tmp_path, cache_dir)
+    index = src / "index.md"
+    for name in SNIPPETS:
+        at = f"{index}:{directive_line(index, f'cache/{name}')}: WARNING: snippet 'cache/{name}': "
+        assert build.about(f"cache/{name}") == [
+            f"{at}cannot lock the cache entry ([Errno 17] File exists: '{cache_dir / 'locks'}'); "
+            "the snippet ran without the lock [snipcheck.cache]"
+        ]
+        assert output_of(build.outdir / "index.html", f"cache/{name}") == f"{name}\n"
+    assert runs(counter) == Counter(one=1, two=1, three=1)
+    assert cached_ids(cache_dir) == {"cache/one", "cache/two", "cache/three"}
+
+
+# --- two builds sharing one cache at once -------------------------------------------------
+
+
+def test_two_builds_sharing_one_cache_run_each_snippet_once_in_total(tmp_path: Path, probe_cache: Path) -> None:
+    counter = tmp_path / "runs"
+    cache_dir = fresh_cache(tmp_path / "cache", probe_cache)
+    builds = []
+    for name in ("a", "b"):
+        src = counted_root(tmp_path / name / "src", counter)
+        args = sphinx_build_command(src, tmp_path / name / "html", tmp_path / name / "report")
+        builds.append((src, snapshot(src), args))
+    procs = [
+        subprocess.Popen(args, env=subprocess_env(cache_dir), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _, _, args in builds
+    ]
+    done = [(p.wait(timeout=300), *p.communicate()) for p in procs]
+    for status, out, err in done:
+        assert status == 0, err  # -W: not a single warning either
+        assert split_warnings(err) == []
+    assert runs(counter) == Counter(one=1, two=1, three=1)
+    # Each build checked all three: one ran them, the other waited and took
+    # them from the cache (or they shared the work).
+    counted = [
+        tuple(map(int, re.search(r"\((\d+) run, (\d+) from cache this build\)", plain(out)).groups()))  # type: ignore[union-attr]
+        for _, out, _ in done
+    ]
+    assert sum(run for run, _ in counted) == 3 and sum(hit for _, hit in counted) == 3
+    assert cached_ids(cache_dir) == {"cache/one", "cache/two", "cache/three"}
+    for (src, before, _), name in zip(builds, ("a", "b"), strict=True):
+        assert snapshot(src) == before
+        assert output_of(tmp_path / name / "html" / "index.html", "cache/two") == "two\n"
+
+
+# --- Ctrl-C in the middle of a run -----------------------------------------------------------
+
+
+def _default_sigint() -> None:
+    # A process started in the background by a non-interactive shell ignores
+    # SIGINT, and its children inherit that; a terminal's sphinx-build does not.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.mark.parametrize("runner", PYTHON_RUNNERS)
+def test_ctrl_c_during_a_run_stops_the_build_and_leaves_nothing_behind(
+    tmp_path: Path, probe_cache: Path, runner: str
+) -> None:
+    src = copy_root("fault-interrupt", tmp_path / "src")
+    marker, flag = tmp_path / "sleeper.pid", tmp_path / "sleep-please"
+    sleeper = src / "snippets" / "slow" / "sleeper.py"
+    sleeper.write_text(
+        sleeper.read_text()
+        .replace("MARKER = None", f"MARKER = {str(marker)!r}")
+        .replace("FLAG = None", f"FLAG = {str(flag)!r}")
+    )
+    flag.touch()
+    before = snapshot(src)
+    cache_dir = fresh_cache(tmp_path / "cache", probe_cache)
+    args = sphinx_build_command(src, tmp_path / "html", tmp_path / "report", "-D", f"snipcheck_runner={runner}")
+    build = subprocess.Popen(
+        args, env=subprocess_env(cache_dir), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=_default_sigint,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while not (marker.exists() and marker.read_text()):
+            assert build.poll() is None, build.communicate()
+            assert time.monotonic() < deadline, "the sleeping snippet never started"
+            time.sleep(0.05)
+        pid = int(marker.read_text())
+        below = descendants(build.pid)
+        assert pid in below  # the run, and for the fork runner its server too
+        build.send_signal(signal.SIGINT)
+        _, err = build.communicate(timeout=30)
+    finally:
+        if build.poll() is None:
+            build.kill()
+    assert build.returncode == 2
+    assert "Interrupted!" in err
+    assert wait_gone(pid), f"the interrupted snippet (pid {pid}) still runs"
+    assert [p for p in below if not wait_gone(p)] == []
+    # No half-written or temporary entry; the interrupted run is not cached.
+    assert cached_ids(cache_dir) <= {"slow/quick"}
+    assert snapshot(src) == before
+
+    flag.unlink()
+    again = subprocess.run(args, env=subprocess_env(cache_dir), capture_output=True, text=True, timeout=300, check=False)
+    assert again.returncode == 0, again.stderr
+    assert output_of(tmp_path / "html" / "index.html", "slow/sleeper") == "woke up\n"
+    assert cached_ids(cache_dir) == {"slow/quick", "slow/sleeper"}
