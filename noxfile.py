@@ -8,6 +8,7 @@
     nox -s accept -- 2.14.1 [--dry-run]     accept its new outputs, move the reference pin
     nox -s merge -- R1.json R2.json …       combine shard reports
     nox -s lint              ruff, and mypy --strict on the extension
+    nox -s bench             the benchmark of design §10 (figures and ratios)
 
 Environments are pip-based virtualenvs (uv would not see the local torch wheel
 and would download a multi-GB CUDA build).  The reference torch release is read
@@ -158,3 +159,11 @@ def lint(session: nox.Session) -> None:
     session.install("-e", ".[test]", "ruff", "mypy", "types-docutils")
     session.run("ruff", "check", "_ext", "noxfile.py", "conf.py")
     session.run("mypy")
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Benchmark (prints figures and ratios; asserts nothing): `nox -s bench -- --sizes 100,300,1000`."""
+    install_reference(session, "test")
+    session.install("ipykernel")  # for the myst-nb `force` comparison
+    session.run("python", "tests/benchmark.py", *session.posargs)

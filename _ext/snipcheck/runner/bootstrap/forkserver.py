@@ -52,12 +52,18 @@ def main() -> None:
     sock.send(json.dumps({"ready": True, "problems": problems, "native_threads": native}).encode())
     if problems:
         return
+    # The child-side capture is imported once here, not in every child.
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, here)
+    import _snipcheck_child
+
+    sys.path.remove(here)
     # Objects of the preload never need collecting in a child: keep the
     # collector (and its copy-on-write page faults) away from them.
     import gc
 
     gc.freeze()
-    _serve(sock)
+    _serve(sock, _snipcheck_child.install_capture)
 
 
 def _preload(modules: list) -> tuple:
@@ -84,7 +90,7 @@ def _preload(modules: list) -> tuple:
         return tmp.read(), errors
 
 
-def _serve(sock: socket.socket) -> None:
+def _serve(sock: socket.socket, install_capture) -> None:  # type: ignore[no-untyped-def]
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
@@ -108,7 +114,7 @@ def _serve(sock: socket.socket) -> None:
             for fd in (wake_r, wake_w):
                 os.close(fd)
             sock.close()
-            _child(request, fds)  # never returns
+            _child(request, fds, install_capture)  # never returns
         for fd in fds:
             os.close(fd)
         pending[pid] = request["req"]
@@ -128,7 +134,7 @@ def _reap(sock: socket.socket, pending: dict) -> None:
             sock.send(json.dumps({"req": req, "status": os.waitstatus_to_exitcode(status)}).encode())
 
 
-def _child(request: dict, fds: list) -> None:
+def _child(request: dict, fds: list, install_capture) -> None:  # type: ignore[no-untyped-def]
     status = 1
     try:
         os.setsid()
@@ -145,13 +151,8 @@ def _child(request: dict, fds: list) -> None:
         os.environ.update(request["env"])
         _reseed()
         _skip_preload_finalizers()
-        here = os.path.dirname(os.path.abspath(__file__))
-        sys.path.insert(0, here)
-        from _snipcheck_child import install_capture
-
         install_capture(frm_w)
         del sys.modules["_snipcheck_child"]
-        sys.path.remove(here)
         status = _run_main(request["script"])
     except BaseException:  # noqa: BLE001 - a failure of the runner itself must be visible
         import traceback
