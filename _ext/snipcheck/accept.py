@@ -116,19 +116,44 @@ def move_pin(text: str, version: str) -> str:
 
 
 def apply(p: Plan, root: Path) -> list[Path]:
-    """Write the plan: each source file atomically, then the pin.
+    """Write the plan: the source files and the pin, all or nothing.
+
+    Every new text is worked out before the first write, so an edit that
+    cannot be made (:class:`~snipcheck.docsource.UnwritableBody`, a moved
+    directive) stops the accept with nothing written.  Each file is written
+    atomically; if a write fails or is interrupted (a full disk, Ctrl-C), the
+    files already rewritten are put back, so the chapter never states outputs
+    of two torch versions under one pin.
 
     :return: the files changed.
+    :raises OSError: if a file cannot be written (nothing is left changed,
+        unless putting a file back failed too: the message then names it).
     """
-    changed = []
+    writes: list[tuple[Path, bytes, bytes]] = []  # (path, old bytes, new bytes)
     for path in sorted(p.edits):
-        if docsource.rewrite(path, p.edits[path]):
-            changed.append(path)
+        old = path.read_bytes()
+        new = docsource.rewrite_bytes(old, p.edits[path], path)
+        if new != old:
+            writes.append((path, old, new))
     pyproject = root / "pyproject.toml"
     if p.pin and pyproject.is_file():
-        old = pyproject.read_text(encoding="utf-8")
-        new = move_pin(old, p.pin)
+        old = pyproject.read_bytes()
+        new = move_pin(old.decode("utf-8"), p.pin).encode("utf-8")
         if new != old:
-            write_atomic(pyproject, new.encode("utf-8"))
-            changed.append(pyproject)
-    return changed
+            writes.append((pyproject, old, new))
+    done: list[tuple[Path, bytes]] = []
+    try:
+        for path, old, new in writes:
+            write_atomic(path, new)
+            done.append((path, old))
+    except BaseException as exc:
+        stuck = []
+        for path, old in reversed(done):
+            try:
+                write_atomic(path, old)
+            except OSError:
+                stuck.append(str(path))
+        if stuck and isinstance(exc, OSError):
+            raise OSError(exc.errno, f"{exc.strerror}; and could not put back {', '.join(stuck)}", exc.filename) from exc
+        raise
+    return [path for path, _, _ in writes]

@@ -287,17 +287,27 @@ def rewrite_text(text: str, edits: Mapping[int, tuple[str, dict[str, str]]], pat
     return "\n".join(lines)
 
 
+def rewrite_bytes(raw: bytes, edits: Mapping[int, tuple[str, dict[str, str]]], path: Path) -> bytes:
+    """:func:`rewrite_text` on a file's bytes, keeping its line endings (CRLF stays CRLF).
+
+    :raises KeyError, UnwritableBody: see :func:`rewrite_text`.
+    """
+    text = raw.decode("utf-8")
+    newline = "\r\n" if "\r\n" in text else "\n"
+    old = text.replace("\r\n", "\n")
+    new = rewrite_text(old, edits, path)
+    return raw if new == old else new.replace("\n", newline).encode("utf-8")
+
+
 def rewrite(path: Path, edits: Mapping[int, tuple[str, dict[str, str]]]) -> bool:
     """Apply :func:`rewrite_text` to a file, atomically.
 
     :return: whether the file changed (it is not written otherwise).
     :raises KeyError: see :func:`rewrite_text`.
     """
-    raw = path.read_bytes().decode("utf-8")
-    newline = "\r\n" if "\r\n" in raw else "\n"
-    old = raw.replace("\r\n", "\n")
-    new = rewrite_text(old, edits, path)
-    if new == old:
+    raw = path.read_bytes()
+    new = rewrite_bytes(raw, edits, path)
+    if new == raw:
         return False
-    write_atomic(path, new.replace("\n", newline).encode("utf-8"))
+    write_atomic(path, new)
     return True

@@ -1,0 +1,231 @@
+"""Fault tolerance of accept mode (issue 6): a rewrite of the chapter sources
+that fails or is interrupted half-way.
+
+Two pages each state one drifted output; accepting rewrites both and moves the
+reference pin in pyproject.toml.  Whatever stops it after it started writing
+(a full disk, Ctrl-C), every file is byte-identical to its old or its new
+content, never a mix, and no temporary file is left.  The whole-flow tests of
+accept are in test_verify.py.
+"""
+
+from __future__ import annotations
+
+import builtins
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from snipcheck import accept, cli, docsource
+from snipcheck.model import Stamp
+from snipcheck.verify import Report, SnippetReport
+
+STAMP = Stamp("3.11.7", "2.15.0+cpu", "CPU", "Linux x86_64")
+PAGES = {
+    "a.md": "# A\n\nProse.\n\n```{snippet} demo/a\nold a\n```\n\nMore prose.\n",
+    "b.md": "# B\n\n```{snippet} demo/b\nold b 1\nold b 2\n```\n",
+}
+PYPROJECT = '[project]\nname = "x"\n\n[tool.snipcheck]\nreference-torch = "2.13.0"\n'
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    (tmp_path / "docs").mkdir()
+    for name, text in PAGES.items():
+        (tmp_path / "docs" / name).write_text(text)
+    (tmp_path / "pyproject.toml").write_text(PYPROJECT)
+    (tmp_path / "conf.py").write_text('extensions = ["snipcheck"]\n')
+    return tmp_path
+
+
+def report() -> Report:
+    return Report(
+        STAMP,
+        "torch 2.13.0",
+        (1, 1),
+        (
+            SnippetReport("demo/a", "docs/a.md", 5, "drifted", diff="-old a\n+new a", stated="old a", actual="new a"),
+            SnippetReport(
+                "demo/b", "docs/b.md", 3, "drifted", diff="-old b 1\n+new b", stated="old b 1\nold b 2", actual="new b"
+            ),
+        ),
+    )
+
+
+def contents(root: Path) -> dict[str, bytes]:
+    """Every file of the project (temporary files included, if any were left)."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def old_and_new(root: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, bytes], dict[str, bytes]]:
+    """The project's files before, and after an accept that nothing stopped."""
+    old = contents(root)
+    clean = tmp_path_factory.mktemp("clean")
+    for rel, data in old.items():
+        (clean / rel).parent.mkdir(parents=True, exist_ok=True)
+        (clean / rel).write_bytes(data)
+    accept.apply(accept.plan(report(), clean), clean)
+    new = contents(clean)
+    assert new["docs/a.md"] != old["docs/a.md"] and new["docs/b.md"] != old["docs/b.md"]
+    assert b'reference-torch = "2.15.0"' in new["pyproject.toml"]
+    return old, new
+
+
+def assert_old_or_new(root: Path, old: dict[str, bytes], new: dict[str, bytes]) -> dict[str, str]:
+    """Each file is exactly its old or its new self, and there is no other file."""
+    now = contents(root)
+    assert sorted(now) == sorted(old), "a temporary or partial file was left"
+    which = {}
+    for rel, data in now.items():
+        assert data in (old[rel], new[rel]), f"{rel} is neither its old nor its new content"
+        which[rel] = "old" if data == old[rel] else "new"
+    return which
+
+
+class _Interrupted(Exception):
+    pass
+
+
+def _writes_half_then_fails(target: str, exc: BaseException, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Make every file opened for writing whose real path names ``target``
+    write the first half of what it is given, then raise ``exc``.
+
+    Patches ``open`` itself (``io.open``, ``builtins.open``; ``os.fdopen`` and
+    ``Path.write_bytes`` go through ``io.open``), so it catches any way of
+    writing the file, atomic or not."""
+    real_open = io.open
+    hit: list[str] = []
+
+    class HalfWriter:
+        def __init__(self, f):  # noqa: ANN001
+            self._f = f
+
+        def write(self, data):  # noqa: ANN001, ANN201
+            self._f.write(data[: len(data) // 2])
+            self._f.flush()
+            hit.append(name)
+            raise exc
+
+        def __getattr__(self, attr: str):  # noqa: ANN204
+            return getattr(self._f, attr)
+
+        def __enter__(self):  # noqa: ANN204
+            return self
+
+        def __exit__(self, *args):  # noqa: ANN002, ANN204
+            return self._f.__exit__(*args)
+
+    def fake_open(file, mode="r", *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        nonlocal name
+        f = real_open(file, mode, *args, **kwargs)
+        if any(c in mode for c in "wax+"):
+            name = os.readlink(f"/proc/self/fd/{f.fileno()}") if isinstance(file, int) else os.fspath(file)
+            if target in os.path.basename(name):
+                return HalfWriter(f)
+        return f
+
+    name = ""
+    monkeypatch.setattr(io, "open", fake_open)
+    monkeypatch.setattr(builtins, "open", fake_open)
+    return hit
+
+
+@pytest.mark.parametrize("exc", [KeyboardInterrupt(), OSError(28, "No space left on device")], ids=["ctrl-c", "disk-full"])
+def test_interrupted_mid_write_of_the_second_file_leaves_every_file_old_or_new(
+    root: Path, old_and_new, monkeypatch: pytest.MonkeyPatch, exc: BaseException  # noqa: ANN001
+) -> None:
+    old, new = old_and_new
+    hit = _writes_half_then_fails("b.md", exc, monkeypatch)
+    with pytest.raises(type(exc)):
+        accept.apply(accept.plan(report(), root), root)
+    monkeypatch.undo()
+    assert hit, "the injected failure never fired"
+    # All or nothing: a.md was written first, and is put back.
+    assert assert_old_or_new(root, old, new) == {"docs/a.md": "old", "docs/b.md": "old", "pyproject.toml": "old", "conf.py": "old"}
+
+
+def test_failing_rename_of_the_second_file_leaves_every_file_old_or_new(
+    root: Path, old_and_new, monkeypatch: pytest.MonkeyPatch  # noqa: ANN001
+) -> None:
+    old, new = old_and_new
+    real_replace = os.replace
+    calls: list[str] = []
+
+    def replace(src, dst):  # noqa: ANN001, ANN202
+        calls.append(os.fspath(dst))
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(OSError, match="No space left on device"):
+        accept.apply(accept.plan(report(), root), root)
+    monkeypatch.undo()
+    assert calls[1].endswith("b.md")
+    assert assert_old_or_new(root, old, new) == {"docs/a.md": "old", "docs/b.md": "old", "pyproject.toml": "old", "conf.py": "old"}
+
+
+def test_a_file_that_cannot_be_put_back_is_named(root: Path, old_and_new, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    # The disk stays full: b.md fails, and so does putting a.md back.
+    old, new = old_and_new
+    real_replace = os.replace
+    calls: list[str] = []
+
+    def replace(src, dst):  # noqa: ANN001, ANN202
+        calls.append(os.fspath(dst))
+        if len(calls) >= 2:
+            raise OSError(28, "No space left on device")
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(OSError) as info:
+        accept.apply(accept.plan(report(), root), root)
+    monkeypatch.undo()
+    assert str(info.value).startswith(
+        f"[Errno 28] No space left on device; and could not put back {root / 'docs' / 'a.md'}"
+    )
+    assert assert_old_or_new(root, old, new)["docs/a.md"] == "new"
+
+
+def test_an_edit_that_cannot_be_made_stops_accept_before_any_file_is_written(
+    root: Path, old_and_new  # noqa: ANN001
+) -> None:
+    # b.md's body would hold a line of four backticks, closing the tab-item
+    # around it: found only when b.md's new text is worked out, after a.md's.
+    old, new = old_and_new
+    (root / "docs" / "b.md").write_text("# B\n\n````{tab-item} x\n```{snippet} demo/b\nold b 1\nold b 2\n```\n````\n")
+    old = contents(root)
+    bad = Report(
+        STAMP, "torch 2.13.0", (1, 1),
+        (report().snippets[0], SnippetReport("demo/b", "docs/b.md", 4, "drifted", diff="-x\n+y", stated="old b 1\nold b 2", actual="````\nnew b")),
+    )  # fmt: skip
+    with pytest.raises(docsource.UnwritableBody):
+        accept.apply(accept.plan(bad, root), root)
+    assert contents(root) == old
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=OSError,
+    reason="cli.py's accept does not catch a failure of accept.apply (OSError, UnwritableBody): the user gets "
+    "a Python traceback instead of 'error: ...' and exit status 1",
+)
+def test_accept_command_reports_a_failed_write_as_an_error(
+    root: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (root / "report.json").write_text(json.dumps(report().to_json()))
+    real_replace = os.replace
+
+    def replace(src, dst):  # noqa: ANN001, ANN202
+        if os.fspath(dst).endswith("b.md"):
+            raise OSError(28, "No space left on device")
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    status = cli.main(["--root", str(root), "accept", "--report", str(root / "report.json"), "--force"])
+    assert status == 1
+    err = capsys.readouterr().err
+    assert "error:" in err and "b.md" in err and "No space left on device" in err
