@@ -80,13 +80,14 @@ class ClaimRole(SphinxRole):
     """``{claim}`VALUE <snippet-id>``: a value cited from a snippet's output."""
 
     def run(self) -> tuple[list[Node], list[system_message]]:
-        location = self.get_location()
+        line = self._exact_line()
+        location = (self.env.docname, line)
         parsed = parse_claim(self.text)
         if parsed is None:
             warn("tag", f"malformed claim {self.text!r}: write {{claim}}`VALUE <snippet-id>`", location)
             return [nodes.inline(self.text, self.text)], []
         value, snippet_id = parsed
-        docname, line = self.env.docname, self.lineno
+        docname = self.env.docname
         try:
             output, verified = snippet_output(self.env, snippet_id)
         except SnippetError as exc:
@@ -114,6 +115,22 @@ class ClaimRole(SphinxRole):
             node = nodes.inline(value, value)
         node["classes"] += classes
         return [node], []
+
+
+    def _exact_line(self) -> int:
+        """The source line of this role.  MyST reports the line where the
+        paragraph starts; find the role's own text from there on."""
+        key = ("snipcheck_source_lines", self.env.docname)
+        if key not in self.env.temp_data:
+            path = Path(self.env.doc2path(self.env.docname))
+            self.env.temp_data[key] = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+        lines: list[str] = self.env.temp_data[key]
+        start = max(self.lineno - 1, 0)
+        needle = f"`{self.text}`"  # MyST's rawtext is ":claim:`...`", not what the source says
+        for i in range(start, min(start + 200, len(lines))):
+            if needle in lines[i]:
+                return i + 1
+        return self.lineno
 
 
 def claims(env) -> dict[str, list[tuple[int, str, str, str, bool]]]:  # type: ignore[no-untyped-def]

@@ -1,0 +1,4 @@
+print("measured elsewhere")
+# /// snipcheck
+# requires = ["burn"]
+# ///

@@ -1,0 +1,3 @@
+grad = 0.25
+print("grad =", grad)
+print("version 0 -> 1")

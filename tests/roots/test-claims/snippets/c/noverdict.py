@@ -1,0 +1,1 @@
+print("I checked something but printed no verdict")
