@@ -110,7 +110,14 @@ class ClaimRole(SphinxRole):
         claims(self.env).setdefault(docname, []).append((line, snippet_id, value, status, verified))
         classes = ["snipcheck-claim"] + ([] if verified else ["snipcheck-claim-unverified"])
         if snippet_id in placements_here(self.env):
-            node: nodes.Element = nodes.reference(value, value, refuri=f"#{nodes.make_id('snippet-' + snippet_id)}")
+            title = (
+                f"取自代码片段 {snippet_id} 的实际输出，本次构建已核对"
+                if verified
+                else f"取自代码片段 {snippet_id} 陈述的输出，未经本次构建验证"
+            )
+            node: nodes.Element = nodes.reference(
+                value, value, refuri=f"#{nodes.make_id('snippet-' + snippet_id)}", reftitle=title
+            )
         else:
             node = nodes.inline(value, value)
         node["classes"] += classes
