@@ -42,7 +42,10 @@ html_title = "PyTorch 就地操作与版本计数器"
 html_last_updated_fmt = None
 
 # Copy buttons on code only: never on output panels, never the line numbers.
-copybutton_selector = "div.snipcheck-code div.highlight pre, div.copyable div.highlight pre"
+copybutton_selector = (
+    "div.snipcheck-code div.highlight pre, div.copyable div.highlight pre,"
+    " div.highlight-bash div.highlight pre"  # the contributing page's commands
+)
 copybutton_exclude = ".linenos, .gp, .go"
 
 # --- snipcheck -------------------------------------------------------------
