@@ -74,7 +74,9 @@ def docs_live(session: nox.Session) -> None:
     install_reference(session, "live")
     session.run(
         "sphinx-autobuild", "-c", ".", "-d", "_build/live-doctrees", "docs", "_build/live",
-        "--watch", "snippets", "--watch", "_ext", "--watch", "conf.py", "--port", "8000", *session.posargs,
+        "--watch", "snippets", "--watch", "_ext", "--watch", "conf.py", "--port", "8000",
+        # pip's egg-info (rewritten by every other nox session) and bytecode are not sources
+        "--re-ignore", r"\.egg-info|__pycache__|\.pyc$", *session.posargs,
     )
 
 

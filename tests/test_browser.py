@@ -14,7 +14,9 @@ pytest's temporary directory); the session prints where.
 
 Needs the ``playwright`` Python package and a Chromium (Debian's
 ``/usr/bin/chromium``, or ``$SNIPCHECK_CHROMIUM``); skipped, saying which is
-missing, without them.  Playwright's own browser download is never used.
+missing, without them, except where ``SNIPCHECK_REQUIRE_BROWSER=1`` (CI sets
+it), where a missing browser fails them.  Playwright's own browser download
+is never used.
 """
 
 from __future__ import annotations
@@ -133,14 +135,23 @@ def artifacts(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureR
         print(f"\nbrowser screenshots ({len(shots)}): {directory}")
 
 
+def missing(reason: str) -> None:
+    """Skip the browser tests, or fail them where they must run
+    (``SNIPCHECK_REQUIRE_BROWSER=1``, set by ``.ci/run``)."""
+    if os.environ.get("SNIPCHECK_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"browser tests required (SNIPCHECK_REQUIRE_BROWSER=1) but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
-    sync_api = pytest.importorskip(
-        "playwright.sync_api", reason="the playwright package is not installed (pip install playwright)"
-    )
+    try:
+        from playwright import sync_api
+    except ImportError:
+        missing("the playwright package is not installed (pip install playwright)")
     executable = chromium_path()
     if executable is None:
-        pytest.skip("no Chromium found (apt-get install chromium, or set SNIPCHECK_CHROMIUM)")
+        missing("no Chromium found (apt-get install chromium, or set SNIPCHECK_CHROMIUM)")
     with sync_api.sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
         try:
