@@ -9,7 +9,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import claims, collector, config, directive, environment_box, reading, search_zh, state, summary, versions
+from . import (
+    claims,
+    collector,
+    config,
+    directive,
+    environment_box,
+    reading,
+    search_zh,
+    state,
+    summary,
+    versions,
+)
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
