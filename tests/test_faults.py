@@ -13,8 +13,11 @@ The runner-level side of the same faults is in test_faults_runner.py.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +26,7 @@ import pytest
 from helpers import directive_line, html, plain
 from snipcheck.compare import truncation_marker
 from snipcheck.runner import PYTHON_RUNNERS
-from test_faults_support import Build, cached_ids, copy_root, gone, sphinx_build, wait_gone
+from test_faults_support import Build, cached_ids, copy_root, sphinx_build, wait_gone
 
 LONG_LINE = "0123456789" * 10_000
 FLOOD_KEPT = ("x" * 1023 + "\n") * 1024  # the first MiB of the 200 MiB the snippet writes
@@ -64,10 +67,26 @@ def faults(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     index.write_text(text, encoding="utf-8")
     orphan = src / "snippets" / "fault" / "orphan.py"
     orphan.write_text(orphan.read_text().replace("PIDFILE = None", f"PIDFILE = {str(pidfile)!r}"))
-    build = sphinx_build(
-        src, tmp, fresh_cache(tmp / "cache", probe_cache), {"snipcheck_runner": request.param}
-    )
+    with stdin_that_never_ends():
+        build = sphinx_build(
+            src, tmp, fresh_cache(tmp / "cache", probe_cache), {"snipcheck_runner": request.param}
+        )
     return Faults(build, request.param, pidfile)
+
+
+@contextlib.contextmanager
+def stdin_that_never_ends() -> Iterator[None]:
+    """File descriptor 0 of this process as a terminal waiting for input is:
+    open, with nothing to read.  A snippet that inherited it would block."""
+    read, write = os.pipe()
+    saved = os.dup(0)
+    os.dup2(read, 0)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 0)
+        for fd in (saved, read, write):
+            os.close(fd)
 
 
 def blocks(page: Path, snippet_id: str) -> list[tuple[list[str], str]]:
@@ -195,7 +214,8 @@ def test_declared_abort_is_shown_without_a_warning(faults: Faults) -> None:
 
 
 def test_reading_stdin_gets_end_of_file_at_once(faults: Faults) -> None:
-    # Its tag block allows 10 s: a read that waited for input would time out.
+    # The build ran with an open, silent stdin (see stdin_that_never_ends); the
+    # tag block allows 10 s: a read that waited for input would time out.
     assert faults.build.about("fault/stdin") == []
     assert blocks(faults.page, "fault/stdin") == [(["snipcheck-stdout"], "''\nEOF\n")]
 

@@ -10,12 +10,9 @@ atomic writes is in test_cache.py
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import signal
 import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path

@@ -92,8 +92,9 @@ def test_a_child_that_outlives_the_snippet_is_killed_with_its_group(runner: Runn
     snippet = write(
         project,
         "r/orphan",
-        "import subprocess, sys\n"
-        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'],\n"
+        # cwd="/": a child left in the run directory could die of its removal
+        "import subprocess\n"
+        "p = subprocess.Popen(['sleep', '60'], cwd='/',\n"
         "                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
         "print(p.pid)\n",
     )

@@ -1,7 +1,7 @@
-import subprocess, sys
+import subprocess
 PIDFILE = None  # the test puts an absolute path here
 child = subprocess.Popen(
-    [sys.executable, "-c", "import time; time.sleep(60)"],
+    ["sleep", "60"], cwd="/",  # not in the run directory, which is removed after the run
     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
 )
 if PIDFILE:
