@@ -278,3 +278,17 @@ def test_rng_state_differs_between_forks_like_fresh_processes(torch_fork: Runner
     snippet = write(project, "g/rng", "import random, torch\nprint(random.random(), torch.rand(1).item())\n")
     seen = {stream(torch_fork.run(snippet, timeout=TIMEOUT, output_limit=LIMIT).events, "stdout") for _ in range(3)}
     assert len(seen) == 3
+
+
+def test_stdin_is_at_end_of_file_even_where_dev_null_is_not_the_null_device(
+    project: Path, stamp: Stamp, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Seen on a test machine: /dev/null was a regular file, holding whatever
+    # some `cmd 2>/dev/null` had last written, so a snippet reading stdin read
+    # that.  The run's stdin must not depend on /dev/null.
+    junk = tmp_path / "not-the-null-device"
+    junk.write_text("written by someone's 2>/dev/null\n")
+    monkeypatch.setattr(os, "devnull", str(junk))
+    snippet = write(project, "r/stdin-eof", "import sys\nprint(repr(sys.stdin.read()))\n")
+    runner = make_runner("python", python=sys.executable, stamp=stamp, kind="subprocess")
+    assert stream(runner.run(snippet, timeout=TIMEOUT, output_limit=LIMIT).events, "stdout") == "''\n"

@@ -1,7 +1,7 @@
 """Parent-side output capture for one child process.
 
-:func:`run_captured` starts a command in a new process group with stdin on
-``/dev/null`` and three pipes: file descriptors 1 and 2, and a frame pipe that
+:func:`run_captured` starts a command in a new process group with stdin at
+end-of-file and three pipes: file descriptors 1 and 2, and a frame pipe that
 the child's bootstrap (``bootstrap/sitecustomize.py``) writes labelled frames
 to.  It reads all three as data arrives, keeps the order of arrival, enforces
 the timeout (killing the whole group) and the output limit (keeping a count of
@@ -160,24 +160,40 @@ class Child(Protocol):
 Spawner = Callable[[int, int, int], Child]
 
 
+def empty_stdin() -> int:
+    """The read end of a pipe whose write end is closed: reads get end-of-file at once.
+
+    Not ``/dev/null``: where that is not the null device (seen on a test
+    machine: a regular file holding what some ``2>/dev/null`` wrote last), a
+    snippet reading stdin would read that.
+    """
+    read, write = os.pipe()
+    os.close(write)
+    return read
+
+
 def popen_spawner(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], frame_env_var: str = "SNIPCHECK_FRAME_FD") -> Spawner:
     """A spawner that starts ``argv`` with :class:`subprocess.Popen` in a new
-    session, stdin on ``/dev/null``, and the frame descriptor's number in
+    session, stdin at end-of-file (:func:`empty_stdin`), and the frame descriptor's number in
     ``frame_env_var``."""
 
     def spawn(out_w: int, err_w: int, frm_w: int) -> Child:
         child_env = dict(env)
         child_env[frame_env_var] = str(frm_w)
-        return subprocess.Popen(
-            list(argv),
-            cwd=cwd,
-            env=child_env,
-            stdin=subprocess.DEVNULL,
-            stdout=out_w,
-            stderr=err_w,
-            pass_fds=(frm_w,),
-            start_new_session=True,
-        )
+        stdin = empty_stdin()
+        try:
+            return subprocess.Popen(
+                list(argv),
+                cwd=cwd,
+                env=child_env,
+                stdin=stdin,
+                stdout=out_w,
+                stderr=err_w,
+                pass_fds=(frm_w,),
+                start_new_session=True,
+            )
+        finally:
+            os.close(stdin)
 
     return spawn
 

@@ -1,8 +1,8 @@
 """Run a Python snippet as ``python snippets/<id>.py`` in a fresh process.
 
 Every run gets the fixed environment of the design: a fresh temporary working
-directory holding a copy of the snippet at ``snippets/<id>.py``, stdin on
-``/dev/null``, ``PYTHONHASHSEED=0``, a UTF-8 locale, ``TZ=UTC``, unbuffered
+directory holding a copy of the snippet at ``snippets/<id>.py``, stdin at
+end-of-file, ``PYTHONHASHSEED=0``, a UTF-8 locale, ``TZ=UTC``, unbuffered
 output, default warning filters, and a private ``HOME``.  The run directory is
 removed afterwards, so nothing a snippet writes lands in the repository.
 

@@ -9,7 +9,7 @@ child per request, answers with the child's pid, and later with its exit
 status (``os.waitstatus_to_exitcode``: negative for a signal).
 
 The child makes itself look like ``python snippets/<id>.py`` run alone: a new
-session, stdin on ``/dev/null``, the run directory as working directory, the
+session, stdin at end-of-file, the run directory as working directory, the
 fixed environment, ``sys.argv`` and ``sys.path[0]`` as Python sets them, a
 fresh ``__main__`` module, RNGs reseeded from the OS (a fresh process would not
 share its parent's state), the recursion limit raised by the server's own stack
@@ -139,11 +139,13 @@ def _child(request: dict, fds: list, install_capture) -> None:  # type: ignore[n
     try:
         os.setsid()
         out_w, err_w, frm_w = fds
-        devnull = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(devnull, 0)
+        # stdin: an empty pipe, not /dev/null (see capture.empty_stdin for why)
+        stdin_r, stdin_w = os.pipe()
+        os.close(stdin_w)
+        os.dup2(stdin_r, 0)
         os.dup2(out_w, 1)
         os.dup2(err_w, 2)
-        for fd in (devnull, out_w, err_w):
+        for fd in (stdin_r, out_w, err_w):
             if fd > 2:
                 os.close(fd)
         os.chdir(request["run_dir"])
