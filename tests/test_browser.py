@@ -345,8 +345,11 @@ def test_chinese_search_finds_the_version_counter_section(tab: Tab, site: Site, 
     links = [urlsplit(unquote(h)) for h in results.evaluate_all("as => as.map(a => a.getAttribute('href'))")]
     expected = section_id(site.chapter / "inplace.html", "版本计数器")
     assert ("inplace.html", expected) in [(u.path, u.fragment) for u in links], links
-    # Following the link lands on that section.
     target = next(i for i, u in enumerate(links) if (u.path, u.fragment) == ("inplace.html", expected))
+    # The result names the section it opens at, not only the page.
+    heading_text = html(site.chapter / "inplace.html").find(id=expected).find("h2").get_text().rstrip("#¶")
+    assert results.nth(target).inner_text() == f"就地操作 › {heading_text}"
+    # Following the link lands on that section.
     results.nth(target).click()
     page.wait_for_url(re.compile(r"inplace\.html"))
     assert urlsplit(page.url).fragment == expected

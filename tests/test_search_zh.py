@@ -76,3 +76,15 @@ def test_the_work_around_only_applies_where_sphinx_binds_the_wrong_name() -> Non
         return
     assert issubclass(fixed, SearchChinese)
     assert fixed.js_stemmer_code.endswith("window.Stemmer = EnglishStemmer;")
+
+
+@pytest.mark.sphinx("html", testroot="search", freshenv=False)
+def test_a_rebuild_that_writes_no_page_keeps_the_entries(app, make_app, app_params) -> None:
+    app.build()
+    outdir = Path(app.outdir)
+    first = search_index(outdir)["indexentries"]
+    assert first
+    args, kwargs = app_params
+    again = make_app(*args, **{**kwargs, "freshenv": False})
+    again.build()  # nothing changed: no page is written, the search index is
+    assert search_index(outdir)["indexentries"] == first  # still dumped

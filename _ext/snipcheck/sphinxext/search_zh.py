@@ -13,6 +13,10 @@ entry for that term pointing at the section: the search page then lists
 the terms.  Nothing is typed into the pages; a new section is indexed by its
 title.
 
+The search page also says which section such a result opens at: Sphinx
+labels every result with its page's title only (``static/snipcheck-search.js``
+appends the section's title, from the search index's own table of titles).
+
 **Sphinx 9.0's broken Chinese search page** (sphinx-doc/sphinx#14229).
 
 Sphinx's ``zh`` search language reuses the English Snowball stemmer, but
@@ -40,10 +44,12 @@ from typing import TYPE_CHECKING, Any
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.transforms import SphinxTransform
+from sphinx.util.index_entries import split_index_msg
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
     from sphinx.config import Config
+    from sphinx.environment import BuildEnvironment
     from sphinx.search import SearchLanguage
 
 _DEFINED = re.compile(r"\b(?:var|let|const)\s+(\w+Stemmer)\s*=|\b(\w+Stemmer)\s*=\s*function")
@@ -141,9 +147,39 @@ class IndexSectionTerms(SphinxTransform):
             section.insert(1, index)
 
 
+def keep_index_entries(app: Sphinx, env: BuildEnvironment) -> None:
+    """Give the search index the index entries of every page, not only of the
+    pages written in this build (``env-updated``).
+
+    Sphinx fills them while it writes pages and keeps them nowhere that
+    survives to the next build, so an incremental build published a search
+    index holding only the rewritten pages' entries (sphinx-doc/sphinx#12599):
+    版本计数器 then found no section.  They are rebuilt here from the index
+    domain's per-page entries, the same way Sphinx's indexer derives them.
+    """
+    store = getattr(env, "_search_index_index_entries", None)
+    entries = env.domaindata.get("index", {}).get("entries")
+    if not isinstance(store, dict) or not isinstance(entries, dict):
+        return
+    store.clear()
+    for docname in sorted(env.all_docs):
+        found: set[tuple[str, str, str]] = set()
+        for entry_type, value, target_id, main, *_ in entries.get(docname, ()):
+            try:
+                parts = split_index_msg(entry_type, value)
+            except ValueError:
+                continue
+            found |= {(part, target_id, main) for part in parts}
+        if found:
+            store[docname] = sorted(found)
+
+
 def register(app: Sphinx) -> None:
     app.connect("config-inited", absolute_dictionary)
+    app.connect("env-updated", keep_index_entries)
     app.add_transform(IndexSectionTerms)
+    # Names the section a search result opens at (static/snipcheck-search.js).
+    app.add_js_file("snipcheck-search.js", defer="defer")
     fixed = fixed_chinese()
     if fixed is not None:
         app.add_search_language(fixed)
