@@ -184,7 +184,7 @@ def test_missing_file_and_bad_tag_block_warn_with_file_and_line(app) -> None:  #
     )
     assert missing.endswith("[snipcheck.missing]")
     assert tag == (
-        f"{index}:{directive_line(index, 'broken/bad-tags')}: WARNING: unknown tag 'colour'; known tags are: "
+        f"{index}:{directive_line(index, 'broken/bad-tags')}: WARNING: snippet 'broken/bad-tags': unknown tag 'colour'; known tags are: "
         "expect, refutes, requires, timeout (snippets/broken/bad-tags.py:3) [snipcheck.tag]"
     )
     assert output_blocks(page, "broken/good") == [(["snipcheck-stdout"], "still rendered\n")]
@@ -327,8 +327,10 @@ def test_editing_a_snippet_file_rereads_its_page(app, make_app, app_params, tmp_
 def test_invalid_config_value_warns_and_the_default_is_used(app) -> None:  # noqa: ANN001
     page = build_html(app)
     default = VALUES["snipcheck_timeout"].default
+    conf_py = Path(app.confdir) / "conf.py"
     assert snipcheck_warnings(app.warning.getvalue()) == [
-        f"WARNING: invalid snipcheck_timeout = -1: must be positive; using the default {default!r} [snipcheck.config]"
+        f"WARNING: {conf_py}: invalid snipcheck_timeout = -1: must be positive; using the default, {default!r} "
+        "[snipcheck.config]"
     ]
     assert app.config.snipcheck_timeout == default
     # With a timeout of -1 s every run would be killed at once; it ran normally.

@@ -300,11 +300,6 @@ def test_drift_in_a_100000_character_line_warns_with_the_full_diff_file(faults: 
     assert blocks(faults.page, "fault/longline-drift") == [(["snipcheck-stdout"], LONG_LINE + "!\n")]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="sphinxext/directive.py shortens the diff in the warning to 24 lines but not their width: "
-    "a drifted 100,000-character line is printed whole into the console (the full diff file has it)",
-)
 def test_drift_in_a_100000_character_line_keeps_the_warning_readable(faults: Faults) -> None:
     (warning,) = faults.build.about("fault/longline-drift")
     assert max(len(line) for line in warning.splitlines()) <= 1000
@@ -318,12 +313,6 @@ def test_200_mb_of_output_is_capped_with_a_marker(faults: Faults) -> None:
     assert faults.page.stat().st_size < 4 * (1 << 20)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="sphinxext/render.py hands any text holding ESC to myst-nb's myst-ansi lexer, which only knows "
-    "colour (SGR) codes: an OSC title (ESC ] ... BEL) stays raw in the HTML, and Pygments warns "
-    "[misc.highlighting_failure], which fails a -W build",
-)
 @pytest.mark.sphinx("html", testroot="fault-ansi")
 def test_ansi_escapes_other_than_colours_never_reach_the_html(app) -> None:  # noqa: ANN001
     app.build()

@@ -83,7 +83,7 @@ def test_missing_file_and_unknown_tag_warn_and_the_page_goes_on(sources: Sources
     # Exact texts: test_build.py::test_missing_file_and_bad_tag_block_warn_with_file_and_line
     warnings = sources.build.warnings
     assert any(w.startswith(f"{sources.at('fault/nowhere')}: WARNING: snippet 'fault/nowhere' not found:") for w in warnings)
-    assert any(w.startswith(f"{sources.at('fault/bad-tags')}: WARNING: unknown tag 'colour';") for w in warnings)
+    assert any(w.startswith(f"{sources.at('fault/bad-tags')}: WARNING: snippet 'fault/bad-tags': unknown tag 'colour';") for w in warnings)
 
 
 def test_the_same_id_placed_twice_warns_at_the_second_placement(sources: Sources) -> None:
@@ -174,11 +174,15 @@ def test_invalid_config_value_names_the_value_and_the_default_and_the_build_goes
     app = make_app(*args, **{**kwargs, "confoverrides": {**kwargs["confoverrides"], name: value}})
     app.build()
     default = VALUES[name].default
+    shown = "the interpreter running Sphinx" if name == "snipcheck_python" else repr(default)
+    conf_py = Path(app.confdir) / "conf.py"
     (warning,) = snipcheck_warnings(app.warning.getvalue())
-    assert warning.startswith(f"WARNING: invalid {name} = {value!r}: ")
-    assert warning.endswith(f"; using the default {default!r} [snipcheck.config]")
+    assert warning.startswith(f"WARNING: {conf_py}: invalid {name} = {value!r}: ")
+    assert warning.endswith(f"; using the default, {shown} [snipcheck.config]")
     if why is not None:
-        assert warning == f"WARNING: invalid {name} = {value!r}: {why}; using the default {default!r} [snipcheck.config]"
+        assert warning == (
+            f"WARNING: {conf_py}: invalid {name} = {value!r}: {why}; using the default, {shown} [snipcheck.config]"
+        )
     else:
         assert "no-such-normalizer" in warning
     assert getattr(app.config, name) == default

@@ -58,7 +58,7 @@ def build(root: Path, cache: Path, out: str = "_build", *extra: str, seed: str =
     """Build; return the documents read and the console output."""
     env = dict(os.environ, SNIPCHECK_CACHE_DIR=str(cache), PYTHONHASHSEED=seed)
     proc = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-W", "-b", "html", "-c", str(root), "-d", str(root / out / "doctrees"),
+        [sys.executable, "-m", "sphinx", "-W", "--no-color", "-b", "html", "-c", str(root), "-d", str(root / out / "doctrees"),
          *extra, str(root / "docs"), str(root / out / "html")],
         env=env, capture_output=True, text=True, timeout=600,
     )

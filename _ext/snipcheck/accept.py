@@ -144,7 +144,10 @@ def apply(p: Plan, root: Path) -> list[Path]:
     done: list[tuple[Path, bytes]] = []
     try:
         for path, old, new in writes:
-            write_atomic(path, new)
+            try:
+                write_atomic(path, new)
+            except OSError as exc:
+                raise OSError(exc.errno, f"cannot write {path}: {exc.strerror or exc}") from exc
             done.append((path, old))
     except BaseException as exc:
         stuck = []
@@ -154,6 +157,6 @@ def apply(p: Plan, root: Path) -> list[Path]:
             except OSError:
                 stuck.append(str(path))
         if stuck and isinstance(exc, OSError):
-            raise OSError(exc.errno, f"{exc.strerror}; and could not put back {', '.join(stuck)}", exc.filename) from exc
+            raise OSError(exc.errno, f"{exc.strerror}; and could not put back {', '.join(stuck)}") from exc
         raise
     return [path for path, _, _ in writes]

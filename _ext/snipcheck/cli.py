@@ -291,7 +291,11 @@ def _accept(settings: Settings, docs: Path, args: argparse.Namespace, use_cache:
                 file=sys.stderr,
             )
             return 1
-    changed = accept_mod.apply(plan, settings.root)
+    try:
+        changed = accept_mod.apply(plan, settings.root)
+    except (OSError, docsource.UnwritableBody, KeyError, ValueError) as exc:
+        print(f"error: accept wrote nothing: {exc}", file=sys.stderr)
+        return 1
     for path in changed:
         print(f"rewrote {_rel(path)}")
     print(f"accepted {len(plan.accepted)} output(s); reference-torch = {plan.pin!r}")

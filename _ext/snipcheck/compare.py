@@ -26,9 +26,20 @@ from .normalize import Normalizer, for_compare, for_display
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 
 
+_SGR = re.compile(r"\x1b\[[0-9;]*m")
+
+
 def strip_ansi(text: str) -> str:
     """Remove ANSI escape sequences (colours, cursor moves, OSC titles)."""
     return _ANSI.sub("", text)
+
+
+def keep_colours(text: str) -> str:
+    """Remove every escape sequence except colours (SGR, ``ESC [ ... m``),
+    which the page renders; cursor moves, erases and window titles have no
+    place in a static page, and a lone BEL or ESC is dropped too."""
+    kept = _ANSI.sub(lambda m: m.group(0) if _SGR.fullmatch(m.group(0)) else "", text)
+    return kept.replace("\x07", "")
 
 
 def collapse_cr(text: str) -> str:
@@ -62,9 +73,10 @@ def truncation_marker(dropped: int, limit: int) -> str:
 
 def display_events(result: RunResult, normalizers: Sequence[Normalizer]) -> tuple[Event, ...]:
     """Events as the page shows them: carriage returns applied, display
-    normalizers applied, ANSI codes kept (the page renders them as colour)."""
+    normalizers applied, colour codes kept (the page renders them as colour)
+    and every other escape sequence removed."""
     return tuple(
-        Event(e.stream, e.kind, for_display(collapse_cr(e.text), normalizers)) for e in result.events
+        Event(e.stream, e.kind, for_display(keep_colours(collapse_cr(e.text)), normalizers)) for e in result.events
     )
 
 

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 def placements_here(env) -> dict[str, docsource.Placement]:  # type: ignore[no-untyped-def]
     """Snippet placements of the document being read, by snippet id (scanned once)."""
-    key = ("snipcheck_placements", env.docname)
+    key = "snipcheck_placements"  # temp_data is per document being read
     if key not in env.temp_data:
         source = Path(env.doc2path(env.docname))
         env.temp_data[key] = {p.snippet_id: p for p in docsource.scan(source)} if source.is_file() else {}
@@ -127,7 +127,7 @@ class ClaimRole(SphinxRole):
     def _exact_line(self) -> int:
         """The source line of this role.  MyST reports the line where the
         paragraph starts; find the role's own text from there on."""
-        key = ("snipcheck_source_lines", self.env.docname)
+        key = "snipcheck_source_lines"  # temp_data is per document being read
         if key not in self.env.temp_data:
             path = Path(self.env.doc2path(self.env.docname))
             self.env.temp_data[key] = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []

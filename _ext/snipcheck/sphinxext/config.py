@@ -7,6 +7,7 @@ the value, what was wrong and the default used; the build carries on.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..settings import VALUES, problem
@@ -28,9 +29,12 @@ def register(app: Sphinx) -> None:
 
 def validate(app: Sphinx, config: Config) -> None:
     """Check every ``snipcheck_*`` value; fall back to the default on error."""
+    conf_py = str(Path(app.confdir) / "conf.py")
     for name, value in VALUES.items():
         current = getattr(config, name)
         why = problem(name, current)
         if why:
-            warn("config", f"invalid {name} = {current!r}: {why}; using the default {value.default!r}", None)
+            default = "the interpreter running Sphinx" if name == "snipcheck_python" else repr(value.default)
+            # no location: the environment does not exist yet at config-inited
+            warn("config", f"{conf_py}: invalid {name} = {current!r}: {why}; using the default, {default}", None)
             setattr(config, name, value.default)

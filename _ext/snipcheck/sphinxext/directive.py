@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from sphinx.environment import BuildEnvironment
 
 _DIFF_LINES = 24
+_DIFF_WIDTH = 300
 
 
 class SnippetDirective(SphinxDirective):
@@ -66,7 +67,8 @@ class SnippetDirective(SphinxDirective):
                 self.env.note_dependency(str(state.root / exc.path))
             where = f" ({exc.path}:{exc.line})" if exc.path and exc.line else (f" ({exc.path})" if exc.path else "")
             subtype = "tag" if exc.line else "missing"
-            warn(subtype, exc.message + where, location)
+            message = exc.message if snippet_id in exc.message else f"snippet {snippet_id!r}: {exc.message}"
+            warn(subtype, message + where, location)
             add(self.env, SnippetRecord(docname, self.lineno, snippet_id, "error", "none", problems=(exc.message,)))
             node = render.snippet_node(None, snippet_id)
             node += render.error_box(f"snippet {snippet_id}{where}: {exc.message}")
@@ -145,13 +147,18 @@ class SnippetDirective(SphinxDirective):
                 where = f"\nfull diff: {_shown(path, state.root)}"
             except OSError:
                 where = ""
-            lines = verdict.diff.splitlines()
+            lines = [_clip(line) for line in verdict.diff.splitlines()]
             short = "\n".join(lines[:_DIFF_LINES])
             if len(lines) > _DIFF_LINES:
                 short += f"\n... ({len(lines) - _DIFF_LINES} more diff lines)"
             message += f":\n{short}{where}"
             message += f"\nif the new output is right, record it: nox -s record -- {snippet.id}"
         warn(subtype, message, location)
+
+
+def _clip(line: str, width: int = _DIFF_WIDTH) -> str:
+    """A diff line cut to ``width`` characters for the console (the full diff file has it whole)."""
+    return line if len(line) <= width else f"{line[:width]}... ({len(line) - width:,} more characters)"
 
 
 def _shown(path: Path, root: Path) -> str:
