@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..model import Event, ExceptionInfo
+from ..model import Event, ExceptionInfo, RunResult, Stamp
 
 _LABELS = {
     b"o": ("stdout", "text"),
@@ -71,6 +71,27 @@ class Captured:
     duration: float
     timed_out: bool
     truncated_bytes: int
+
+
+    def result(
+        self, *, stamp: Stamp, runner: str, output_limit: int, exception: ExceptionInfo | None = None
+    ) -> RunResult:
+        """This capture as a :class:`~snipcheck.model.RunResult` (duration rounded to ms).
+
+        :param exception: overrides the frame pipe's (Rust reads its panic from stderr).
+        """
+        return RunResult(
+            events=self.events,
+            exit_status=self.exit_status,
+            signal=self.signal,
+            exception=exception if exception is not None else self.exception,
+            duration=round(self.duration, 3),
+            timed_out=self.timed_out,
+            truncated_bytes=self.truncated_bytes,
+            stamp=stamp,
+            runner=runner,
+            output_limit=output_limit,
+        )
 
 
 class _Sink:

@@ -247,18 +247,7 @@ class ForkRunner:
                 return self.fallback.run(snippet, timeout=timeout, output_limit=output_limit)
         finally:
             shutil.rmtree(run_dir, ignore_errors=True)
-        return RunResult(
-            events=captured.events,
-            exit_status=captured.exit_status,
-            signal=captured.signal,
-            exception=captured.exception,
-            duration=round(captured.duration, 3),
-            timed_out=captured.timed_out,
-            truncated_bytes=captured.truncated_bytes,
-            stamp=self.stamp,
-            runner=self.name,
-            output_limit=output_limit,
-        )
+        return captured.result(stamp=self.stamp, runner=self.name, output_limit=output_limit)
 
     def close(self) -> None:
         with self._lock:

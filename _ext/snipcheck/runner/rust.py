@@ -128,15 +128,4 @@ class RustRunner:
             m = _PANIC.search(stderr)
             if m:
                 exception = ExceptionInfo("panic", m.group("msg").strip())
-        return RunResult(
-            events=captured.events,
-            exit_status=captured.exit_status,
-            signal=captured.signal,
-            exception=exception,
-            duration=round(captured.duration, 3),
-            timed_out=captured.timed_out,
-            truncated_bytes=captured.truncated_bytes,
-            stamp=self.stamp,
-            runner=self.name,
-            output_limit=output_limit,
-        )
+        return captured.result(stamp=self.stamp, runner=self.name, output_limit=output_limit, exception=exception)
