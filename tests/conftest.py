@@ -81,5 +81,7 @@ def app_params(request, app_params, tmp_path: Path, rootdir: Path, cache_dir: Pa
     overrides = dict(kwargs.get("confoverrides") or {})
     overrides.setdefault("snipcheck_cache_dir", str(cache_dir))
     overrides.setdefault("snipcheck_report_dir", str(tmp_path / "report"))
+    # Tests exercise the runner their root or test names, however few its runs.
+    overrides.setdefault("snipcheck_fork_min_runs", 0)
     kwargs["confoverrides"] = overrides
     return type(app_params)(args, kwargs)

@@ -143,7 +143,8 @@ def sphinx_build_command(srcdir: Path, outdir: Path, report_dir: Path, *extra: s
     """``sphinx-build -W --keep-going`` for a subprocess build (cache from the environment)."""
     return [
         sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html",
-        "-D", f"snipcheck_report_dir={report_dir}", "-d", str(outdir / ".doctrees"), *extra,
+        "-D", f"snipcheck_report_dir={report_dir}", "-D", "snipcheck_fork_min_runs=0",
+        "-d", str(outdir / ".doctrees"), *extra,
         str(srcdir), str(outdir),
     ]  # fmt: skip
 

@@ -8,6 +8,7 @@ counter file at an absolute path, so the tests count real runs.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -136,3 +137,19 @@ def test_a_parallel_cold_build_runs_each_snippet_once(tmp_path: Path) -> None:
     counter.unlink()
     build(root, tmp_path / "cache", "_b", "-j", "2")
     assert sorted(runs(counter)) == sorted(f"inc/p{p}s{n}" for p in range(PAGES) for n in range(PER_PAGE))
+
+
+def test_a_build_with_few_runs_uses_plain_subprocesses_and_many_runs_fork(tmp_path: Path) -> None:
+    # One edited snippet (a live preview, say) costs one `import torch` in a
+    # subprocess, not the start of a fork server that preloads everything.
+    counter = tmp_path / "runs.txt"
+    root = make_project(tmp_path / "p", counter)
+    record(root, tmp_path / "cache")  # twelve runs: one warm fork server
+    snippet = root / "snippets" / "inc" / "p2s0.py"
+    snippet.write_text(snippet.read_text() + "# edited\n")
+    build(root, tmp_path / "cache")  # one run
+    report = json.loads((root / "_build" / "snipcheck" / "report.json").read_text())
+    assert [r["snippet_id"] for r in report["snippets"] if r["origin"] == "run"] == ["inc/p2s0"]
+    entries = [json.loads(p.read_text())["result"] for p in (tmp_path / "cache" / "results").rglob("*.json")]
+    runners = sorted(r["runner"] for r in entries)
+    assert runners == ["fork"] * 12 + ["subprocess"]

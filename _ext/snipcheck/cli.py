@@ -177,8 +177,10 @@ def _record(settings: Settings, docs: Path, ids: list[str], dry_run: bool, use_c
             print(f"{_rel(p.path)}:{p.line}: {exc.message}", file=sys.stderr)
             status = 1
             continue
-        executor.submit(snippet)
         loaded.append((p, snippet))
+    executor.plan(s for _, s in loaded)
+    for _, snippet in loaded:
+        executor.submit(snippet)
     edits: dict[Path, dict[int, tuple[str, dict[str, str]]]] = defaultdict(dict)
     for p, snippet in loaded:
         where = f"{_rel(p.path)}:{p.line}"

@@ -48,6 +48,9 @@ class ExecutorConfig:
     :param provides: features declared present (see :mod:`snipcheck.requirements`).
     :param runner: Python runner kind, ``"fork"`` or ``"subprocess"``.
     :param preload: modules the fork server imports once.
+    :param build_dir: where Rust snippets are built.
+    :param fork_min_runs: fewer Python runs than this in a build run as plain
+        subprocesses (see :meth:`Executor.plan`); 0 always forks.
     """
 
     python: str
@@ -60,6 +63,7 @@ class ExecutorConfig:
     runner: str = "fork"
     preload: tuple[str, ...] = ("torch",)
     build_dir: Path | None = None
+    fork_min_runs: int = 3
 
 
 class Executor:
@@ -74,12 +78,13 @@ class Executor:
         self, config: ExecutorConfig, runner_factory: Callable[[str], Runner] | None = None
     ) -> None:
         self.config = config
+        self._kind = config.runner
         self._factory = runner_factory or (
             lambda language: make_runner(
                 language,
                 python=config.python,
                 stamp=config.stamp,
-                kind=config.runner,
+                kind=self._kind,
                 preload=config.preload,
                 build_dir=config.build_dir,
             )
@@ -92,6 +97,28 @@ class Executor:
         self.ran = 0
         self.cached = 0
         self._count_lock = threading.Lock()
+
+    def plan(self, snippets: Iterable[Snippet]) -> int:
+        """Count the Python runs ``snippets`` will need (those not in the cache);
+        when there are fewer than ``fork_min_runs``, run them as plain
+        subprocesses: each costs one ``import torch``, less than starting the
+        fork server, which imports everything it preloads (one edited snippet
+        in a live preview, say).  Call it before submitting; it changes nothing
+        once a runner exists.
+
+        :return: the number of Python runs expected.
+        """
+        cfg = self.config
+        needed = 0
+        for snippet in snippets:
+            if snippet.language != "python" or requirements.missing(snippet.tags.requires, cfg.stamp, cfg.provides):
+                continue
+            if cfg.cache is None or not cfg.cache.path(cache_key(snippet, cfg.stamp, cfg.output_limit)).exists():
+                needed += 1
+        with self._lock:
+            if self._kind == "fork" and needed < cfg.fork_min_runs and "python" not in self._runners:
+                self._kind = "subprocess"
+        return needed
 
     def submit(self, snippet: Snippet) -> Future[Outcome]:
         """Schedule ``snippet`` (once per id and source) and return its future."""

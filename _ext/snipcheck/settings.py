@@ -50,6 +50,7 @@ VALUES: dict[str, Value] = {
     "snipcheck_normalizers": Value(list(normalize.DEFAULT), (list, tuple), "env", "normalizer names, in order"),
     "snipcheck_provides": Value([], (list, tuple), "env", "features this build declares present, e.g. ['burn']"),
     "snipcheck_runner": Value("fork", (str,), "", "Python runner: 'fork' (warm server, default) or 'subprocess'"),
+    "snipcheck_fork_min_runs": Value(3, (int,), "", "start the fork server only when a build needs at least this many Python runs; fewer run as plain subprocesses (0: always fork)"),
     "snipcheck_preload": Value(["torch"], (list, tuple), "", "modules the fork runner's server imports once"),
     "snipcheck_reference": Value("", (str,), "env", "reference environment of the stated outputs; default from pyproject.toml [tool.snipcheck] reference-torch"),
 }
@@ -64,7 +65,7 @@ def problem(name: str, value: Any) -> str | None:
         return f"expected {wanted}, got {type(value).__name__}"
     if name in ("snipcheck_timeout", "snipcheck_output_limit") and float(value) <= 0:
         return "must be positive"
-    if name == "snipcheck_jobs" and int(value) < 0:
+    if name in ("snipcheck_jobs", "snipcheck_fork_min_runs") and int(value) < 0:
         return "must be 0 (one per core) or more"
     if name == "snipcheck_normalizers":
         try:
@@ -119,6 +120,7 @@ class Settings:
     reference: str
     runner: str = "fork"
     preload: tuple[str, ...] = ("torch",)
+    fork_min_runs: int = 3
 
     @classmethod
     def from_mapping(cls, root: Path, values: Mapping[str, Any]) -> tuple[Settings, list[str]]:
@@ -153,6 +155,7 @@ class Settings:
                 reference=v["snipcheck_reference"] or reference_from_pyproject(root),
                 runner=v["snipcheck_runner"],
                 preload=tuple(v["snipcheck_preload"]),
+                fork_min_runs=v["snipcheck_fork_min_runs"],
             ),
             messages,
         )
@@ -190,5 +193,6 @@ class Settings:
                 runner=self.runner,
                 preload=self.preload,
                 build_dir=self.cache_dir / "rust",
+                fork_min_runs=self.fork_min_runs,
             )
         )

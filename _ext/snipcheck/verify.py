@@ -203,8 +203,10 @@ def verify(
             where = f"{exc.path}:{exc.line}: " if exc.path and exc.line else ""
             reports.append(SnippetReport(p.snippet_id, doc, p.line, "error", (where + exc.message,), stated=p.body))
             continue
-        executor.submit(snippet)
         loaded.append((p, doc, snippet))
+    executor.plan(s for _, _, s in loaded)
+    for _, _, snippet in loaded:
+        executor.submit(snippet)
     for p, doc, snippet in loaded:
         outcome = executor.outcome(snippet)
         if outcome.origin == "error":

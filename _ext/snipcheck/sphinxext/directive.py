@@ -198,7 +198,7 @@ def prefetch_all(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> Non
     state.read_now = frozenset(docnames)
     if not state.execute:
         return
-    futures = []
+    snippets = []
     for docname in sorted(docnames):
         path = Path(env.doc2path(docname))
         try:
@@ -207,9 +207,11 @@ def prefetch_all(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> Non
             continue  # Sphinx reports unreadable sources itself
         for placement in placements:
             try:
-                futures.append(state.executor.submit(state.load(placement.snippet_id)))
+                snippets.append(state.load(placement.snippet_id))
             except SnippetError:
                 continue  # reported by the directive, at its line
+    state.executor.plan(snippets)
+    futures = [state.executor.submit(snippet) for snippet in snippets]
     if app.parallel > 1 and futures:
         for future in futures:
             future.exception()  # wait; failures are reported by the readers
