@@ -80,7 +80,7 @@ def sphinx(project: Path, out: str, cache: Path, *extra: str) -> dict:
     cmd = [PY, "-m", "sphinx", "-b", "html", "-c", str(project), "-d", str(project / out / "doctrees"),
            *extra, str(project / "docs"), str(project / out / "html")]
     result = measured(cmd, env=env, cwd=project)
-    m = re.findall(r"\((\d+) run, (\d+) from cache", result["stderr"])
+    m = re.findall(r"this build ran (\d+), took (\d+) from the cache", result["stderr"])
     result["ran"] = int(m[-1][0]) if m else 0
     return result
 

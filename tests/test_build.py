@@ -274,7 +274,7 @@ def test_first_build_runs_each_snippet_once(app, tmp_path: Path) -> None:  # noq
     counter = with_counter(app, tmp_path)
     build_html(app)
     assert runs(counter) == 1
-    assert summary_line(app) == "snipcheck: 2 snippets, 2 checked (2 run, 0 from cache this build)"
+    assert summary_line(app) == "snipcheck: 2 snippets on 1 page: 2 match their stated output; this build ran 2, took 0 from the cache"
     assert snipcheck_warnings(app.warning.getvalue()) == []
 
 
@@ -291,7 +291,7 @@ def test_rebuild_with_nothing_changed_runs_no_snippet(app, make_app, app_params,
 def test_rebuild_summary_does_not_claim_runs_it_did_not_do(app, make_app, app_params) -> None:  # noqa: ANN001
     app.build()
     second = rebuild(app, make_app, app_params)
-    claimed = re.search(r"\((\d+) run, (\d+) from cache this build\)", summary_line(second))
+    claimed = re.search(r"this build ran (\d+), took (\d+) from the cache", summary_line(second))
     assert claimed is None or claimed.groups() == ("0", "0"), summary_line(second)
 
 
@@ -301,7 +301,7 @@ def test_fresh_environment_reuses_cached_results(app, make_app, app_params, tmp_
     app.build()
     second = rebuild(app, make_app, app_params, freshenv=True)
     assert runs(counter) == 1
-    assert summary_line(second) == "snipcheck: 2 snippets, 2 checked (0 run, 2 from cache this build)"
+    assert summary_line(second) == "snipcheck: 2 snippets on 1 page: 2 match their stated output; this build ran 0, took 2 from the cache"
 
 
 @pytest.mark.sphinx("html", testroot="basic")
@@ -317,7 +317,7 @@ def test_editing_a_snippet_file_rereads_its_page(app, make_app, app_params, tmp_
     (warning,) = snipcheck_warnings(second.warning.getvalue())
     assert warning.endswith("[snipcheck.drift]")
     assert "-hello\n+hello again\n" in warning
-    assert summary_line(second) == "snipcheck: 2 snippets, 1 checked (1 run, 1 from cache this build), 1 drift"
+    assert summary_line(second) == "snipcheck: 2 snippets on 1 page: 1 match their stated output, 1 drift; this build ran 1, took 1 from the cache"
 
 
 # --- configuration ---------------------------------------------------------------------------

@@ -147,3 +147,15 @@ def test_record_of_an_id_that_is_not_placed_fails(project: Path) -> None:
     done = snipcheck(project, "record", "rec/nowhere")
     assert done.returncode == 1
     assert done.stderr.strip() == f"error: snippet 'rec/nowhere' is not placed in any page under {project / 'docs'}"
+
+
+def test_record_refuses_an_output_that_changes_from_run_to_run(project: Path) -> None:
+    (project / "snippets" / "rec" / "clock.py").write_text("import time\nprint('now:', time.time_ns())\n")
+    page = project / "docs" / "index.md"
+    page.write_text("# Clock\n\n```{snippet} rec/clock\n```\n", encoding="utf-8")
+    before = page.read_text()
+    out = snipcheck(project, "record")
+    assert out.returncode == 1
+    assert "rec/clock: not recorded: its output differs between two runs of the same code" in out.stderr
+    assert "-now: " in out.stderr and "+now: " in out.stderr
+    assert page.read_text() == before

@@ -126,7 +126,10 @@ def test_every_other_snippet_and_page_still_builds(faults: Faults) -> None:
     assert blocks(faults.page, "fault/control") == [(["snipcheck-stdout"], "control ran\n")]
     assert blocks(faults.build.outdir / "other.html", "fault/other") == [(["snipcheck-stdout"], "other page\n")]
     summary = next(line for line in faults.build.status.splitlines() if re.match(r"snipcheck: \d+ snippets", line))
-    assert summary == "snipcheck: 18 snippets, 12 checked (18 run, 0 from cache this build), 1 drift, 4 exec, 1 timeout"
+    assert summary == (
+        "snipcheck: 18 snippets on 2 pages: 12 match their stated output, 1 drift, 4 failed, 1 timed out; "
+        "this build ran 18, took 0 from the cache"
+    )
 
 
 def test_only_the_faults_warn_and_nothing_else_does(faults: Faults) -> None:

@@ -178,7 +178,7 @@ def test_two_builds_sharing_one_cache_run_each_snippet_once_in_total(tmp_path: P
     # Each build checked all three: one ran them, the other waited and took
     # them from the cache (or they shared the work).
     counted = [
-        tuple(map(int, re.search(r"\((\d+) run, (\d+) from cache this build\)", plain(out)).groups()))  # type: ignore[union-attr]
+        tuple(map(int, re.search(r"this build ran (\d+), took (\d+) from the cache", plain(out)).groups()))  # type: ignore[union-attr]
         for _, out, _ in done
     ]
     assert sum(run for run, _ in counted) == 3 and sum(hit for _, hit in counted) == 3

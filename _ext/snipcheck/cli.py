@@ -38,7 +38,7 @@ from pathlib import Path
 from . import accept as accept_mod
 from . import docsource, normalize, report_format, scaffold
 from .cache import write_atomic
-from .compare import judge, terminal_text
+from .compare import judge, terminal_text, text_diff
 from .environment import ProbeError, probe
 from .settings import Settings, absolute_command
 from .snippets import SnippetError, load
@@ -130,7 +130,8 @@ def _run(settings: Settings, ids: list[str], use_cache: bool) -> int:
         try:
             snippet = load(snippet_id, settings.snippets_dir, settings.root)
         except SnippetError as exc:
-            print(f"{exc.path or snippet_id}:{exc.line or 1}: {exc.message}", file=sys.stderr)
+            where = f"{exc.path}:{exc.line}: " if exc.path and exc.line else ""
+            print(f"error: {where}{exc.message}", file=sys.stderr)
             status = 1
             continue
         executor.submit(snippet)
@@ -182,6 +183,10 @@ def _record(settings: Settings, docs: Path, ids: list[str], dry_run: bool, use_c
     for _, snippet in loaded:
         executor.submit(snippet)
     edits: dict[Path, dict[int, tuple[str, dict[str, str]]]] = defaultdict(dict)
+    # Every output about to be recorded is produced a second time, afresh: an
+    # output that changes from run to run (a time, an address, unseeded
+    # randomness) would drift on the next build, and no recording can fix it.
+    second = settings.executor(stamp, use_cache=False)
     for p, snippet in loaded:
         where = f"{_rel(p.path)}:{p.line}"
         outcome = executor.outcome(snippet)
@@ -199,6 +204,23 @@ def _record(settings: Settings, docs: Path, ids: list[str], dry_run: bool, use_c
             continue
         if not verdict.diff:
             continue
+        again = second.outcome(snippet).result
+        unstable = text_diff(
+            verdict.actual,
+            terminal_text(again, settings.normalizers) if again else "",
+            settings.normalizers,
+            "first run",
+            "second run",
+        )
+        if unstable:
+            print(
+                f"{where}: {p.snippet_id}: not recorded: its output differs between two runs of the same code, "
+                "so any recording would drift on the next build; make it deterministic (seed random generators, "
+                "do not print times, addresses or durations):\n" + unstable,
+                file=sys.stderr,
+            )
+            status = 1
+            continue
         options = {"stated-env": f"{stamp.label()} · {stamp.platform}"} if snippet.tags.requires else {}
         edits[p.path][p.line] = (verdict.actual, options)
         print(f"{where}: {p.snippet_id}: {'would record' if dry_run else 'recorded'}")
@@ -211,6 +233,7 @@ def _record(settings: Settings, docs: Path, ids: list[str], dry_run: bool, use_c
             except docsource.UnwritableBody as exc:
                 print(f"error: {exc}; nothing in {_rel(path)} was changed", file=sys.stderr)
                 status = 1
+    second.close()
     count = sum(len(e) for e in edits.values())
     print(f"{count} stated output(s) {'would change' if dry_run else 'recorded'}; {len(loaded) - count} unchanged or skipped")
     return status
@@ -240,10 +263,16 @@ def _emit(report: Report, json_path: Path | None, html_path: Path | None) -> int
 
 
 def _merge(paths: list[Path], json_path: Path | None, html_path: Path | None) -> int:
+    reports = []
+    for path in paths:
+        try:
+            reports.append(Report.from_json(json.loads(path.read_text(encoding="utf-8"))))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            print(f"error: cannot read report {path}: {exc}", file=sys.stderr)
+            return 2
     try:
-        reports = [Report.from_json(json.loads(p.read_text(encoding="utf-8"))) for p in paths]
         merged = merge(reports)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except ValueError as exc:
         print(f"error: cannot merge: {exc}", file=sys.stderr)
         return 2
     return _emit(merged, json_path, html_path)

@@ -1,8 +1,9 @@
 """Probe the interpreter that runs snippets: Python, torch build, CUDA, platform.
 
-The quick probe asks the interpreter for its version, platform and the
-installed torch distribution's version (``2.13.0+cpu``) without importing
-torch.  Only the device needs torch itself, and only where a GPU could be
+The quick probe asks the interpreter for its version, platform and torch's
+``__version__`` with its build suffix (``2.13.0+cpu``, ``2.14.1+cu130``), read
+from ``torch/version.py`` without importing torch (the distribution's metadata
+can lack the suffix; then it is the fallback).  Only the device needs torch itself, and only where a GPU could be
 used: a ``+cpu`` build, or a machine without GPU device nodes, is CPU without
 asking.  Otherwise the full probe imports torch (2–3 s); its answer is kept
 in the cache directory, keyed by the quick probe, so a new torch wheel always
@@ -26,12 +27,24 @@ from typing import Any
 from .model import Stamp
 
 _QUICK = r"""
-import json, sys, platform
+import json, os, re, sys, platform
+torch = None
 try:
-    from importlib.metadata import version
-    torch = version("torch")
+    import importlib.util
+    spec = importlib.util.find_spec("torch")  # finds the package without running it
+    if spec is not None and spec.submodule_search_locations:
+        path = os.path.join(list(spec.submodule_search_locations)[0], "version.py")
+        with open(path, encoding="utf-8") as f:
+            m = re.search(r"^__version__\s*=\s*['\"]([^'\"]+)['\"]", f.read(), re.M)
+        torch = m.group(1) if m else None
 except Exception:
-    torch = None
+    pass
+if torch is None:
+    try:
+        from importlib.metadata import version
+        torch = version("torch")
+    except Exception:
+        torch = None
 print(json.dumps({"executable": sys.executable, "python": platform.python_version(),
                   "platform": f"{platform.system()} {platform.machine()}", "torch": torch}))
 """

@@ -69,7 +69,8 @@ def terminal(report: Report, *, color: bool = False) -> str:
     )
     if c["env-wide-only"]:
         summary += f"; {c['env-wide-only']} differ only by the environment-wide change"
-    out.append(("the chapter holds: " if report.holds else "DRIFT: ") + summary)
+    scope = "the chapter" if report.shard == (1, 1) else f"shard {report.shard[0]}/{report.shard[1]}"
+    out.append((f"{scope} holds: " if report.holds else f"DRIFT in {scope}: ") + summary)
     return "\n".join(out)
 
 

@@ -217,7 +217,7 @@ def verify(
                 SnippetReport(p.snippet_id, doc, p.line, "not-run", stated=p.body, missing=outcome.missing)
             )
             continue
-        labels = (f"stated ({doc}:{p.body_line})", f"actual ({stamp.label()})")
+        labels = (f"stated ({doc}:{p.line})", f"actual ({stamp.label()})")
         verdict = judge(
             snippet.tags, outcome.result, p.body, settings.normalizers, stated_label=labels[0], actual_label=labels[1]
         )

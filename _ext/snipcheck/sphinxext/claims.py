@@ -56,6 +56,8 @@ def snippet_output(env, snippet_id: str) -> tuple[str | None, bool]:  # type: ig
     state = state_mod.for_env(env)
     snippet = state.load(snippet_id)
     env.note_dependency(snippet.abspath)
+    for helper, _ in snippet.helpers:
+        env.note_dependency(str(state.root / helper))
     if state.execute:
         outcome = state.executor.outcome(snippet)
         if outcome.result is not None:
@@ -91,7 +93,12 @@ class ClaimRole(SphinxRole):
         try:
             output, verified = snippet_output(self.env, snippet_id)
         except SnippetError as exc:
-            warn("missing", f"claim {value!r}: {exc.message}", location)
+            where = f" ({exc.path}:{exc.line})" if exc.path and exc.line else ""
+            warn(
+                "tag" if exc.line else "missing",
+                f"claim {value!r} cites snippet {snippet_id!r}, which cannot be loaded: {exc.message}{where}",
+                location,
+            )
             return [nodes.inline(value, value)], []
         status = "ok"
         if output is None:
@@ -158,6 +165,8 @@ class RefutedClaimDirective(SnippetDirective):
 
     def run(self) -> list[Node]:
         placed = super().run()
+        if not self.arguments:
+            return placed  # the snippet directive has warned
         holds = "holds" in self.options
         snippet_id = self.arguments[0]
         belief = self.options.get("belief")

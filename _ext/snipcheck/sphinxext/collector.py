@@ -18,6 +18,7 @@ import dataclasses
 from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sphinx.environment.collectors import EnvironmentCollector
@@ -69,6 +70,15 @@ def add(env: BuildEnvironment, record: SnippetRecord) -> None:
     records(env).setdefault(record.docname, []).append(record)
 
 
+def watch_glob(env: BuildEnvironment, pattern: str, found: list[Path]) -> None:
+    """Re-read the current document when the files matching ``pattern``
+    (an absolute glob) change as a set: Sphinx tracks files, not globs."""
+    globs = getattr(env, "snipcheck_globs", None)
+    if globs is None:
+        globs = env.snipcheck_globs = {}  # type: ignore[attr-defined]
+    globs.setdefault(env.docname, []).append((pattern, sorted(str(p) for p in found)))
+
+
 def mark_problem(env: BuildEnvironment, line: int, problem: str) -> None:
     """Turn the record of the snippet placed at ``line`` of the current
     document into a drift (a refuted-claim check failed on it)."""
@@ -84,6 +94,7 @@ class SnippetCollector(EnvironmentCollector):
     def clear_doc(self, app: Sphinx, env: BuildEnvironment, docname: str) -> None:
         records(env).pop(docname, None)
         getattr(env, "snipcheck_claims", {}).pop(docname, None)
+        getattr(env, "snipcheck_globs", {}).pop(docname, None)
 
     def merge_other(
         self, app: Sphinx, env: BuildEnvironment, docnames: AbstractSet[str], other: BuildEnvironment
@@ -92,7 +103,12 @@ class SnippetCollector(EnvironmentCollector):
         their_claims = getattr(other, "snipcheck_claims", {})
         if not hasattr(env, "snipcheck_claims"):
             env.snipcheck_claims = {}  # type: ignore[attr-defined]
+        if not hasattr(env, "snipcheck_globs"):
+            env.snipcheck_globs = {}  # type: ignore[attr-defined]
+        their_globs = getattr(other, "snipcheck_globs", {})
         for docname in docnames:
+            if docname in their_globs:
+                env.snipcheck_globs[docname] = their_globs[docname]  # type: ignore[attr-defined]
             if docname in theirs:
                 records(env)[docname] = theirs[docname]
             if docname in their_claims:
@@ -118,6 +134,9 @@ class SnippetCollector(EnvironmentCollector):
             return sorted(all_records)
         bad = {d for d, recs in all_records.items() if any(r.status in PROBLEMS for r in recs)}
         bad |= {d for d, cl in getattr(env, "snipcheck_claims", {}).items() if any(c[3] == "drift" for c in cl)}
+        for docname, watched in getattr(env, "snipcheck_globs", {}).items():
+            if any(sorted(str(p) for p in Path(pattern).parent.glob(Path(pattern).name)) != files for pattern, files in watched):
+                bad.add(docname)
         return sorted(bad)
 
 

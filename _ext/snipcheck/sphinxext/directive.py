@@ -48,14 +48,22 @@ _DIFF_WIDTH = 300
 class SnippetDirective(SphinxDirective):
     """Place snippet ``<id>``; the body is its stated output."""
 
-    required_arguments = 1
-    optional_arguments = 0
+    required_arguments = 0
+    optional_arguments = 1
     final_argument_whitespace = False
     has_content = True
     option_spec: ClassVar[dict[str, Any]] = {"stated-env": directives.unchanged}
 
     def run(self) -> list[nodes.Node]:
         state = state_mod.for_env(self.env)
+        if not self.arguments:
+            warn(
+                "tag",
+                f"{self.name} directive without a snippet id: write the id on the opening line, "
+                f"e.g. ```{{{self.name}}} inplace/my-example",
+                (self.env.docname, self.lineno),
+            )
+            return []
         snippet_id = self.arguments[0]
         stated = "\n".join(self.content)
         docname = self.env.docname
@@ -74,6 +82,8 @@ class SnippetDirective(SphinxDirective):
             node += render.error_box(f"snippet {snippet_id}{where}: {exc.message}")
             return [node]
         self.env.note_dependency(snippet.abspath)
+        for helper, _ in snippet.helpers:  # a helper module it may import changes its output too
+            self.env.note_dependency(str(state.root / helper))
         for req in snippet.tags.requires:
             try:
                 requirements.check(req, state.settings.provides)
@@ -152,7 +162,8 @@ class SnippetDirective(SphinxDirective):
             if len(lines) > _DIFF_LINES:
                 short += f"\n... ({len(lines) - _DIFF_LINES} more diff lines)"
             message += f":\n{short}{where}"
-            message += f"\nif the new output is right, record it: nox -s record -- {snippet.id}"
+            if not verdict.ended_wrong:
+                message += f"\nif the new output is right, record it: nox -s record -- {snippet.id}"
         warn(subtype, message, location)
 
 

@@ -80,7 +80,7 @@ def stamp(outcome: Outcome, snippet: Snippet) -> nodes.paragraph:
     if r.exit_status not in (0, None):
         parts.append(f"exit {r.exit_status}")
     if outcome.origin == "cache":
-        parts.append("cached run")
+        parts.append("缓存的运行结果")
     para = nodes.paragraph(classes=["snipcheck-stamp"])
     para += nodes.Text(" · ".join(parts) + " · ")
     para += nodes.literal(snippet.path, snippet.path)
@@ -117,6 +117,8 @@ def badges(missing: tuple[str, ...]) -> nodes.container:
 def problem_box(verdict: Verdict) -> nodes.Element:
     """Shown on the page when a snippet drifted or failed (the build warns too)."""
     box = nodes.caution()
+    title = "构建发现的问题（构建警告相同，-W 时构建失败）"
+    box += nodes.paragraph(title, title, classes=["snipcheck-problem-title"])
     for problem in verdict.problems:
         box += nodes.paragraph(problem, problem)
     if verdict.diff:

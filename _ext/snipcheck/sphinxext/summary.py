@@ -34,16 +34,25 @@ def summarize(app: Sphinx, exception: BaseException | None) -> None:
     counts = Counter(r.status for r in recs)
     origins = Counter(r.origin for r in recs if r.status != "not-run" and r.docname in state.read_now)
     missing = Counter(m for r in recs for m in r.missing)
-    parts = [f"{len(recs)} snippets", f"{counts['ok']} checked"]
-    read_now = origins["run"] + origins["cache"]
-    if read_now:
-        parts[-1] += f" ({origins['run']} run, {origins['cache']} from cache this build)"
-    if counts["not-run"]:
-        parts.append(f"{counts['not-run']} not run (" + ", ".join(f"{k}" for k in sorted(missing)) + ")")
-    for status in ("drift", "exec", "timeout", "error", "off"):
+    pages = len({r.docname for r in recs})
+    parts = [f"{len(recs)} snippets on {pages} page{'s' if pages != 1 else ''}: {counts['ok']} match their stated output"]
+    names = {"drift": "drift", "exec": "failed", "timeout": "timed out", "error": "could not be loaded",
+             "off": "not executed (execution off)"}
+    for status, name in names.items():
         if counts[status]:
-            parts.append(f"{counts[status]} {status}")
-    logger.info("snipcheck: " + ", ".join(parts))
+            parts.append(f"{counts[status]} {name}")
+    if counts["not-run"]:
+        parts.append(f"{counts['not-run']} not run here (needs " + ", ".join(sorted(missing)) + ")")
+    line = "snipcheck: " + ", ".join(parts)
+    if state.read_now:
+        kept = sum(1 for r in recs if r.docname not in state.read_now)
+        line += (
+            f"; this build ran {origins['run']}, took {origins['cache']} from the cache"
+            + (f" and kept {kept} from pages it did not re-read" if kept else "")
+        )
+    else:
+        line += "; this build re-read no page"
+    logger.info(line)
     report = {
         "stamp": dataclasses.asdict(state.stamp) if state.stamp else None,
         "reference": state.settings.reference,

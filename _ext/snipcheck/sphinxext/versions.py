@@ -24,7 +24,9 @@ from docutils import nodes
 from packaging.version import InvalidVersion, Version
 from sphinx.util.docutils import SphinxDirective
 
+from .. import docsource
 from ..verify import Report, SnippetReport
+from .collector import watch_glob
 from .log import warn
 
 if TYPE_CHECKING:
@@ -53,19 +55,30 @@ class VersionsDirective(SphinxDirective):
 
     def run(self) -> list[nodes.Node]:
         base = Path(self.env.doc2path(self.env.docname)).parent
+        pattern = str(base / self.arguments[0])
         paths = sorted(base.glob(self.arguments[0]))
+        watch_glob(self.env, pattern, paths)
         reports: list[tuple[Path, Report]] = []
         for path in paths:
             self.env.note_dependency(str(path))
             try:
-                reports.append((path, Report.from_json(json.loads(path.read_text(encoding="utf-8")))))
+                report = Report.from_json(json.loads(path.read_text(encoding="utf-8")))
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 warn("config", f"cannot read verify report {path.name}: {exc}; it is left out", self.get_location())
+                continue
+            if report.shard != (1, 1):
+                continue  # one slice of a run: merge the shards (nox -s merge) and publish the whole
+            reports.append((path, report))
         if not reports:
-            warn("config", f"no verify reports match {self.arguments[0]!r}", self.get_location())
+            warn("config", f"no whole-chapter verify reports match {self.arguments[0]!r}", self.get_location())
             return []
         reports.sort(key=lambda item: _sort_key(item[1]))
-        out: list[nodes.Node] = [self._summary(reports)]
+        current = {p.snippet_id: p.body for p in docsource.scan_tree(Path(self.env.srcdir))}
+        out: list[nodes.Node] = [self._summary(reports, current)]
+        for _, report in reports:
+            stale = self._staleness(report, current)
+            if stale:
+                out.append(stale)
         for path, report in reports:
             if report.environment_wide:
                 out.append(self._env_wide(report))
@@ -92,16 +105,18 @@ class VersionsDirective(SphinxDirective):
             out.append(box)
         return out
 
-    def _summary(self, reports: list[tuple[Path, Report]]) -> nodes.table:
-        headers = ["验证的环境", "报告文件", "一致", "输出不同", "运行失败", "未运行", "结论"]
+    def _summary(self, reports: list[tuple[Path, Report]], current: dict[str, str]) -> nodes.table:
+        headers = ["验证的环境", "报告文件", "覆盖", "一致", "输出不同", "运行失败", "未运行", "结论"]
         rows = []
         for path, r in reports:
             c = r.counts()
-            verdict = "本章成立" if r.holds else "有漂移"
+            covered = sum(1 for s in r.snippets if s.id in current)
+            verdict = ("本章成立" if covered == len(current) else "所覆盖的部分成立") if r.holds else "有漂移"
             rows.append(
                 [
                     f"{r.stamp.label()} · {r.stamp.platform}",
                     path.name,
+                    f"{covered}/{len(current)}",
                     str(c["unchanged"] + c["env-wide-only"]),
                     str(c["drifted"]),
                     str(c["failing"] + c["error"]),
@@ -110,6 +125,28 @@ class VersionsDirective(SphinxDirective):
                 ]
             )
         return _table(headers, rows)
+
+    def _staleness(self, report: Report, current: dict[str, str]) -> nodes.Element | None:
+        """A note when the chapter changed after the report was made."""
+        ids = {s.id for s in report.snippets}
+        missing = sorted(set(current) - ids)
+        edited = sorted(s.id for s in report.snippets if s.id in current and current[s.id] != s.stated)
+        gone = sorted(ids - set(current))
+        if not (missing or edited or gone):
+            return None
+        parts = []
+        if missing:
+            parts.append(f"{len(missing)} 个代码片段不在报告里（{'、'.join(missing[:5])}{' 等' if len(missing) > 5 else ''}）")
+        if edited:
+            parts.append(f"{len(edited)} 个代码片段陈述的输出已改")
+        if gone:
+            parts.append(f"{len(gone)} 个已不在正文中")
+        version = (report.stamp.torch or "").split("+")[0]
+        text = f"{report.stamp.label()} 的报告早于当前正文：" + "；".join(parts) + "。它的结论只适用于报告覆盖的部分；重新验证："
+        command = f"nox -s verify -- {version}"
+        box = nodes.caution()
+        box += nodes.paragraph("", "", nodes.Text(text), nodes.literal(command, command))  # literal: no smart dashes
+        return box
 
     def _env_wide(self, report: Report) -> nodes.Element:
         section = nodes.container(classes=["snipcheck-versions-envwide"])

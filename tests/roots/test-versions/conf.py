@@ -1,0 +1,4 @@
+extensions = ["myst_nb", "snipcheck"]
+nb_execution_mode = "off"
+exclude_patterns = ["_build"]
+snipcheck_execute = False
