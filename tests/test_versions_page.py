@@ -12,6 +12,7 @@ from snipcheck.verify import Report, SnippetReport, finish
 
 
 def write_report(path: Path, torch: str, snippets: list[SnippetReport], shard: tuple[int, int] = (1, 1)) -> None:
+    path.parent.mkdir(exist_ok=True)  # git keeps no empty _reports/ in the test root
     report = finish(Report(Stamp("3.11.7", torch, "CPU", "Linux x86_64"), "torch 1.0.0", shard, tuple(snippets), total=2))
     path.write_text(json.dumps(report.to_json()), encoding="utf-8")
 
