@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 from bs4 import BeautifulSoup
@@ -121,3 +124,18 @@ def fake_python(directory: Path, version: str, module: str) -> Path:
     wrapper.write_text(f'#!/bin/sh\nPYTHONPATH="${{PYTHONPATH:+$PYTHONPATH:}}{site}" exec {sys.executable} "$@"\n')
     wrapper.chmod(0o755)
     return wrapper
+
+
+def snipcheck_cli(project: Path, *args: str, cache: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m snipcheck --root PROJECT ARGS`` in a subprocess.
+
+    :param cache: the result cache (``SNIPCHECK_CACHE_DIR``); ``None`` leaves
+        the project's own ``snipcheck_cache_dir`` in force.
+    """
+    env = {k: v for k, v in os.environ.items() if k != "SNIPCHECK_CACHE_DIR"}
+    if cache is not None:
+        env["SNIPCHECK_CACHE_DIR"] = str(cache)
+    return subprocess.run(
+        [sys.executable, "-m", "snipcheck", "--root", str(project), *args],
+        cwd=project, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip

@@ -6,7 +6,6 @@ temporary directory, with its own result cache.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import fresh_cache
+from helpers import snipcheck_cli
 from snipcheck.docsource import scan
 
 CONF = """\
@@ -35,16 +35,7 @@ def project(tmp_path: Path, probe_cache: Path) -> Path:
 
 
 def snipcheck(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "SNIPCHECK_CACHE_DIR"}
-    return subprocess.run(
-        [sys.executable, "-m", "snipcheck", "--root", str(project), *args],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    return snipcheck_cli(project, *args)
 
 
 def printed(project: Path, snippet: str) -> str:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import snipcheck_cli
 from snipcheck import accept, docsource
 from snipcheck.model import Stamp
 from snipcheck.verify import Report, SnippetReport, finish, merge, parse_shard, select_shard
@@ -94,15 +95,7 @@ def _git(cwd: Path, *args: str) -> str:
 
 
 def _cli(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, SNIPCHECK_CACHE_DIR=str(project / ".cache"))
-    return subprocess.run(
-        [sys.executable, "-m", "snipcheck", "--root", str(project), *args],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return snipcheck_cli(project, *args, cache=project / ".cache")
 
 
 @pytest.fixture(scope="module")
