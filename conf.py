@@ -50,6 +50,11 @@ copybutton_exclude = ".linenos, .gp, .go"
 
 # --- snipcheck -------------------------------------------------------------
 snipcheck_snippets_dir = "snippets"
+# The pages the command line (record, verify, accept) reads; the build is
+# given them on its command line (`sphinx-build -c . docs _build/html`).
+snipcheck_source_dir = "docs"
+# Hints in warnings name this repository's way of recording an output.
+snipcheck_record_command = "nox -s record -- {id}"
 snipcheck_timeout = 60.0
 snipcheck_output_limit = 1 << 20
 # Normalizers applied to stated and actual output before comparing; see

@@ -34,7 +34,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "_ext"))
 
-from snipcheck import docsource, tags  # noqa: E402
+from snipcheck import tags
+from snipcheck.project import Project
 
 PY = sys.executable
 
@@ -96,7 +97,7 @@ def copy_project(dest: Path) -> Path:
 def python_snippets(project: Path) -> list[Path]:
     """Placed Python snippets with no requirement (Rust and burn ones are left out)."""
     out = []
-    for p in docsource.scan_tree(project / "docs"):
+    for p in Project.load(project)[0].placements():
         path = project / "snippets" / f"{p.snippet_id}.py"
         if path.is_file() and not tags.parse(path.read_text(encoding="utf-8")).tags.requires:
             out.append(path)

@@ -57,7 +57,7 @@ def test_drift_is_a_warning_at_the_directive_with_a_unified_diff(app, stamp: Sta
         "-hello worle\n"
         "+hello world\n"
         f"full diff: {report / 'diffs' / 'drift__hello.diff'}\n"
-        "if the new output is right, record it: nox -s record -- drift/hello [snipcheck.drift]"
+        "if the new output is right, record it: snipcheck record drift/hello [snipcheck.drift]"
     ]
     assert (report / "diffs" / "drift__hello.diff").read_text(encoding="utf-8").splitlines()[-2:] == [
         "-hello worle",

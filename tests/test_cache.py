@@ -126,7 +126,7 @@ def test_failed_atomic_write_keeps_the_old_file_and_no_temporary(tmp_path: Path,
     def broken_replace(src: str, dst: str) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr("snipcheck.cache.os.replace", broken_replace)
+    monkeypatch.setattr("snipcheck.files.os.replace", broken_replace)
     with pytest.raises(OSError):
         write_atomic(target, b"new")
     assert target.read_bytes() == b"old"

@@ -1,8 +1,8 @@
 """The real chapter: it builds with -W, and a one-character change to a stated output fails it.
 
-Written for any chapter content: the snippet to break is found with
-:func:`snipcheck.docsource.scan_tree`, and the character to change is one that
-the project's normalizers do not mask.
+Written for any chapter content: the snippet to break is found in the
+placement index, and the character to change is one that the project's
+normalizers do not mask.
 """
 
 from __future__ import annotations
@@ -17,7 +17,10 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
-from snipcheck.docsource import Placement, scan, scan_tree
+from snipcheck.placement import Placement
+from snipcheck.project import Project
+from snipcheck.rewrite import Edit
+from snipcheck.files import write_all
 from snipcheck.normalize import Normalizer, for_compare
 from snipcheck.settings import Settings
 
@@ -72,35 +75,27 @@ def test_one_changed_character_in_a_stated_output_fails_the_build(
         shutil.copytree(REPO / name, project / name, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("conf.py", "pyproject.toml"):
         shutil.copy2(REPO / name, project / name)
-    settings, _ = Settings.from_conf(project)
-
-    candidates = [p for p in scan_tree(project / "docs") if p.body.strip()]
+    chapter, _ = Project.load(project)
+    settings = chapter.settings
+    candidates = [p for p in chapter.placements() if p.stated.strip()]
     assert candidates, "the chapter places no snippet with a stated output"
     target: Placement | None = None
     for placement in candidates:
-        change = changed_by_one_character(placement.body, settings.normalizers)
+        change = changed_by_one_character(placement.stated, settings.normalizers)
         if change is not None:
             target = placement
             break
     assert target is not None and change is not None
     index, new_body = change
 
-    # Edit that one character in the file, in place.
-    lines = target.path.read_text(encoding="utf-8").split("\n")
-    row = target.body[:index].count("\n")
-    column = index - (target.body.rfind("\n", 0, index) + 1)
-    file_row = target.body_start + row
-    if lines[file_row].startswith(target.indent):
-        column += len(target.indent)
-    line = lines[file_row]
-    lines[file_row] = line[:column] + new_body[index] + line[column + 1 :]
-    target.path.write_text("\n".join(lines), encoding="utf-8")
-    (edited,) = [p for p in scan(target.path) if p.line == target.line]
-    assert edited.body == new_body
+    # Edit that one character in the page (read back through the build's parser).
+    files = chapter.rewrite([Edit(target, new_body)])
+    write_all({path: new for path, (_, new) in files.items()})
+    row = target.stated[:index].count("\n")
 
     done = sphinx_build(project, tmp_path / "out", chapter_cache)
     assert done.returncode != 0
-    relative = target.path.relative_to(project).as_posix()
+    relative = Path(target.source).relative_to(project).as_posix()
     warning = re.compile(
         rf"^(?:\S*/)?{re.escape(relative)}:{target.line}: WARNING: snippet '{re.escape(target.snippet_id)}'"
         r"(?P<message>.*?)\[snipcheck\.(?P<subtype>\w+)\]",
@@ -112,7 +107,7 @@ def test_one_changed_character_in_a_stated_output_fails_the_build(
     # The diff (of normalized texts) shows the edited line as stated ('-') and
     # the real one as actual ('+').
     stated_line = for_compare(new_body, settings.normalizers).split("\n")[row]
-    actual_line = for_compare(target.body, settings.normalizers).split("\n")[row]
+    actual_line = for_compare(target.stated, settings.normalizers).split("\n")[row]
     assert f"\n-{shown(stated_line)}\n" in found["message"]
     assert f"\n+{shown(actual_line)}\n" in found["message"]
 

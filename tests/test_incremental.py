@@ -26,7 +26,7 @@ def make_project(root: Path, counter: Path, *, torch: bool = False) -> Path:
     (root / "docs").mkdir(parents=True)
     (root / "snippets" / "inc").mkdir(parents=True)
     (root / "conf.py").write_text(
-        'extensions = ["myst_nb", "snipcheck"]\nnb_execution_mode = "off"\n'
+        'extensions = ["myst_nb", "snipcheck"]\nnb_execution_mode = "off"\nsnipcheck_source_dir = "docs"\n'
         f"snipcheck_preload = {['torch'] if torch else []!r}\n"
     )
     toc = []

@@ -16,14 +16,14 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
-import stat
-import tempfile
 from pathlib import Path
 
 from filelock import FileLock
 
+from .files import write_atomic
 from .model import RunResult, Snippet, Stamp
+
+__all__ = ["CacheError", "ResultCache", "cache_key", "write_atomic"]
 
 #: Bump when a runner change alters what a run of the same source produces.
 RUNNER_VERSION = "1"
@@ -32,34 +32,6 @@ _SCHEMA = 1
 
 class CacheError(Exception):
     """A cache entry that exists but cannot be used (the message says why)."""
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that readers never see a partial file.
-
-    :raises OSError: if the directory cannot be created or written.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)  # an existing file keeps its permissions
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
 
 
 def cache_key(snippet: Snippet, stamp: Stamp, output_limit: int) -> str:

@@ -52,6 +52,9 @@ VALUES: dict[str, Value] = {
     "snipcheck_runner": Value("fork", (str,), "", "Python runner: 'fork' (warm server, default) or 'subprocess'"),
     "snipcheck_fork_min_runs": Value(3, (int,), "", "start the fork server only when a build needs at least this many Python runs; fewer run as plain subprocesses (0: always fork)"),
     "snipcheck_preload": Value(["torch"], (list, tuple), "", "modules the fork runner's server imports once"),
+    "snipcheck_source_dir": Value("", (str,), "", "the pages the command line reads (record, verify, accept), relative to conf.py; default: conf.py's own directory, as sphinx-quickstart lays a project out"),
+    "snipcheck_fail_on_drift": Value(True, (bool,), "", "drift, failed runs, timeouts and truncated outputs make sphinx-build exit with status 1, with or without -W"),
+    "snipcheck_record_command": Value("snipcheck record {id}", (str,), "", "the command hints name for recording a snippet's output; {id} is replaced by the snippet id"),
     "snipcheck_reference": Value("", (str,), "env", "reference environment of the stated outputs; default from pyproject.toml [tool.snipcheck] reference-torch"),
 }
 
@@ -74,6 +77,8 @@ def problem(name: str, value: Any) -> str | None:
             return str(exc.args[0])
     if name in ("snipcheck_provides", "snipcheck_preload") and not all(isinstance(x, str) for x in value):
         return "expected a list of strings"
+    if name == "snipcheck_record_command" and "{id}" not in value:
+        return "must contain {id}, where the snippet id goes"
     if name == "snipcheck_runner" and value not in PYTHON_RUNNERS:
         return f"expected one of {', '.join(PYTHON_RUNNERS)}"
     if name == "snipcheck_python" and value and shutil.which(value) is None:
@@ -121,6 +126,9 @@ class Settings:
     runner: str = "fork"
     preload: tuple[str, ...] = ("torch",)
     fork_min_runs: int = 3
+    source_dir: Path | None = None
+    fail_on_drift: bool = True
+    record_command: str = "snipcheck record {id}"
 
     @classmethod
     def from_mapping(cls, root: Path, values: Mapping[str, Any]) -> tuple[Settings, list[str]]:
@@ -156,6 +164,9 @@ class Settings:
                 runner=v["snipcheck_runner"],
                 preload=tuple(v["snipcheck_preload"]),
                 fork_min_runs=v["snipcheck_fork_min_runs"],
+                source_dir=(root / v["snipcheck_source_dir"]) if v["snipcheck_source_dir"] else root,
+                fail_on_drift=v["snipcheck_fail_on_drift"],
+                record_command=v["snipcheck_record_command"],
             ),
             messages,
         )

@@ -15,7 +15,10 @@ from . import (
     config,
     directive,
     environment_box,
+    fill,
+    index,
     reading,
+    results,
     search_zh,
     state,
     summary,
@@ -34,7 +37,10 @@ def setup(app: Sphinx) -> dict[str, Any]:
     config.register(app)
     state.register(app)
     collector.register(app)
+    index.register(app)
     directive.register(app)
+    results.register(app)
+    fill.register(app)
     environment_box.register(app)
     summary.register(app)
     versions.register(app)
@@ -46,7 +52,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
 
     return {
         "version": __version__,
-        "env_version": 3,  # 3: section index entries for the search dictionary's terms
+        "env_version": 4,  # 4: the placement index; results judged after reading
         "parallel_read_safe": True,
         "parallel_write_safe": True,
     }

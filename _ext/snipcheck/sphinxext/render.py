@@ -21,11 +21,29 @@ from __future__ import annotations
 
 from docutils import nodes
 
-from ..compare import Verdict, display_events
+from ..compare import display_events
 from ..model import Outcome, Snippet
 from ..normalize import Normalizer
 
 _LANG = {"python": "python", "rust": "rust"}
+
+
+class snippet_output(nodes.General, nodes.Element):
+    """Placeholder for a snippet's output panel; ``serial`` is its placement's
+    position in the page.  :mod:`.fill` replaces it before the page is written."""
+
+
+class belief_head(nodes.General, nodes.Element):
+    """Placeholder for a refuted-claim block's verdict label (see :mod:`.fill`)."""
+
+
+class claim_ref(nodes.Inline, nodes.TextElement):
+    """A value cited by the ``claim`` role; rendered by :mod:`.fill` once checked."""
+
+
+def pending_output(serial: int) -> snippet_output:
+    """The placeholder the directive leaves for the output panel."""
+    return snippet_output(serial=serial)
 
 
 def code_block(snippet: Snippet) -> nodes.literal_block:
@@ -114,18 +132,53 @@ def badges(missing: tuple[str, ...]) -> nodes.container:
     return box
 
 
-def problem_box(verdict: Verdict) -> nodes.Element:
-    """Shown on the page when a snippet drifted or failed (the build warns too)."""
+def problem_box(problems: tuple[str, ...], diff: str) -> nodes.Element:
+    """Shown on the page when a snippet drifted or failed (the build warns, and fails, too)."""
     box = nodes.caution()
-    title = "构建发现的问题（构建警告相同，-W 时构建失败）"
+    title = "构建发现的问题（构建同样报警并失败）"
     box += nodes.paragraph(title, title, classes=["snipcheck-problem-title"])
-    for problem in verdict.problems:
+    for problem in problems:
         box += nodes.paragraph(problem, problem)
-    if verdict.diff:
-        diff = nodes.literal_block(verdict.diff, verdict.diff, classes=["snipcheck-diff"])
-        diff["language"] = "diff"
-        box += diff
+    if diff:
+        block = nodes.literal_block(diff, diff, classes=["snipcheck-diff"])
+        block["language"] = "diff"
+        box += block
     return box
+
+
+def belief_label(verdict: bool | None, verified: bool) -> list[nodes.Node]:
+    """The verdict badge of a refuted-claim block, and a note when this build did not run it."""
+    if verdict is None:
+        text, color = "常见说法 · 代码没有给出结论", "warning"
+    elif verdict:
+        text, color = "常见说法 · 实测成立", "success"
+    else:
+        text, color = "常见说法 · 实测推翻", "danger"
+    head = nodes.paragraph(classes=["snipcheck-belief-head"])
+    head += nodes.inline(text, text, classes=["sd-badge", f"sd-bg-{color}", f"sd-bg-text-{color}"])
+    out: list[nodes.Node] = [head]
+    if not verified:
+        note = "（本次构建没有运行这个代码片段：结论依据正文陈述的输出。）"
+        out.append(nodes.paragraph(note, note, classes=["snipcheck-note"]))
+    return out
+
+
+def claim(value: str, snippet_id: str, record: object, here: bool) -> nodes.Element:
+    """A cited value: a link to the snippet when it is on this page, titled
+    with whether this build checked it (``record`` is the claim's record)."""
+    verified = bool(getattr(record, "verified", False))
+    classes = ["snipcheck-claim"] + ([] if verified else ["snipcheck-claim-unverified"])
+    if here:
+        title = (
+            f"取自代码片段 {snippet_id} 的实际输出，本次构建已核对"
+            if verified
+            else f"取自代码片段 {snippet_id} 陈述的输出，未经本次构建验证"
+        )
+        node: nodes.Element = nodes.reference(value, value, refuri=f"#{nodes.make_id('snippet-' + snippet_id)}", reftitle=title)
+    else:
+        node = nodes.inline(value, value)
+    node["classes"] += classes
+    return node
 
 
 def error_box(message: str) -> nodes.Element:

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..docsource import Placement
 from ..environment import ProbeError, probe
 from ..execute import Executor
 from ..model import Snippet, Stamp
@@ -39,7 +38,8 @@ class BuildState:
     settings: Settings
     stamp: Stamp | None
     read_now: frozenset[str] = frozenset()  # documents read in this build
-    placements: dict[str, Placement] | None = field(default=None, repr=False)  # snippet id → Placement, all pages
+    main_pid: int = field(default_factory=os.getpid)  # the build's own process (not a -j reader)
+    planned: bool = False  # the executor has planned this build's runs (directives may start runs)
     _executor: Executor | None = field(default=None, repr=False)
     _pid: int = field(default=0, repr=False)
 
@@ -55,6 +55,11 @@ class BuildState:
     def load(self, snippet_id: str) -> Snippet:
         """Load a snippet; see :func:`snipcheck.snippets.load` (raises ``SnippetError``)."""
         return load(snippet_id, self.settings.snippets_dir, self.settings.root)
+
+    @property
+    def in_main_process(self) -> bool:
+        """Whether this is the build's own process, not a forked parallel reader."""
+        return os.getpid() == self.main_pid
 
     @property
     def executor(self) -> Executor:

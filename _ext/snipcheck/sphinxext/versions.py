@@ -24,8 +24,8 @@ from docutils import nodes
 from packaging.version import InvalidVersion, Version
 from sphinx.util.docutils import SphinxDirective
 
-from .. import docsource
 from ..verify import Report, SnippetReport
+from . import index
 from .collector import watch_glob
 from .log import warn
 
@@ -73,7 +73,7 @@ class VersionsDirective(SphinxDirective):
             warn("config", f"no whole-chapter verify reports match {self.arguments[0]!r}", self.get_location())
             return []
         reports.sort(key=lambda item: _sort_key(item[1]))
-        current = {p.snippet_id: p.body for p in docsource.scan_tree(Path(self.env.srcdir))}
+        current = {p.snippet_id: p.stated for p in index.all_placements(self.env)}
         out: list[nodes.Node] = [self._summary(reports, current)]
         for _, report in reports:
             stale = self._staleness(report, current)
