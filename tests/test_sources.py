@@ -231,3 +231,16 @@ def test_10_ctrl_c_right_after_the_temporary_file_is_made_leaves_none_behind(
     monkeypatch.undo()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["page.md"]
     assert target.read_bytes() in (b"old\n", b"new\n")
+
+
+def test_5_a_page_symlinked_out_of_the_project_is_never_written(tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere.md"
+    outside.write_bytes(b"# Elsewhere\r\n\r\n```{snippet} f/a\r\n```\r\n")
+    root = make(tmp_path / "p", {}, {"f/a": prints("a")})
+    (root / "docs" / "linked.md").symlink_to(outside)
+    stat_before = outside.stat()
+    out = cli(root, "record")
+    assert out.returncode == 1
+    assert f"f/a: not recorded: its file {outside} lies outside the source directory" in out.stderr
+    assert outside.read_bytes() == b"# Elsewhere\r\n\r\n```{snippet} f/a\r\n```\r\n"
+    assert outside.stat().st_mtime_ns == stat_before.st_mtime_ns
