@@ -116,3 +116,18 @@ def shown(line: str) -> str:
     """A diff line as the warning shows it: trailing blanks as middle dots."""
     stripped = line.rstrip(" \t")
     return stripped + "·" * (len(line) - len(stripped))
+
+
+def test_the_pytest_plugin_checks_every_placement_of_the_chapter(
+    chapter_build: subprocess.CompletedProcess[str], chapter_cache: Path, chapter_placements: list[Placement]
+) -> None:
+    env = dict(os.environ, SNIPCHECK_CACHE_DIR=str(chapter_cache))
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--snipcheck", "docs/", "-q", "-rs"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=1800, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:]
+    passed = int(re.search(r"(\d+) passed", done.stdout).group(1))  # type: ignore[union-attr]
+    skipped = int(m.group(1)) if (m := re.search(r"(\d+) skipped", done.stdout)) else 0
+    assert passed + skipped == len(chapter_placements)
+    assert passed > 30

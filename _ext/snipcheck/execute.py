@@ -144,6 +144,12 @@ class Executor:
         futures = [self.submit(s) for s in snippets]
         return [f.result() for f in futures]
 
+    def cancel_pending(self) -> int:
+        """Cancel the submitted snippets that have not started; return how many."""
+        with self._lock:
+            futures = list(self._futures.values())
+        return sum(1 for fut in futures if fut.cancel())
+
     def close(self) -> None:
         """Stop the worker threads once the queue is empty, and the runners."""
         for _ in self._threads:
