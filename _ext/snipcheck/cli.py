@@ -7,6 +7,7 @@ Commands::
     snipcheck verify               run every placed snippet, report drift
     snipcheck merge REPORT...      combine shard reports of one verify run
     snipcheck accept               rewrite drifted stated outputs, move the reference pin
+    snipcheck review               go through drifted outputs one by one: accept, reject or skip
     snipcheck new ID               create a snippet file, print the directive to paste
     snipcheck normalizers          list the normalizers
 
@@ -39,6 +40,7 @@ from .files import WriteError, write_all, write_atomic
 from .model import Stamp
 from .placement import Placement
 from .project import Project, ProjectError
+from .review import Review, walk
 from .rewrite import Edit, Unwritable, holdable
 from .settings import Settings, absolute_command
 from .snippets import SnippetError, load
@@ -115,6 +117,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--only", nargs="+", default=[], metavar="ID", help="accept only these snippets")
     p.add_argument("--dry-run", action="store_true", help="show the diff, write nothing")
     p.add_argument("--force", action="store_true", help="write even over uncommitted changes or failing snippets")
+    p = sub.add_parser("review", parents=[common], help="go through drifted outputs one by one: accept, reject or skip")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--python", help="verify on this interpreter to start a review (default: snipcheck_python)")
+    src.add_argument("--report", type=Path, help="start a review of this verify JSON report")
+    p.add_argument("--restart", action="store_true", help="forget a review in progress and start afresh")
+    p.add_argument("--force", action="store_true", help="write even over uncommitted changes")
     p = sub.add_parser("new", parents=[common], help="create a snippet file and print the directive to paste")
     p.add_argument("id", help="snippet id, e.g. tutorial/first-step")
     p.add_argument("--rust", action="store_true", help="a Rust snippet (.rs) instead of Python")
@@ -159,6 +167,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _emit(report, args.json, args.html)
         if args.command == "accept":
             return _accept(project, args, use_cache=use_cache)
+        if args.command == "review":
+            return _review(project, args, use_cache=use_cache)
         return _record(project, args.ids, dry_run=args.dry_run, use_cache=use_cache, quiet=args.quiet)
     except ProjectError as exc:
         return _fail(str(exc), USAGE_ERROR)
@@ -410,6 +420,17 @@ def _accept(project: Project, args: argparse.Namespace, use_cache: bool) -> int:
             + ", ".join(failing) + " (fix them, or --force to accept the rest anyway)"
         )  # fmt: skip
     plan = accept_mod.plan(report, project.placements(), settings.root, args.only)
+    return _write_plan(project, plan, report, dry_run=args.dry_run, force=args.force)
+
+
+def _write_plan(project: Project, plan: accept_mod.Plan, report: Report, *, dry_run: bool, force: bool) -> int:
+    """Write an accept plan (pages and pin), all or nothing; the pin moves only
+    when every drifted output of the report is accepted."""
+    settings = project.settings
+    drifted = {s.id for s in report.snippets if s.status == "drifted"}
+    left = sorted(drifted - set(plan.accepted))
+    if left:
+        plan.pin = None
     for snippet_id, reason in plan.skipped:
         print(f"skipped {snippet_id}: {reason}", file=sys.stderr)
     try:
@@ -417,15 +438,17 @@ def _accept(project: Project, args: argparse.Namespace, use_cache: bool) -> int:
     except Unwritable as exc:
         return _fail(f"accept wrote nothing: {exc}")
     pinned = accept_mod.pin_file(settings.root)
-    pin_note = (
-        f"reference {plan.pin!r} in {_rel(pinned)}" if pinned is not None and plan.pin
-        else "no reference pin to move (set snipcheck_reference = \"torch X\" in conf.py to keep one)"
-    )  # fmt: skip
-    if args.dry_run:
+    if left:
+        pin_note = f"the reference pin stays: {len(left)} drifted output(s) not accepted ({', '.join(left)})"
+    elif pinned is not None and plan.pin:
+        pin_note = f"reference {plan.pin!r} in {_rel(pinned)}"
+    else:
+        pin_note = "no reference pin to move (set snipcheck_reference = \"torch X\" in conf.py to keep one)"
+    if dry_run:
         print(accept_mod.preview(files) or "(no stated output changes)")
         print(f"would accept {len(plan.accepted)} output(s); {pin_note}")
         return 0
-    if not args.force:
+    if not force:
         dirty = accept_mod.uncommitted(sorted(files), settings.root)
         if dirty is None:
             return _fail("not a git checkout, so uncommitted changes cannot be protected; use --force")
@@ -439,6 +462,55 @@ def _accept(project: Project, args: argparse.Namespace, use_cache: bool) -> int:
         print(f"rewrote {_rel(path)}")
     print(f"accepted {len(plan.accepted)} output(s); {pin_note}")
     return 0
+
+
+def _review(project: Project, args: argparse.Namespace, use_cache: bool) -> int:
+    state = project.settings.cache_dir / "review.json"
+    try:
+        review = None if (args.restart or args.python or args.report) else Review.load(state)
+    except ValueError as exc:
+        return _fail(str(exc), USAGE_ERROR)
+    if review is None:
+        if args.report:
+            try:
+                report = _read_report(args.report)
+            except ValueError as exc:
+                return _fail(str(exc), USAGE_ERROR)
+        else:
+            found = _verify(project, args.python, (1, 1), use_cache)
+            if found is None:
+                return 1
+            report = found
+        if report.shard != (1, 1):
+            return _fail("this is one shard's report; merge the shards first (snipcheck merge)", USAGE_ERROR)
+        review = Review(report)
+        if not review.drifted:
+            print("nothing drifted: nothing to review")
+            return 0
+        review.save(state)
+    else:
+        done = len(review.drifted) - len(review.undecided)
+        print(f"resuming the review of {review.report.stamp.label()}: {done} of {len(review.drifted)} decided")
+
+    def ask(prompt: str) -> str:
+        try:
+            return input(prompt)
+        except EOFError:
+            return ""
+
+    if not walk(review, state, ask, print):
+        print(f"review paused, {len(review.undecided)} output(s) undecided; run snipcheck review again to resume")
+        return 1
+    accepted = review.accepted
+    status = 0
+    if accepted:
+        plan = accept_mod.plan(review.report, project.placements(), project.settings.root, accepted)
+        status = _write_plan(project, plan, review.report, dry_run=False, force=args.force)
+    else:
+        print("no output accepted; the pages are unchanged")
+    if status == 0:
+        state.unlink(missing_ok=True)
+    return status
 
 
 def _rel(path: Path) -> str:
