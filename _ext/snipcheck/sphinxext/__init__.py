@@ -13,6 +13,7 @@ from . import (
     claims,
     collector,
     config,
+    dependencies,
     directive,
     environment_box,
     reading,
@@ -34,6 +35,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     config.register(app)
     state.register(app)
     collector.register(app)
+    dependencies.register(app)
     directive.register(app)
     environment_box.register(app)
     summary.register(app)

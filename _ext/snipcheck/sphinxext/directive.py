@@ -32,7 +32,7 @@ from ..cache import write_atomic
 from ..compare import Verdict, judge
 from ..model import Outcome, Snippet
 from ..snippets import SnippetError
-from . import render
+from . import dependencies, render
 from . import state as state_mod
 from .collector import SnippetRecord, add
 from .log import warn
@@ -82,8 +82,7 @@ class SnippetDirective(SphinxDirective):
             node += render.error_box(f"snippet {snippet_id}{where}: {exc.message}")
             return [node]
         self.env.note_dependency(snippet.abspath)
-        for helper, _ in snippet.helpers:  # a helper module it may import changes its output too
-            self.env.note_dependency(str(state.root / helper))
+        dependencies.note(self.env, snippet)  # helpers, declared data files and variables
         for req in snippet.tags.requires:
             try:
                 requirements.check(req, state.settings.provides)
