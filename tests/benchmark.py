@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -272,7 +273,7 @@ def fingerprint_ms(repeat: int = 20) -> None:
     from snipcheck import fingerprint
     from snipcheck.environment import probe_environment
 
-    def timed(fn) -> list[float]:  # noqa: ANN001
+    def timed(fn: Callable[[], object]) -> list[float]:
         out = []
         for _ in range(repeat):
             t = time.perf_counter()

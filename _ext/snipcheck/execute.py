@@ -136,13 +136,11 @@ class Executor:
         in a live preview, say).  Call it before submitting; it changes nothing
         once a runner exists.
 
-        The runner kind is part of every cache key (fork and subprocess runs
-        can differ).  After such a switch the build still takes the fork
-        runner's results from the cache, and those earlier switched builds
-        left under the subprocess runner's key; its new runs are stored under
-        the subprocess runner's key.  A build that forks takes only fork
-        results: each result is reused only under the kind that made it, or
-        in a build that runs that kind.
+        The runner kind is part of every cache key: fork and subprocess runs
+        can differ.  A switched build takes from the cache what the fork
+        runner made and what earlier switched builds made (stored under the
+        subprocess runner's key), and stores its own runs under that key; a
+        build that forks takes only the fork runner's results.
 
         :return: the number of Python runs expected.
         """
