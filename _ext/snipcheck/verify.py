@@ -136,9 +136,11 @@ class Report:
                 data.pop(name)
             return data
 
+        stamp = dataclasses.asdict(self.stamp)
+        stamp.pop("env", None)  # the environment's id differs from machine to machine
         return {
             "schema": SCHEMA,
-            "stamp": dataclasses.asdict(self.stamp),
+            "stamp": stamp,
             "reference": self.reference,
             "fingerprint": self.fingerprint,
             "shard": {"index": self.shard[0], "count": self.shard[1]},

@@ -13,6 +13,7 @@ from . import (
     claims,
     collector,
     config,
+    dependencies,
     directive,
     environment_box,
     fill,
@@ -38,6 +39,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     state.register(app)
     collector.register(app)
     index.register(app)
+    dependencies.register(app)
     directive.register(app)
     results.register(app)
     fill.register(app)

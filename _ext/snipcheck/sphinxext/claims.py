@@ -28,7 +28,7 @@ from sphinx.util.docutils import SphinxRole
 from ..claims import belief_problem, claim_problem, parse_claim
 from ..compare import terminal_text
 from ..snippets import SnippetError
-from . import index, render
+from . import dependencies, index, render
 from . import state as state_mod
 from .collector import SnippetRecord, location, records, replace
 from .directive import SnippetDirective
@@ -88,8 +88,7 @@ class ClaimRole(SphinxRole):
             status = "error"
         else:
             self.env.note_dependency(snippet.abspath)
-            for helper, _ in snippet.helpers:
-                self.env.note_dependency(str(state.root / helper))
+            dependencies.note(self.env, snippet)
         claims(self.env).setdefault(self.env.docname, []).append(Claim(line, snippet_id, value, status))
         node = render.claim_ref(value, value, value=value, snippet_id=snippet_id, line=line)
         return [node], []

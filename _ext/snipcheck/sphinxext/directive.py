@@ -36,7 +36,7 @@ from sphinx.util.docutils import SphinxDirective
 
 from .. import requirements
 from ..snippets import SnippetError
-from . import index, render
+from . import dependencies, index, render
 from . import state as state_mod
 from .collector import SnippetRecord, add
 from .log import warn
@@ -90,8 +90,7 @@ class SnippetDirective(SphinxDirective):
             node += render.error_box(f"snippet {snippet_id}{at}: {exc.message}")
             return [node]
         self.env.note_dependency(snippet.abspath)
-        for helper, _ in snippet.helpers:  # a helper module it may import changes its output too
-            self.env.note_dependency(str(state.root / helper))
+        dependencies.note(self.env, snippet)  # helpers, declared data files and variables
         for req in snippet.tags.requires:
             try:
                 requirements.check(req, state.settings.provides)

@@ -79,7 +79,7 @@ class FillEnvironmentBox(SphinxPostTransform):
         parts = [f"共 {len(recs)} 个代码片段"]
         checked = counts["ok"]
         if checked:
-            parts.append(f"{checked} 个已运行并与陈述一致（其中 {origins['cache']} 个取自相同代码与环境的缓存结果）")
+            parts.append(f"{checked} 个已运行并与陈述一致（其中 {origins['cache']} 个取自缓存：{compared(state)}都与缓存时相同）")
         if not_run:
             parts.append(f"{len(not_run)} 个未运行")
         bad = sum(counts[s] for s in ("drift", "exec", "timeout", "error"))
@@ -88,6 +88,17 @@ class FillEnvironmentBox(SphinxPostTransform):
         line = "；".join(parts) + "。"
         box += nodes.paragraph(line, line)
         return box
+
+
+def compared(state: state_mod.BuildState) -> str:
+    """What a cached result was checked against before it was reused (see snipcheck.cache.cache_key)."""
+    what = "代码、辅助模块、标签、声明的数据文件与环境变量、运行方式"
+    fp = state.fingerprint
+    if fp is None or state.stamp is None:
+        return what + "与环境"
+    main = [f"Python {state.stamp.python}"] + [f"{n} {fp.version(n)}" for n in ("torch", "numpy") if fp.version(n)]
+    names = "、".join(name for name, _ in fp.variables)
+    return f"{what}与环境指纹 {fp.id}（{'、'.join(main)} 等共 {len(fp.distributions)} 个已安装的发行包，解释器路径，环境变量 {names}）"
 
 
 def register(app: Sphinx) -> None:

@@ -14,8 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..environment import ProbeError, probe
+from ..cache import ResultCache
+from ..environment import ProbeError, probe_environment
 from ..execute import Executor
+from ..fingerprint import Fingerprint
 from ..model import Snippet, Stamp
 from ..settings import VALUES, Settings
 from ..snippets import load
@@ -33,10 +35,16 @@ class BuildState:
     :param settings: the resolved ``snipcheck_*`` settings.
     :param stamp: probe stamp of the snippet interpreter; ``None`` if the
         probe failed or execution is off.
+    :param fingerprint: the environment fingerprint of the snippet
+        interpreter (computed once per build); ``None`` when ``stamp`` is.
+    :param use_cache: ``False`` when the cache directory cannot be written:
+        snippets then run uncached.
     """
 
     settings: Settings
     stamp: Stamp | None
+    fingerprint: Fingerprint | None = None
+    use_cache: bool = True
     read_now: frozenset[str] = frozenset()  # documents read in this build
     main_pid: int = field(default_factory=os.getpid)  # the build's own process (not a -j reader)
     planned: bool = False  # the executor has planned this build's runs (directives may start runs)
@@ -66,7 +74,7 @@ class BuildState:
         """This process's executor (created on first use after a fork)."""
         if self._executor is None or self._pid != os.getpid():
             assert self.stamp is not None
-            self._executor = self.settings.executor(self.stamp)
+            self._executor = self.settings.executor(self.stamp, use_cache=self.use_cache)
             self._pid = os.getpid()
         return self._executor
 
@@ -97,13 +105,23 @@ def _init(app: Sphinx) -> None:
     bridge_core_logging()
     values = {name: getattr(app.config, name) for name in VALUES}
     settings, _ = Settings.from_mapping(Path(app.confdir), values)  # validated at config-inited
-    stamp = None
+    stamp = fingerprint = None
+    use_cache = True
     if settings.execute:
+        # A read-only, full or blocked cache folder costs the cache, not the build.
+        unwritable = ResultCache(settings.cache_dir).unwritable()
+        if unwritable:
+            warn("cache", f"{unwritable}; snippets run without the cache in this build", None)
+            use_cache = False
         try:
-            stamp = probe(settings.python, settings.cache_dir)
+            found = probe_environment(settings.python, settings.cache_dir if use_cache else None)
         except ProbeError as exc:
             warn("config", f"snippets will not run: {exc}", None)
-    app._snipcheck_state = BuildState(settings, stamp)  # type: ignore[attr-defined]
+        else:
+            stamp, fingerprint = found.stamp, found.fingerprint
+            for note in found.notes:
+                warn("cache", note, None)
+    app._snipcheck_state = BuildState(settings, stamp, fingerprint, use_cache)  # type: ignore[attr-defined]
     _by_env[app.env] = app._snipcheck_state  # type: ignore[attr-defined]
 
 
