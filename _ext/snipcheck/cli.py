@@ -37,7 +37,7 @@ from .compare import judge, terminal_text, text_diff, truncation_advice
 from .environment import ProbeError, probe
 from .execute import Executor
 from .files import WriteError, write_all, write_atomic
-from .model import Stamp
+from .model import Snippet, Stamp
 from .placement import Placement
 from .project import Project, ProjectError
 from .review import Review, walk
@@ -151,7 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     use_cache = not args.no_cache
     try:
         if args.command == "run":
-            return _run(project.settings, args.ids, use_cache=use_cache)
+            return _run(project, args.ids, use_cache=use_cache)
         if args.command == "new":
             return scaffold.new(
                 project.settings, args.id, rust=args.rust, expect=args.expect, requires=args.requires
@@ -187,7 +187,8 @@ def _stamp(settings: Settings) -> Stamp | None:
         return None
 
 
-def _run(settings: Settings, ids: list[str], use_cache: bool) -> int:
+def _run(project: Project, ids: list[str], use_cache: bool) -> int:
+    settings = project.settings
     stamp = _stamp(settings)
     if stamp is None:
         return 1
@@ -196,7 +197,7 @@ def _run(settings: Settings, ids: list[str], use_cache: bool) -> int:
     loaded = []
     for snippet_id in ids:
         try:
-            loaded.append(load(snippet_id, settings.snippets_dir, settings.root))
+            loaded.append(_load_by_id(project, snippet_id))
         except SnippetError as exc:
             where = f"{exc.path}:{exc.line}: " if exc.path and exc.line else ""
             print(f"error: {where}{exc.message}", file=sys.stderr)
@@ -220,6 +221,19 @@ def _run(settings: Settings, ids: list[str], use_cache: bool) -> int:
     return status
 
 
+def _load_by_id(project: Project, snippet_id: str) -> Snippet:
+    """A snippet by id: its file, or else its code written in a page (which needs the index)."""
+    try:
+        return load(snippet_id, project.settings.snippets_dir, project.settings.root)
+    except SnippetError as exc:
+        if "not found" not in exc.message:
+            raise
+        placed = [p for p in project.placements() if p.snippet_id == snippet_id]
+        if not placed:
+            raise
+        return project.snippet(placed[0])
+
+
 def _record(project: Project, ids: list[str], dry_run: bool, use_cache: bool, quiet: int = 0) -> int:
     settings = project.settings
     placements = project.placements()
@@ -239,7 +253,7 @@ def _record(project: Project, ids: list[str], dry_run: bool, use_cache: bool, qu
     status = 0
     for p in placements:
         try:
-            snippet = load(p.snippet_id, settings.snippets_dir, settings.root)
+            snippet = project.snippet(p)
         except SnippetError as exc:
             print(f"{_where(project, p)}: {exc.message}", file=sys.stderr)
             status = 1
@@ -337,7 +351,9 @@ def _verify(project: Project, python: str | None, shard: tuple[int, int], use_ca
         return None
     executor: Executor = settings.executor(stamp, use_cache=use_cache)
     try:
-        return verify(settings, placements, executor, stamp, shard, progress=_progress if quiet < 1 else None)
+        return verify(
+            settings, placements, executor, stamp, shard, progress=_progress if quiet < 1 else None, loader=project.snippet
+        )
     finally:
         executor.close()
         if quiet < 1 and sys.stderr.isatty():

@@ -93,6 +93,30 @@ class Placement:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class CodeBlock:
+    """A snippet's code written in a page (a ``snippet-code`` directive).
+
+    :param snippet_id: the directive's argument; the ``snippet`` directive with
+        the same id, later in the same document, places its output.
+    :param docname: the document it appears in.
+    :param source: absolute path of the file that holds it.
+    :param line: 1-based line of the directive's opening line.
+    :param body_line: 1-based line of the first line of the code.
+    :param language: ``"python"`` or ``"rust"``.
+    :param text: the code as written, tag block included (the same syntax
+        as a snippet file).
+    """
+
+    snippet_id: str
+    docname: str
+    source: str
+    line: int
+    body_line: int
+    language: str
+    text: str
+
+
 def fingerprint(placements: Iterable[Placement], sources: Iterable[tuple[str, str]] = ()) -> str:
     """A digest of a chapter's placements and the sources they run.
 

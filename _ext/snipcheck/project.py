@@ -19,9 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .model import Snippet
 from .placement import Placement
 from .rewrite import Edit, Unwritable, apply
 from .settings import Settings
+from .snippets import find
 from .sourcetext import SourceError, SourceText
 
 if TYPE_CHECKING:
@@ -97,6 +99,17 @@ class Project:
                 "--source-dir, or set snipcheck_source_dir in conf.py"
             )
         return index.placements
+
+    def snippet(self, placement: Placement) -> Snippet:
+        """The snippet ``placement`` runs: its code written in the page, else its file.
+
+        :raises snipcheck.snippets.SnippetError: if it cannot be loaded.
+        """
+        code = next(
+            (c for c in self.index().code if c.docname == placement.docname and c.snippet_id == placement.snippet_id),
+            None,
+        )
+        return find(placement.snippet_id, code, self.settings.snippets_dir, self.settings.root)
 
     def rewrite(self, edits: Sequence[Edit]) -> dict[Path, tuple[bytes, bytes]]:
         """New bytes for every file ``edits`` touch, read back through the build's parser.

@@ -163,11 +163,10 @@ class SnippetItem(pytest.Item):
         return parent.project
 
     def _snippet(self) -> Snippet:
-        from .snippets import SnippetError, load
+        from .snippets import SnippetError
 
-        settings = self.project.settings
         try:
-            return load(self.placement.snippet_id, settings.snippets_dir, settings.root)
+            return self.project.snippet(self.placement)
         except SnippetError as exc:
             where = f" ({exc.path}:{exc.line})" if exc.path and exc.line else ""
             raise SnippetDrift(f"snippet {self.placement.snippet_id!r} cannot be loaded: {exc.message}{where}") from None

@@ -20,6 +20,7 @@ Pure core: standard library and :mod:`snipcheck.model`, :mod:`snipcheck.tags`,
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from pathlib import Path
@@ -27,6 +28,7 @@ from pathlib import Path
 from . import inputs
 from . import tags as tags_mod
 from .model import Snippet
+from .placement import CodeBlock
 
 #: The longest snippet id, in characters: an id becomes file names (the
 #: snippet's, its diff's) that must stay well under the usual 255-byte limit.
@@ -94,8 +96,9 @@ def locate(snippet_id: str, snippets_dir: Path) -> Path:
     if not found:
         tried = " or ".join(f"{snippets_dir.name}/{snippet_id}{s}" for s in SUFFIXES)
         raise SnippetError(
-            f"snippet {snippet_id!r} not found: no file {tried}; create it "
-            f"(nox -s new -- {snippet_id}) or fix the id"
+            f"snippet {snippet_id!r} not found: no file {tried}, and no snippet-code block with this id "
+            f"earlier in the page; create the file (snipcheck new {snippet_id}), write the code in the page, "
+            "or fix the id"
         )
     if len(found) > 1:
         raise SnippetError(
@@ -129,25 +132,40 @@ def load(snippet_id: str, snippets_dir: Path, project_root: Path) -> Snippet:
         raise SnippetError(f"{shown} is not valid UTF-8 ({exc.reason}); save it as UTF-8", shown) from None
     except OSError as exc:
         raise SnippetError(f"cannot read {shown}: {exc.strerror}", shown) from None
-    language = SUFFIXES[path.suffix]
+    snippet = from_text(snippet_id, source, SUFFIXES[path.suffix], shown, path.resolve(), project_root)
+    return dataclasses.replace(snippet, helpers=_helpers(path, shown, snippets_dir))
+
+
+def from_text(
+    snippet_id: str, source: str, language: str, shown: str, abspath: Path, project_root: Path, line: int = 1
+) -> Snippet:
+    """A snippet from its text: a file's, or the body of a ``snippet-code`` block in a page.
+
+    :param shown: the path it runs under and tracebacks show (relative).
+    :param abspath: the file that holds it (a page, for code in a page).
+    :param line: the line of ``abspath`` where ``source`` starts: tag errors
+        name that file's lines.
+    :raises SnippetError: if its tag block is malformed or names a missing data file.
+    """
+    where = shown if line == 1 else str(abspath)
     try:
         block = tags_mod.parse(source, language)
     except tags_mod.TagError as exc:
-        raise SnippetError(exc.message, shown, exc.line) from None
+        raise SnippetError(exc.message, where, exc.line + line - 1) from None
     try:
         files = inputs.resolve(block.tags.depends, project_root)
     except inputs.InputError as exc:
-        raise SnippetError(f"bad value for 'depends': {exc}", shown, block.key_lines.get("depends")) from None
+        at = block.key_lines.get("depends")
+        raise SnippetError(f"bad value for 'depends': {exc}", where, at + line - 1 if at else None) from None
     return Snippet(
         id=snippet_id,
         path=shown,
-        abspath=str(path.resolve()),
+        abspath=str(abspath),
         language=language,
         source=source,
         code=block.code,
         code_lineno=block.code_lineno,
         tags=block.tags,
-        helpers=_helpers(path, shown, snippets_dir),
         env=block.tags.env,
         files=files,
     )
@@ -224,3 +242,38 @@ def discover(snippets_dir: Path) -> list[str]:
                 continue
             ids.add(rel.with_suffix("").as_posix())
     return sorted(ids)
+
+
+def from_page(block: CodeBlock, project_root: Path) -> Snippet:
+    """The snippet whose code a page holds (see :class:`~snipcheck.placement.CodeBlock`).
+
+    It runs as ``<id>.py`` (or ``.rs``), the file it would be in the snippets
+    directory, so its tracebacks number its lines as the page shows them.
+
+    :raises SnippetError: naming the page's line, for a bad id or tag block.
+    """
+    check_id(block.snippet_id)
+    suffix = next(s for s, lang in SUFFIXES.items() if lang == block.language)
+    return from_text(
+        block.snippet_id, block.text + "\n", block.language, block.snippet_id + suffix, Path(block.source),
+        project_root, line=block.body_line,
+    )  # fmt: skip
+
+
+def find(snippet_id: str, code: CodeBlock | None, snippets_dir: Path, project_root: Path) -> Snippet:
+    """The snippet a placement runs: its code in the page when ``code`` is
+    given, else its file (see :func:`load`).
+
+    :raises SnippetError: as :func:`load` and :func:`from_page` do, and when a
+        snippet has both a file and code in the page (which one runs?).
+    """
+    if code is None:
+        return load(snippet_id, snippets_dir, project_root)
+    files = [snippets_dir / f"{snippet_id}{suffix}" for suffix in SUFFIXES]
+    clash = next((p for p in files if p.is_file()), None)
+    if clash is not None:
+        raise SnippetError(
+            f"snippet {snippet_id!r} has its code both in the page (line {code.body_line}) and in "
+            f"{shown_path(snippet_id + clash.suffix, snippets_dir, project_root)}; keep one of them"
+        )
+    return from_page(code, project_root)

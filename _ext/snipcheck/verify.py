@@ -35,7 +35,7 @@ from typing import Any
 
 from .compare import judge, masking_normalizers, text_diff
 from .execute import Executor
-from .model import Stamp
+from .model import Snippet, Stamp
 from .placement import Placement, fingerprint
 from .settings import Settings
 from .snippets import SnippetError, load
@@ -200,13 +200,23 @@ def select_shard(placements: Sequence[Placement], shard: tuple[int, int]) -> lis
     return ordered[k - 1 :: n]
 
 
-def chapter_fingerprint(settings: Settings, placements: Sequence[Placement]) -> str:
+Loader = Callable[[Placement], Snippet]
+
+
+def file_loader(settings: Settings) -> Loader:
+    """Loads each placement's snippet from its file (for code written in pages, see
+    :meth:`snipcheck.project.Project.snippet`)."""
+    return lambda p: load(p.snippet_id, settings.snippets_dir, settings.root)
+
+
+def chapter_fingerprint(settings: Settings, placements: Sequence[Placement], loader: Loader | None = None) -> str:
     """:func:`snipcheck.placement.fingerprint` of ``placements`` and the
-    snippet files (and helpers) they place, as they are on disk now."""
+    snippets (and helpers) they place, as they are on disk now."""
+    load_one = loader or file_loader(settings)
     sources = []
     for p in placements:
         try:
-            snippet = load(p.snippet_id, settings.snippets_dir, settings.root)
+            snippet = load_one(p)
         except SnippetError as exc:
             sources.append((p.snippet_id, f"error: {exc.message}"))
             continue
@@ -221,20 +231,23 @@ def verify(
     stamp: Stamp,
     shard: tuple[int, int] = (1, 1),
     progress: Callable[[int, int, str], None] | None = None,
+    loader: Loader | None = None,
 ) -> Report:
     """Run and judge every placement (or one shard of them).
 
     :param all_placements: the whole chapter's placements, from the placement index.
     :param executor: runs the snippets (its stamp must be ``stamp``).
     :param progress: called as ``(done, total, snippet id)`` after each outcome.
+    :param loader: loads a placement's snippet (default: from its file).
     """
+    load_one = loader or file_loader(settings)
     placements = select_shard(all_placements, shard)
     loaded = []
     reports: list[SnippetReport] = []
     for p in placements:
         doc = _rel(Path(p.source), settings.root)
         try:
-            snippet = load(p.snippet_id, settings.snippets_dir, settings.root)
+            snippet = load_one(p)
         except SnippetError as exc:
             where = f"{exc.path}:{exc.line}: " if exc.path and exc.line else ""
             reports.append(SnippetReport(p.snippet_id, doc, p.line, "error", (where + exc.message,), stated=p.stated))
@@ -285,7 +298,7 @@ def verify(
         shard,
         tuple(reports),
         total=len(all_placements),
-        fingerprint=chapter_fingerprint(settings, all_placements),
+        fingerprint=chapter_fingerprint(settings, all_placements, load_one),
     )
     return finish(report)
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import (
     claims,
+    code,
     collector,
     config,
     dependencies,
@@ -41,6 +42,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     index.register(app)
     dependencies.register(app)
     directive.register(app)
+    code.register(app)
     results.register(app)
     fill.register(app)
     environment_box.register(app)

@@ -77,8 +77,9 @@ class SnippetDirective(SphinxDirective):
             stated_env=self.options.get("stated-env"),
         )
         node = render.snippet_node(None, snippet_id)
+        code = index.code_in(self.env, docname, snippet_id)
         try:
-            snippet = state.load(snippet_id)
+            snippet = state.load(snippet_id, code)
         except SnippetError as exc:
             if exc.path:
                 self.env.note_dependency(str(state.root / exc.path))
@@ -96,7 +97,8 @@ class SnippetDirective(SphinxDirective):
                 requirements.check(req, state.settings.provides)
             except requirements.RequirementError as exc:
                 warn("tag", f"snippet {snippet_id!r} ({snippet.path}): {exc}", self.get_location())
-        node += render.code_block(snippet)
+        if code is None:  # code written in the page is shown where it is written
+            node += render.code_block(snippet)
         node += render.pending_output(serial)
         add(self.env, _replace(base, snippet=snippet))
         if state.execute and state.in_main_process and state.planned:
@@ -147,7 +149,8 @@ def prefetch(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
     for docname in sorted(docnames):
         for placement in known.get(docname, []):
             try:
-                snippets.append(state.load(placement.snippet_id))
+                code = index.code_in(env, docname, placement.snippet_id)
+                snippets.append(state.load(placement.snippet_id, code))
             except SnippetError:
                 continue  # reported by the directive, at its line
     state.executor.plan(snippets)

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Self
 from sphinx.builders import Builder
 from sphinx.environment.collectors import EnvironmentCollector
 
-from ..placement import Placement
+from ..placement import CodeBlock, Placement
 from ..sourcetext import SourceError, SourceText
 
 if TYPE_CHECKING:
@@ -49,6 +49,18 @@ def placements(env: BuildEnvironment) -> dict[str, list[Placement]]:
     if not hasattr(env, "snipcheck_placements"):
         env.snipcheck_placements = {}  # type: ignore[attr-defined]
     return env.snipcheck_placements  # type: ignore[attr-defined,no-any-return]
+
+
+def code_blocks(env: BuildEnvironment) -> dict[str, list[CodeBlock]]:
+    """``env.snipcheck_code``: docname → the snippet code written in the page."""
+    if not hasattr(env, "snipcheck_code"):
+        env.snipcheck_code = {}  # type: ignore[attr-defined]
+    return env.snipcheck_code  # type: ignore[attr-defined,no-any-return]
+
+
+def code_in(env: BuildEnvironment, docname: str, snippet_id: str) -> CodeBlock | None:
+    """The code of ``snippet_id`` written in ``docname`` (read so far), if any."""
+    return next((c for c in code_blocks(env).get(docname, []) if c.snippet_id == snippet_id), None)
 
 
 def all_placements(env: BuildEnvironment) -> list[Placement]:
@@ -265,12 +277,17 @@ class PlacementCollector(EnvironmentCollector):
 
     def clear_doc(self, app: Sphinx, env: BuildEnvironment, docname: str) -> None:
         placements(env).pop(docname, None)
+        code_blocks(env).pop(docname, None)
 
     def merge_other(self, app: Sphinx, env: BuildEnvironment, docnames: AbstractSet[str], other: BuildEnvironment) -> None:
-        theirs = placements(other)
-        for docname in docnames:
-            if docname in theirs:
-                placements(env)[docname] = theirs[docname]
+        tables: list[tuple[dict[str, Any], dict[str, Any]]] = [
+            (placements(env), placements(other)),
+            (code_blocks(env), code_blocks(other)),
+        ]
+        for mine, theirs in tables:
+            for docname in docnames:
+                if docname in theirs:
+                    mine[docname] = theirs[docname]
 
     def process_doc(self, app: Sphinx, doctree: nodes.document) -> None:
         pass  # placements are recorded by the directives while the page is read
@@ -313,6 +330,7 @@ class Index:
     """What :func:`read_index` found.
 
     :param placements: every placement, by document, then in reading order.
+    :param code: the snippet code written in pages, likewise.
     :param srcdir: the source directory that was read.
     :param confdir: the directory holding ``conf.py``.
     :param documents: how many documents the project has.
@@ -320,6 +338,7 @@ class Index:
     """
 
     placements: list[Placement]
+    code: list[CodeBlock]
     srcdir: Path
     confdir: Path
     documents: int
@@ -388,7 +407,10 @@ def read_index(srcdir: Path, confdir: Path, doctreedir: Path, overrides: Mapping
     with _app(srcdir, confdir, doctreedir, overrides or {}, warning) as app:
         app.build()
         env = app.env
-        return Index(all_placements(env), Path(app.srcdir), Path(app.confdir), len(env.found_docs), warning.getvalue())
+        code = [c for docname in sorted(code_blocks(env)) for c in code_blocks(env)[docname]]
+        return Index(
+            all_placements(env), code, Path(app.srcdir), Path(app.confdir), len(env.found_docs), warning.getvalue()
+        )
 
 
 class Reader:

@@ -19,8 +19,9 @@ from ..environment import ProbeError, probe_environment
 from ..execute import Executor
 from ..fingerprint import Fingerprint
 from ..model import Snippet, Stamp
+from ..placement import CodeBlock
 from ..settings import VALUES, Settings
-from ..snippets import load
+from ..snippets import find
 from .log import bridge_core_logging, warn
 
 if TYPE_CHECKING:
@@ -60,9 +61,10 @@ class BuildState:
         """Whether snippets run in this build."""
         return self.settings.execute and self.stamp is not None
 
-    def load(self, snippet_id: str) -> Snippet:
-        """Load a snippet; see :func:`snipcheck.snippets.load` (raises ``SnippetError``)."""
-        return load(snippet_id, self.settings.snippets_dir, self.settings.root)
+    def load(self, snippet_id: str, code: CodeBlock | None = None) -> Snippet:
+        """Load a snippet: from ``code`` written in the page, else its file; see
+        :func:`snipcheck.snippets.find` (raises ``SnippetError``)."""
+        return find(snippet_id, code, self.settings.snippets_dir, self.settings.root)
 
     @property
     def in_main_process(self) -> bool:
