@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -123,3 +124,40 @@ def test_1_record_without_a_source_folder_fails_and_says_where_it_looked(tmp_pat
     assert out.stderr.strip() == (
         f"error: the source directory {root / 'docs'} does not exist; give it with --source-dir"
     )
+
+
+@pytest.mark.parametrize(
+    ("layout", "build_dir"),
+    [("plain", "_build"), ("separate", "build")],
+    ids=["conf-beside-pages", "sphinx-quickstart-sep"],
+)
+def test_cache_and_reports_go_where_make_clean_removes_them(tmp_path: Path, layout: str, build_dir: str) -> None:
+    # adoption.md #7: with --sep, the cache and report landed inside source/ and survived `make clean`
+    top = tmp_path / "project"
+    src = top / "source" if layout == "separate" else top
+    src.mkdir(parents=True)
+    (top / "Makefile").write_text(f"SPHINXBUILD   ?= sphinx-build\nSOURCEDIR     = {'source' if layout == 'separate' else '.'}\nBUILDDIR      = {build_dir}\n")
+    (src / "conf.py").write_text('extensions = ["myst_parser", "snipcheck"]\nsnipcheck_runner = "subprocess"\nsnipcheck_preload = []\n')
+    (src / "index.md").write_text("# T\n\n```{snippet} f/a\nstale\n```\n")
+    (src / "snippets" / "f").mkdir(parents=True)
+    (src / "snippets" / "f" / "a.py").write_text('print("fresh")\n')
+    env = {k: v for k, v in os.environ.items() if k != "SNIPCHECK_CACHE_DIR"}
+    done = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-M", "html", str(src), str(top / build_dir)],
+        cwd=top, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    doctrees = top / build_dir / "doctrees"
+    assert (doctrees / "snipcheck-cache" / "results").is_dir()
+    assert (doctrees / "snipcheck-report" / "diffs" / "f__a.diff").is_file()
+    assert re.search(r"full diff: \S*snipcheck-report/diffs/f__a\.diff\n", done.stderr), done.stderr
+    # the command line finds the same cache: record reuses the build's run
+    out = subprocess.run(
+        [sys.executable, "-m", "snipcheck", "-c", str(src), "record"], cwd=top, env=env,
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    made = {p.relative_to(top).as_posix() for p in top.rglob("*") if p.is_file()}
+    assert {p for p in made if not p.startswith(build_dir + "/")} == {
+        f"{'source/' if layout == 'separate' else ''}{name}" for name in ("conf.py", "index.md", "snippets/f/a.py")
+    } | {"Makefile"}

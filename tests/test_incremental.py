@@ -147,7 +147,7 @@ def test_a_build_with_few_runs_uses_plain_subprocesses_and_many_runs_fork(tmp_pa
     snippet = root / "snippets" / "inc" / "p2s0.py"
     snippet.write_text(snippet.read_text() + "# edited\n")
     build(root, tmp_path / "cache")  # one run
-    report = json.loads((root / "_build" / "snipcheck" / "report.json").read_text())
+    report = json.loads((root / "_build" / "doctrees" / "snipcheck-report" / "report.json").read_text())
     assert [r["snippet_id"] for r in report["snippets"] if r["origin"] == "run"] == ["inc/p2s0"]
     entries = [json.loads(p.read_text())["result"] for p in (tmp_path / "cache" / "results").rglob("*.json")]
     runners = sorted(r["runner"] for r in entries)

@@ -12,6 +12,7 @@ Pure core: standard library and snipcheck's core modules.
 from __future__ import annotations
 
 import os
+import re
 import runpy
 import shutil
 import sys
@@ -59,8 +60,8 @@ VALUES: dict[str, Value] = {
     "snipcheck_snippets_dir": Value("snippets", (str,), "env", "directory of snippet files"),
     "snipcheck_python": Value("", (str,), "env", "interpreter that runs Python snippets (default: the running one)"),
     "snipcheck_execute": Value(True, (bool,), "env", "run snippets; False shows the stated outputs only"),
-    "snipcheck_cache_dir": Value("_build/snipcheck-cache", (str,), "", "directory of the result cache"),
-    "snipcheck_report_dir": Value("_build/snipcheck", (str,), "", "directory for full diffs and the build report"),
+    "snipcheck_cache_dir": Value("", (str,), "", "directory of the result cache, relative to conf.py; default: snipcheck-cache in the build's doctree directory (the command line: BUILDDIR/doctrees, see build_dir)"),
+    "snipcheck_report_dir": Value("", (str,), "", "directory for full diffs and the build report, relative to conf.py; default: snipcheck-report beside the cache"),
     "snipcheck_timeout": Value(60.0, (int, float), "env", "default per-snippet timeout, in seconds (more than 0, at most 86400)", _number),
     "snipcheck_output_limit": Value(1 << 20, (int,), "env", "bytes of output kept per run", _integer),
     "snipcheck_jobs": Value(0, (int,), "", "parallel runs; 0 means one per CPU core", _integer),
@@ -133,6 +134,24 @@ def reference_from_pyproject(root: Path) -> str:
     return f"torch {torch}" if torch else ""
 
 
+def build_dir(confdir: Path) -> Path:
+    """Where a project's builds go, for the command line (which has no build).
+
+    ``BUILDDIR`` of the ``Makefile`` sphinx-quickstart writes beside
+    ``conf.py`` or, with separate source and build folders, one level up;
+    else ``_build`` beside ``conf.py``.  ``make clean`` removes it.
+    """
+    for folder in (confdir, confdir.parent):
+        try:
+            text = (folder / "Makefile").read_text(encoding="utf-8")
+        except OSError:
+            continue
+        m = re.search(r"^BUILDDIR\s*\??=\s*(\S+)\s*$", text, re.MULTILINE)
+        if m and "$" not in m.group(1):
+            return (folder / m.group(1)).resolve()
+    return (confdir / "_build").resolve()
+
+
 def absolute_command(command: str) -> str:
     """``command`` as an absolute path (runs happen in other directories)."""
     if not command:
@@ -170,8 +189,15 @@ class Settings:
     depends: tuple[str, ...] = ()
 
     @classmethod
-    def from_mapping(cls, root: Path, values: Mapping[str, Any]) -> tuple[Settings, list[str]]:
-        """Resolve ``values`` (missing names take their default).
+    def from_mapping(
+        cls, root: Path, values: Mapping[str, Any], doctreedir: Path | None = None
+    ) -> tuple[Settings, list[str]]:
+        r"""Resolve ``values`` (missing names take their default).
+
+        :param doctreedir: the build's doctree directory, where the cache and
+            report go by default; ``None`` outside a build (the command
+            line), which then uses :func:`build_dir`\ ``/doctrees``: the
+            same place for the projects sphinx-quickstart makes.
 
         :return: the settings and one message per invalid value (replaced by
             its default).
@@ -186,12 +212,16 @@ class Settings:
                 value = decl.default
             v[name] = value
         root = Path(root)
+        doctrees = Path(doctreedir) if doctreedir is not None else build_dir(root) / "doctrees"
         return (
             cls(
                 root=root,
                 snippets_dir=root / v["snipcheck_snippets_dir"],
-                cache_dir=Path(os.environ.get("SNIPCHECK_CACHE_DIR") or root / v["snipcheck_cache_dir"]),
-                report_dir=root / v["snipcheck_report_dir"],
+                cache_dir=Path(
+                    os.environ.get("SNIPCHECK_CACHE_DIR")
+                    or (root / v["snipcheck_cache_dir"] if v["snipcheck_cache_dir"] else doctrees / "snipcheck-cache")
+                ),
+                report_dir=root / v["snipcheck_report_dir"] if v["snipcheck_report_dir"] else doctrees / "snipcheck-report",
                 python=absolute_command(v["snipcheck_python"]) or sys.executable,
                 execute=v["snipcheck_execute"],
                 timeout=float(v["snipcheck_timeout"]),

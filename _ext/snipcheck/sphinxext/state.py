@@ -106,7 +106,7 @@ def for_env(env: BuildEnvironment) -> BuildState:
 def _init(app: Sphinx) -> None:
     bridge_core_logging()
     values = {name: getattr(app.config, name) for name in VALUES}
-    settings, _ = Settings.from_mapping(Path(app.confdir), values)  # validated at config-inited
+    settings, _ = Settings.from_mapping(Path(app.confdir), values, Path(app.doctreedir))  # validated at config-inited
     stamp = fingerprint = None
     use_cache = True
     if settings.execute:
