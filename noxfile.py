@@ -101,7 +101,7 @@ def shared_env(session: nox.Session, name: str, requirements: Iterable[str] = ()
     pip runs quietly; its whole output is shown if it fails.
     """
     env = Env(ENVS / name)
-    requirements, extras = sorted(requirements), set(extras)
+    requirements, extras = list(requirements), set(extras)
     digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()[:16]
     marker = env.location / ".snipcheck-installed.json"
     with _locked(ENVS / f".{name}.lock"):
@@ -109,7 +109,7 @@ def shared_env(session: nox.Session, name: str, requirements: Iterable[str] = ()
             state = json.loads(marker.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             state = {}
-        if state.get("requirements", requirements) != requirements:
+        if sorted(state.get("requirements", requirements)) != sorted(requirements):
             session.log(f"{name}: other requirements than {state.get('requirements')}: making it anew")
             state = {}
             shutil.rmtree(env.location, ignore_errors=True)

@@ -22,10 +22,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
-
-from conftest import REPO
 
 PACKAGE = REPO / "_ext" / "snipcheck"
 CHAPTER_ONLY = {"myst-nb", "sphinx-design", "sphinx-copybutton", "furo", "jieba"}
@@ -119,10 +118,8 @@ def requirements(meta: email.message.Message, extra: str | None = None) -> set[s
     names = set()
     for line in meta.get_all("Requires-Dist") or []:
         req = Requirement(line)
-        in_extra = req.marker is not None and "extra" in str(req.marker)
-        if extra is None and not in_extra:
-            names.add(canonicalize_name(req.name))
-        elif extra is not None and req.marker is not None and req.marker.evaluate({"extra": extra}):
+        wanted = req.marker is None if extra is None else req.marker is not None and req.marker.evaluate({"extra": extra})
+        if wanted:
             names.add(canonicalize_name(req.name))
     return names
 

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import REPO
 
 WORKFLOWS = REPO / ".github" / "workflows"
