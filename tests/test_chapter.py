@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
+from helpers import plain
 from snipcheck.placement import Placement
 from snipcheck.project import Project
 from snipcheck.rewrite import Edit
@@ -44,8 +45,14 @@ def sphinx_build(project: Path, out: Path, cache: Path) -> subprocess.CompletedP
 
 
 @pytest.fixture(scope="session")
-def chapter_build(tmp_path_factory: pytest.TempPathFactory, chapter_cache: Path) -> subprocess.CompletedProcess[str]:
-    return sphinx_build(REPO, tmp_path_factory.mktemp("chapter"), chapter_cache)
+def chapter_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The output folder (html, doctrees, report) of the session's chapter build."""
+    return tmp_path_factory.mktemp("chapter")
+
+
+@pytest.fixture(scope="session")
+def chapter_build(chapter_out: Path, chapter_cache: Path) -> subprocess.CompletedProcess[str]:
+    return sphinx_build(REPO, chapter_out, chapter_cache)
 
 
 def test_chapter_builds_with_warnings_as_errors(chapter_build: subprocess.CompletedProcess[str]) -> None:
@@ -131,3 +138,35 @@ def test_the_pytest_plugin_checks_every_placement_of_the_chapter(
     skipped = int(m.group(1)) if (m := re.search(r"(\d+) skipped", done.stdout)) else 0
     assert passed + skipped == len(chapter_placements)
     assert passed > 30
+
+
+#: Lines a build at the default verbosity must not print (adoption.md #12):
+#: parser-configuration dumps, myst-nb's jupyter-cache path (no notebook is
+#: executed), Sphinx's template chatter, jieba's dictionary chatter.
+CHATTER = ["MdParserConfig(", "NbParserConfig(", "Using jupyter-cache", "Writing evaluated template result", "prefix dict"]
+
+
+def test_the_chapter_build_prints_no_chatter(chapter_build: subprocess.CompletedProcess[str]) -> None:
+    output = plain(chapter_build.stdout + chapter_build.stderr)
+    assert [line for line in output.splitlines() if any(c in line for c in CHATTER)] == []
+
+
+def test_a_rebuild_with_nothing_changed_is_quiet_and_writes_no_page(
+    chapter_build: subprocess.CompletedProcess[str], chapter_out: Path, chapter_cache: Path
+) -> None:
+    """adoption.md #12: the second build of an unchanged chapter sees no
+    configuration change (Sphinx would say "The configuration has changed"),
+    reads and writes no page, and prints no chatter."""
+    assert chapter_build.returncode == 0, chapter_build.stderr
+    # the documents' pages (Sphinx writes genindex and search on every build)
+    documents = [p.relative_to(REPO / "docs").with_suffix(".html") for p in (REPO / "docs").rglob("*.md")]
+    pages = {chapter_out / "html" / d: (chapter_out / "html" / d).stat().st_mtime_ns for d in documents}
+    assert len(pages) >= 3
+    again = sphinx_build(REPO, chapter_out, chapter_cache)
+    output = plain(again.stdout + again.stderr)  # Sphinx colours it where FORCE_COLOR is set
+    assert again.returncode == 0, output
+    assert "configuration has changed" not in output, output
+    assert "updating environment: 0 added, 0 changed, 0 removed" in output, output
+    assert not re.search(r"^(reading sources|writing output)\.\.\. \[", output, re.M), output
+    assert [line for line in output.splitlines() if any(c in line for c in CHATTER)] == []
+    assert {p: p.stat().st_mtime_ns for p in pages} == pages

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import (
+    ansi,
     claims,
     code,
     collector,
@@ -51,6 +52,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     claims.register(app)
     reading.register(app)
     search_zh.register(app)
+    ansi.register(app)
     app.connect("config-inited", _add_static)
     from .. import __version__
 
@@ -63,8 +65,10 @@ def setup(app: Sphinx) -> dict[str, Any]:
 
 
 def _add_static(app: Sphinx, config: Config) -> None:
-    # At config-inited, so the pickled config already has it and an
-    # incremental build does not see a configuration change.
+    # At config-inited, before Sphinx compares the configuration with the
+    # pickled one, so a rebuild sees no change.  A new list: appending would
+    # change the option's default list, shared by every Sphinx app of the
+    # process (the tests run many).
     if str(STATIC) not in config.html_static_path:
-        config.html_static_path.append(str(STATIC))
+        config.html_static_path = [*config.html_static_path, str(STATIC)]
     app.add_css_file("snipcheck.css")

@@ -11,8 +11,9 @@ Layout (classes in brackets; the CSS lives in ``static/snipcheck.css``)::
       paragraph [snipcheck-stamp]               torch 2.13.0+cpu · Python 3.11.7 · CPU · 0.03 s
 
 Output blocks reuse myst-nb's classes (``cell_output``, ``output stream``,
-``output stderr``) so its stylesheet applies, and its ``myst-ansi`` Pygments
-lexer when the text holds ANSI colour codes.  Captured text only ever goes into
+``output stderr``) so its stylesheet applies where it is loaded; text holding
+ANSI colour codes gets snipcheck's own ANSI lexer (:mod:`.ansi`), so colours
+need no myst-nb.  Captured text only ever goes into
 ``literal_block`` text nodes, which every writer escapes: output is shown as
 text, never interpreted as markup.
 """
@@ -24,6 +25,7 @@ from docutils import nodes
 from ..compare import display_events
 from ..model import Outcome, Snippet
 from ..normalize import Normalizer
+from . import ansi
 
 _LANG = {"python": "python", "rust": "rust"}
 
@@ -73,7 +75,7 @@ def output_panel(outcome: Outcome, normalizers: tuple[Normalizer, ...]) -> nodes
         if event.kind != "text":
             classes.append(f"snipcheck-{event.kind}")
         block = nodes.literal_block(event.text, event.text, classes=classes)
-        block["language"] = "myst-ansi" if "\x1b" in event.text else "none"
+        block["language"] = ansi.language(event.text)
         panel += block
     result = outcome.result
     if result.truncated_bytes:
