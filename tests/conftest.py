@@ -14,11 +14,9 @@ from __future__ import annotations
 
 import shutil
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from snipcheck.environment import probe
 from snipcheck.model import Stamp
 from snipcheck.placement import Placement
@@ -40,20 +38,6 @@ def _no_env_cache_dir(monkeypatch: pytest.MonkeyPatch) -> None:
     # SNIPCHECK_CACHE_DIR overrides snipcheck_cache_dir; a developer's setting
     # must not leak into the tests (test_chapter sets it for its subprocesses).
     monkeypatch.delenv("SNIPCHECK_CACHE_DIR", raising=False)
-
-
-@pytest.fixture(autouse=True)
-def _pristine_sphinx_defaults() -> Iterator[None]:
-    # Sphinx merges extensions' source suffixes into the shared default of
-    # source_suffix (sphinx-doc/sphinx#11795): a MyST test app would leave
-    # ".md" mapped to a parser the next test's app never loads.
-    from sphinx.config import Config
-
-    default = Config.config_values["source_suffix"].default
-    saved = dict(default)
-    yield
-    default.clear()
-    default.update(saved)
 
 
 @pytest.fixture(scope="session")
@@ -83,7 +67,7 @@ def cache_dir(tmp_path: Path, probe_cache: Path) -> Path:
 
 
 @pytest.fixture
-def app_params(request, app_params, tmp_path: Path, rootdir: Path, cache_dir: Path):  # noqa: ANN001, ANN201
+def app_params(request, app_params, tmp_path: Path, rootdir: Path, cache_dir: Path):
     """sphinx.testing's app parameters, made hermetic (see module docstring)."""
     args, kwargs = app_params
     marker_kwargs: dict = {}

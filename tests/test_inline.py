@@ -67,3 +67,17 @@ def test_an_edited_output_of_inline_code_drifts(inline: Path, tmp_path: Path, ca
     assert "-hello from MyST inline/md-hello.py\n+changed" in drift
     done = snipcheck_cli(inline, "verify", cache=cache_dir)
     assert done.returncode == 1 and "inline/md-hello" in done.stdout
+
+
+def test_a_myst_parser_project_builds_after_a_myst_nb_project_in_the_same_process(
+    inline: Path, tmp_path: Path, cache_dir: Path
+) -> None:
+    """CI failure: Sphinx merges myst-nb's ``.md`` parser into the shared default
+    ``source_suffix`` (sphinx-doc/sphinx#11795); the next project in the process
+    (a test run, the pytest plugin) then asked for a parser it never loaded."""
+    basic = tmp_path / "basic"
+    shutil.copytree(ROOTS / "test-basic", basic)
+    sphinx_build(basic, tmp_path / "nb", cache_dir)  # myst_nb, source_suffix unset
+    (inline / "snippets" / "clash" / "both.py").unlink()
+    built = sphinx_build(inline, tmp_path / "parser", cache_dir)  # myst_parser, source_suffix unset
+    assert (built.outdir / "page.html").is_file(), built.warnings_text

@@ -12,6 +12,8 @@ import os
 import signal
 import stat
 import subprocess
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -212,23 +214,35 @@ def test_13_a_bad_report_file_gets_a_clear_error_and_no_traceback(tmp_path: Path
         assert message in out.stderr and str(bad) in out.stderr
 
 
+@pytest.mark.parametrize("receiver", ["process", "another thread"])
 def test_10_ctrl_c_right_after_the_temporary_file_is_made_leaves_none_behind(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, receiver: str
 ) -> None:
     # Deterministic: a real SIGINT arrives between mkstemp and anything else.
+    # A Ctrl-C goes to the process and the kernel may hand it to any thread
+    # (CI failure: a build's executor threads); "another thread" makes that
+    # happen every time, where a signal mask on the main thread is no help.
     target = tmp_path / "page.md"
     target.write_bytes(b"old\n")
     real_mkstemp = files.tempfile.mkstemp
+    idle = threading.Event()
+    bystander = threading.Thread(target=idle.wait, daemon=True)
+    bystander.start()
 
     def mkstemp_then_interrupt(*args, **kwargs):
         made = real_mkstemp(*args, **kwargs)
-        os.kill(os.getpid(), signal.SIGINT)
+        if receiver == "process":
+            os.kill(os.getpid(), signal.SIGINT)
+        else:
+            signal.pthread_kill(bystander.ident, signal.SIGINT)
+            time.sleep(0.05)  # the main thread runs the handler at its next bytecode
         return made
 
     monkeypatch.setattr(files.tempfile, "mkstemp", mkstemp_then_interrupt)
     with pytest.raises(KeyboardInterrupt):
         files.write_atomic(target, b"new\n")
     monkeypatch.undo()
+    idle.set()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["page.md"]
     assert target.read_bytes() in (b"old\n", b"new\n")
 

@@ -49,22 +49,43 @@ def _forget(tmp: str) -> None:
         _in_flight.discard(tmp)
 
 
+_holding = threading.local()
+
+
 @contextlib.contextmanager
 def signals_held() -> Iterator[None]:
     """Hold back ``SIGINT`` and ``SIGTERM`` (main thread only) until the block ends.
 
     Python runs signal handlers only in the main thread, between bytecodes:
-    a ``KeyboardInterrupt`` can otherwise land between creating a temporary
-    file and the ``try`` that removes it.  Other threads need no mask.
+    a ``KeyboardInterrupt`` could otherwise land between creating a temporary
+    file and the ``try`` that removes it.  A signal mask is not enough: a
+    Ctrl-C is sent to the process, and the kernel hands it to any thread that
+    does not block it (the executor's threads), whose C handler still makes the
+    main thread raise.  So the Python-level handlers are swapped for one that
+    only notes the signal; the old handlers come back when the block ends and
+    a noted signal is then raised again, once.  Other threads need nothing.
     """
-    if threading.current_thread() is not threading.main_thread():
+    if threading.current_thread() is not threading.main_thread() or getattr(_holding, "active", False):
         yield
         return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+    if any(signal.getsignal(sig) is None for sig in _HELD):  # a handler set from C: cannot be swapped back
+        old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+        try:
+            yield
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+        return
+    noted: list[int] = []
+    old = {sig: signal.signal(sig, lambda signum, frame: noted.append(signum)) for sig in _HELD}
+    _holding.active = True
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        _holding.active = False
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+        for sig in dict.fromkeys(noted):
+            signal.raise_signal(sig)
 
 
 def _mode_for(path: Path) -> tuple[int, int | None, int | None]:

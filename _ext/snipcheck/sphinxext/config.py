@@ -33,6 +33,24 @@ def register(app: Sphinx) -> None:
         )
     convert_overrides(app.config)
     app.connect("config-inited", validate)
+    app.connect("config-inited", own_source_suffix, priority=790)
+
+
+def own_source_suffix(app: Sphinx, config: Config) -> None:
+    """Give a project that leaves ``source_suffix`` unset a dict of its own.
+
+    Sphinx merges the suffixes extensions register (at ``config-inited``,
+    priority 800) into the *shared* default dict (sphinx-doc/sphinx#11795), so
+    the next application in the same process (a test run, the pytest plugin,
+    ``record`` after a build) inherits, say, myst-nb's ``.md`` parser without
+    loading myst-nb and fails with "Source parser for myst-nb not registered".
+    Runs at priority 790, before the merge; a project's own value is kept.
+    """
+    from sphinx.config import Config as SphinxConfig
+
+    shared = SphinxConfig.config_values["source_suffix"].default
+    if config.source_suffix is shared:
+        config.source_suffix = {".rst": "restructuredtext"}
 
 
 def convert_overrides(config: Config) -> None:
