@@ -1,7 +1,9 @@
 """The thin Sphinx layer of snipcheck: config, directives, nodes, collector, output.
 
 Everything here may import Sphinx and docutils; nothing in the core may import
-this package.
+this package.  Features that only the chapter of this repository uses
+(reading aids, the Chinese search fixes, the versions page, CJK line joining,
+the theme's translations) are opt-in sub-extensions in :mod:`snipcheck.chapter`.
 """
 
 from __future__ import annotations
@@ -15,11 +17,9 @@ from . import (
     config,
     directive,
     environment_box,
-    reading,
-    search_zh,
+    i18n,
     state,
     summary,
-    versions,
 )
 
 if TYPE_CHECKING:
@@ -31,22 +31,20 @@ STATIC = Path(__file__).parent.parent / "static"
 
 def setup(app: Sphinx) -> dict[str, Any]:
     """Register snipcheck with Sphinx (``extensions = ["snipcheck"]``)."""
+    i18n.register(app)
     config.register(app)
     state.register(app)
     collector.register(app)
     directive.register(app)
     environment_box.register(app)
     summary.register(app)
-    versions.register(app)
     claims.register(app)
-    reading.register(app)
-    search_zh.register(app)
     app.connect("config-inited", _add_static)
     from .. import __version__
 
     return {
         "version": __version__,
-        "env_version": 3,  # 3: section index entries for the search dictionary's terms
+        "env_version": 4,  # 4: labels are document text (translated), no longer CSS content
         "parallel_read_safe": True,
         "parallel_write_safe": True,
     }

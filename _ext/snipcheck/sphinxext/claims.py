@@ -28,6 +28,7 @@ from ..compare import terminal_text
 from ..snippets import SnippetError
 from . import state as state_mod
 from .collector import mark_problem
+from .i18n import _
 from .directive import SnippetDirective
 from .log import warn
 
@@ -56,7 +57,7 @@ def snippet_output(env, snippet_id: str) -> tuple[str | None, bool]:  # type: ig
     state = state_mod.for_env(env)
     snippet = state.load(snippet_id)
     env.note_dependency(snippet.abspath)
-    for helper, _ in snippet.helpers:
+    for helper, _kind in snippet.helpers:
         env.note_dependency(str(state.root / helper))
     if state.execute:
         outcome = state.executor.outcome(snippet)
@@ -118,10 +119,10 @@ class ClaimRole(SphinxRole):
         classes = ["snipcheck-claim"] + ([] if verified else ["snipcheck-claim-unverified"])
         if snippet_id in placements_here(self.env):
             title = (
-                f"取自代码片段 {snippet_id} 的实际输出，本次构建已核对"
+                _("From the actual output of snippet {id}, checked by this build")
                 if verified
-                else f"取自代码片段 {snippet_id} 陈述的输出，未经本次构建验证"
-            )
+                else _("From the stated output of snippet {id}, not verified by this build")
+            ).format(id=snippet_id)
             node: nodes.Element = nodes.reference(
                 value, value, refuri=f"#{nodes.make_id('snippet-' + snippet_id)}", reftitle=title
             )
@@ -184,11 +185,11 @@ class RefutedClaimDirective(SnippetDirective):
             warn(subtype, f"refuted claim {snippet_id!r}: {sentence}", self.get_location())
         verdict = belief_verdict(output or "")
         if verdict is None:
-            label, color = "常见说法 · 代码没有给出结论", "warning"
+            label, color = _("Common belief · the code gives no verdict"), "warning"
         elif verdict:
-            label, color = "常见说法 · 实测成立", "success"
+            label, color = _("Common belief · holds when tested"), "success"
         else:
-            label, color = "常见说法 · 实测推翻", "danger"
+            label, color = _("Common belief · refuted when tested"), "danger"
         box = nodes.container(classes=["snipcheck-belief"])
         head = nodes.paragraph(classes=["snipcheck-belief-head"])
         head += nodes.inline(label, label, classes=["sd-badge", f"sd-bg-{color}", f"sd-bg-text-{color}"])
@@ -198,7 +199,7 @@ class RefutedClaimDirective(SnippetDirective):
             quote += nodes.paragraph(belief, belief)
             box += quote
         if not verified:
-            note = "（本次构建没有运行这个代码片段：结论依据正文陈述的输出。）"
+            note = _("(This build did not run this snippet: the verdict rests on the stated output.)")
             box += nodes.paragraph(note, note, classes=["snipcheck-note"])
         box += placed
         if problem:

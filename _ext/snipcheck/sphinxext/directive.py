@@ -35,6 +35,7 @@ from ..snippets import SnippetError
 from . import render
 from . import state as state_mod
 from .collector import SnippetRecord, add
+from .i18n import _
 from .log import warn
 
 if TYPE_CHECKING:
@@ -82,7 +83,7 @@ class SnippetDirective(SphinxDirective):
             node += render.error_box(f"snippet {snippet_id}{where}: {exc.message}")
             return [node]
         self.env.note_dependency(snippet.abspath)
-        for helper, _ in snippet.helpers:  # a helper module it may import changes its output too
+        for helper, _kind in snippet.helpers:  # a helper module it may import changes its output too
             self.env.note_dependency(str(state.root / helper))
         for req in snippet.tags.requires:
             try:
@@ -92,7 +93,8 @@ class SnippetDirective(SphinxDirective):
         node = render.snippet_node(snippet, snippet_id)
         if not state.execute:
             add(self.env, SnippetRecord(docname, self.lineno, snippet_id, "off", "none"))
-            node += render.stated_panel(stated, "陈述的输出（本次构建未执行代码）", self.options.get("stated-env"))
+            label = _("Stated output (this build did not execute code)")
+            node += render.stated_panel(stated, label, self.options.get("stated-env"))
             return [node]
         outcome = state.executor.outcome(snippet)
         if outcome.origin == "error":
@@ -129,7 +131,7 @@ class SnippetDirective(SphinxDirective):
             ),
         )
         if not verdict.ok:
-            node += render.problem_box(verdict)
+            node += render.problem_box(verdict, stated)
         node += render.output_panel(outcome, state.settings.normalizers)
         node += render.stamp(outcome, snippet)
         return [node]
@@ -140,7 +142,9 @@ class SnippetDirective(SphinxDirective):
             SnippetRecord(self.env.docname, self.lineno, snippet.id, "not-run", "not-run", missing=outcome.missing),
         )
         node += render.badges(outcome.missing)
-        label = "陈述的输出 · 未经本次构建验证（本次构建缺少：" + "、".join(outcome.missing) + "）"
+        label = _("Stated output · not verified by this build (this build lacks: {missing})").format(
+            missing=_(", ").join(outcome.missing)
+        )
         node += render.stated_panel(stated, label, self.options.get("stated-env"))
         return node
 

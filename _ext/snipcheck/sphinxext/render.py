@@ -5,9 +5,10 @@ Layout (classes in brackets; the CSS lives in ``static/snipcheck.css``)::
     container [snipcheck-snippet]
       literal_block [snipcheck-code]            the code, line numbers as in the file
       container [snipcheck-badges]              only for snippets not run here
-      container [cell_output snipcheck-output]  one literal_block per output event:
-          [output stream  snipcheck-stdout]
-          [output stderr  snipcheck-stderr snipcheck-warning|snipcheck-traceback]
+      container [cell_output snipcheck-output]  per output event, a label and a literal_block:
+          paragraph [snipcheck-output-label no-search]   stdout / stderr · warning / ...
+          literal_block [output stream  snipcheck-stdout]
+          literal_block [output stderr  snipcheck-stderr snipcheck-warning|snipcheck-traceback]
       paragraph [snipcheck-stamp]               torch 2.13.0+cpu · Python 3.11.7 · CPU · 0.03 s
 
 Output blocks reuse myst-nb's classes (``cell_output``, ``output stream``,
@@ -15,15 +16,23 @@ Output blocks reuse myst-nb's classes (``cell_output``, ``output stream``,
 lexer when the text holds ANSI colour codes.  Captured text only ever goes into
 ``literal_block`` text nodes, which every writer escapes: output is shown as
 text, never interpreted as markup.
+
+Every label is translated through :mod:`.i18n` (the project's ``language``),
+so every builder (HTML, LaTeX, text) shows the same words.  Labels are
+document text, not CSS ``content``, for that reason; the class ``no-search``
+keeps them out of Sphinx's search index.
 """
 
 from __future__ import annotations
+
+import re
 
 from docutils import nodes
 
 from ..compare import Verdict, display_events
 from ..model import Outcome, Snippet
 from ..normalize import Normalizer
+from .i18n import _
 
 _LANG = {"python": "python", "rust": "rust"}
 
@@ -54,22 +63,44 @@ def output_panel(outcome: Outcome, normalizers: tuple[Normalizer, ...]) -> nodes
         classes += ["stream", "snipcheck-stdout"] if event.stream == "stdout" else ["stderr", "snipcheck-stderr"]
         if event.kind != "text":
             classes.append(f"snipcheck-{event.kind}")
+        panel += output_label(event.stream, event.kind)
         block = nodes.literal_block(event.text, event.text, classes=classes)
         block["language"] = "myst-ansi" if "\x1b" in event.text else "none"
         panel += block
     result = outcome.result
     if result.truncated_bytes:
-        panel += _note(
-            f"输出超过上限 {result.output_limit:,} 字节，其余 {result.truncated_bytes:,} 字节未显示。",
-            "snipcheck-truncated",
-        )
+        text = _("Output over the limit of {limit:,} bytes: the other {dropped:,} bytes are not shown.")
+        panel += _note(text.format(limit=result.output_limit, dropped=result.truncated_bytes), "snipcheck-truncated")
     if result.timed_out:
-        panel += _note(f"超时：运行 {result.duration:.1f} 秒后整个进程组被终止；上面是终止前打印的部分。", "snipcheck-killed")
+        text = _(
+            "Timed out: the whole process group was killed after {seconds:.1f} s; "
+            "above is what it printed until then."
+        )
+        panel += _note(text.format(seconds=result.duration), "snipcheck-killed")
     elif result.signal:
-        panel += _note(f"进程被信号 {result.signal} 终止。", "snipcheck-killed")
+        panel += _note(_("The process was killed by signal {signal}.").format(signal=result.signal), "snipcheck-killed")
     if not result.events and not result.truncated_bytes:
-        panel += _note("（没有输出）", "snipcheck-empty")
+        panel += _note(_("(no output)"), "snipcheck-empty")
     return panel
+
+
+def output_label(stream: str, kind: str) -> nodes.paragraph:
+    """The label above one output block: which stream, and what kind of text.
+
+    :param stream: ``"stdout"`` or ``"stderr"``.
+    :param kind: ``"text"``, ``"warning"`` or ``"traceback"`` (see
+        :func:`snipcheck.compare.display_events`).
+    """
+    if stream == "stdout":
+        text = _("stdout")
+    elif kind == "warning":
+        text = _("stderr · warning")
+    elif kind == "traceback":
+        text = _("stderr · uncaught exception")
+    else:
+        text = _("stderr")
+    cls = f"snipcheck-label-{stream}" + (f"-{kind}" if kind != "text" else "")
+    return nodes.paragraph(text, text, classes=["snipcheck-output-label", cls, "no-search"])
 
 
 def stamp(outcome: Outcome, snippet: Snippet) -> nodes.paragraph:
@@ -78,9 +109,9 @@ def stamp(outcome: Outcome, snippet: Snippet) -> nodes.paragraph:
     r = outcome.result
     parts = [r.stamp.label(), f"{r.duration:.2f} s"]
     if r.exit_status not in (0, None):
-        parts.append(f"exit {r.exit_status}")
+        parts.append(_("exit status {status}").format(status=r.exit_status))
     if outcome.origin == "cache":
-        parts.append("缓存的运行结果")
+        parts.append(_("result from the cache"))
     para = nodes.paragraph(classes=["snipcheck-stamp"])
     para += nodes.Text(" · ".join(parts) + " · ")
     para += nodes.literal(snippet.path, snippet.path)
@@ -96,9 +127,12 @@ def stated_panel(stated: str, label: str, stated_env: str | None) -> nodes.conta
         block["language"] = "none"
         panel += block
         if stated_env:
-            panel += _note(f"陈述的输出来自：{stated_env}", "snipcheck-stated-env")
+            panel += _note(_("The stated output comes from: {env}").format(env=stated_env), "snipcheck-stated-env")
     else:
-        panel += _note("尚无陈述的输出：还没有在满足要求的环境里记录过。", "snipcheck-empty")
+        panel += _note(
+            _("No stated output yet: it has not been recorded in an environment that meets the requirements."),
+            "snipcheck-empty",
+        )
     return panel
 
 
@@ -107,30 +141,75 @@ def badges(missing: tuple[str, ...]) -> nodes.container:
     box = nodes.container(classes=["snipcheck-badges"])
     para = nodes.paragraph()
     for req in missing:
-        para += nodes.inline(f"需要 {req}", f"需要 {req}", classes=["sd-badge", "sd-bg-warning", "sd-bg-text-warning"])
+        text = _("needs {requirement}").format(requirement=req)
+        para += nodes.inline(text, text, classes=["sd-badge", "sd-bg-warning", "sd-bg-text-warning"])
         para += nodes.Text(" ")
-    para += nodes.inline("本次构建未运行", "本次构建未运行", classes=["sd-badge", "sd-bg-secondary", "sd-bg-text-secondary"])
+    text = _("not run in this build")
+    para += nodes.inline(text, text, classes=["sd-badge", "sd-bg-secondary", "sd-bg-text-secondary"])
     box += para
     return box
 
 
-def problem_box(verdict: Verdict) -> nodes.Element:
-    """Shown on the page when a snippet drifted or failed (the build warns too)."""
+def problem_sentence(verdict: Verdict, stated: str) -> str:
+    """What went wrong, for the reader of the page, by the kind of problem.
+
+    The build warning (English, for the author) gives the details; the page
+    says which kind of problem it is and shows the diff.
+
+    :param stated: the stated output (the directive body).
+    """
+    if verdict.status == "timeout":
+        return _("The run timed out and was killed; this page shows what it printed until then.")
+    if verdict.ended_wrong:
+        return _("The snippet did not end the way its tags expect (a normal exit, or the named exception).")
+    if not stated.strip():
+        return _("No stated output yet: record it from a real run.")
+    return _("The stated output differs from the actual output of this build.")
+
+
+def problem_box(verdict: Verdict, stated: str) -> nodes.Element:
+    """Shown on the page when a snippet drifted or failed (the build warns too).
+
+    :param stated: the stated output (the directive body).
+    """
     box = nodes.caution()
-    title = "构建发现的问题（构建警告相同，-W 时构建失败）"
+    title = _("Problem found by this build (the build warns too, and fails)")
     box += nodes.paragraph(title, title, classes=["snipcheck-problem-title"])
-    for problem in verdict.problems:
-        box += nodes.paragraph(problem, problem)
+    sentence = problem_sentence(verdict, stated)
+    box += nodes.paragraph(sentence, sentence)
     if verdict.diff:
-        diff = nodes.literal_block(verdict.diff, verdict.diff, classes=["snipcheck-diff"])
+        text = relabel_diff(verdict.diff)
+        diff = nodes.literal_block(text, text, classes=["snipcheck-diff"])
         diff["language"] = "diff"
         box += diff
     return box
 
 
-def error_box(message: str) -> nodes.Element:
+_STATED_HEADER = re.compile(r"^--- stated \((?P<where>.*)\)$")
+_ACTUAL_HEADER = re.compile(r"^\+\+\+ actual \((?P<where>.*)\)$")
+
+
+def relabel_diff(diff: str) -> str:
+    """``diff`` (stated → actual, as :func:`snipcheck.compare.text_diff` and
+    verify reports write it) with its two file headers in the page's
+    language; the build warning and the JSON reports keep the English ones."""
+    lines = diff.split("\n")
+    stated = _STATED_HEADER.match(lines[0])
+    if stated:
+        lines[0] = "--- " + _("stated ({where})").format(where=stated["where"])
+    actual = _ACTUAL_HEADER.match(lines[1]) if len(lines) > 1 else None
+    if actual:
+        lines[1] = "+++ " + _("actual ({where})").format(where=actual["where"])
+    return "\n".join(lines)
+
+
+def error_box(detail: str) -> nodes.Element:
+    """A snippet that could not be placed: a translated headline and the
+    author-facing ``detail`` (the same text as the build warning)."""
     box = nodes.error()
-    box += nodes.paragraph(message, message)
+    headline = _("This snippet could not be loaded; the build warning says why:")
+    box += nodes.paragraph(headline, headline)
+    box += nodes.paragraph(detail, detail)
     return box
 
 
