@@ -1,4 +1,4 @@
-"""Reading aids: the reading-time estimate and resume points (sphinxext/reading.py).
+"""Reading aids: the reading-time estimate and resume points (chapter/reading.py).
 
 The test root ``test-reading`` is built so that every count is known: a title
 and three headings (2 + 3 × 3 Chinese characters), paragraphs of 700, 1,400
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from helpers import html, snipcheck_warnings
-from snipcheck.sphinxext.reading import RATES, Counts, lines, minutes, prose
+from snipcheck.chapter.reading import RATES, Counts, lines, minutes, prose
 
 # --- the formula ---------------------------------------------------------------
 

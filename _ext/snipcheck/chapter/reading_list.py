@@ -35,7 +35,7 @@ from ..sphinxext.log import warn
 from .reading import Counts, measure, minutes
 
 if TYPE_CHECKING:
-    from collections.abc import Set
+    from collections.abc import Set as AbstractSet
 
     from sphinx.application import Sphinx
     from sphinx.environment import BuildEnvironment
@@ -101,8 +101,8 @@ class ReadingListDirective(SphinxDirective):
 def lists(env: BuildEnvironment) -> dict[str, set[str]]:
     """``env.snipcheck_reading_lists``: docname holding a list → documents listed."""
     if not hasattr(env, "snipcheck_reading_lists"):
-        env.snipcheck_reading_lists = {}
-    return env.snipcheck_reading_lists  # type: ignore[no-any-return]
+        env.snipcheck_reading_lists = {}  # type: ignore[attr-defined]
+    return env.snipcheck_reading_lists  # type: ignore[attr-defined,no-any-return]
 
 
 def page_counts(env: BuildEnvironment, docname: str) -> Counts:
@@ -132,14 +132,14 @@ def purge(app: Sphinx, env: BuildEnvironment, docname: str) -> None:
     lists(env).pop(docname, None)
 
 
-def merge(app: Sphinx, env: BuildEnvironment, docnames: Set[str], other: BuildEnvironment) -> None:
+def merge(app: Sphinx, env: BuildEnvironment, docnames: AbstractSet[str], other: BuildEnvironment) -> None:
     for docname in docnames:
         if docname in lists(other):
             lists(env)[docname] = lists(other)[docname]
 
 
 def reread_lists(
-    app: Sphinx, env: BuildEnvironment, added: Set[str], changed: Set[str], removed: Set[str]
+    app: Sphinx, env: BuildEnvironment, added: AbstractSet[str], changed: AbstractSet[str], removed: AbstractSet[str]
 ) -> list[str]:
     """Pages holding a list whose listed pages are read again (``env-get-outdated``)."""
     touched = set(added) | set(changed) | set(removed)

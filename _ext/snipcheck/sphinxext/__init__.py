@@ -56,3 +56,4 @@ def _add_static(app: Sphinx, config: Config) -> None:
     if str(STATIC) not in config.html_static_path:
         config.html_static_path.append(str(STATIC))
     app.add_css_file("snipcheck.css")
+    app.add_js_file("snipcheck.js", loading_method="defer")  # wide blocks scroll from the keyboard too

@@ -28,8 +28,8 @@ from ..compare import terminal_text
 from ..snippets import SnippetError
 from . import state as state_mod
 from .collector import mark_problem
-from .i18n import _
 from .directive import SnippetDirective
+from .i18n import _
 from .log import warn
 
 if TYPE_CHECKING:

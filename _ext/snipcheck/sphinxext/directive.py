@@ -131,7 +131,7 @@ class SnippetDirective(SphinxDirective):
             ),
         )
         if not verdict.ok:
-            node += render.problem_box(verdict, stated)
+            node += render.problem_box(verdict, stated, outcome.result)
         node += render.output_panel(outcome, state.settings.normalizers)
         node += render.stamp(outcome, snippet)
         return [node]

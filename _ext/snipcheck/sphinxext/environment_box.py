@@ -84,13 +84,13 @@ class FillEnvironmentBox(SphinxPostTransform):
             ).format(reference=state.settings.reference)
             box += nodes.paragraph(ref, ref)
         counts = Counter(r.status for r in recs)
-        origins = Counter(r.origin for r in recs)
+        cached = sum(1 for r in recs if r.status == "ok" and r.origin == "cache")
         parts = [_("{count} snippets in all").format(count=len(recs))]
         checked = counts["ok"]
         if checked:
             parts.append(
                 _("{count} ran and match their stated output ({cached} of them from the cache of the same code "
-                  "and environment)").format(count=checked, cached=origins["cache"])
+                  "and environment)").format(count=checked, cached=cached)
             )
         if not_run:
             parts.append(_("{count} not run").format(count=len(not_run)))

@@ -30,7 +30,7 @@ import re
 from docutils import nodes
 
 from ..compare import Verdict, display_events
-from ..model import Outcome, Snippet
+from ..model import Outcome, RunResult, Snippet
 from ..normalize import Normalizer
 from .i18n import _
 
@@ -167,22 +167,39 @@ def problem_sentence(verdict: Verdict, stated: str) -> str:
     return _("The stated output differs from the actual output of this build.")
 
 
-def problem_box(verdict: Verdict, stated: str) -> nodes.Element:
+def problem_box(verdict: Verdict, stated: str, result: RunResult) -> nodes.Element:
     """Shown on the page when a snippet drifted or failed (the build warns too).
 
     :param stated: the stated output (the directive body).
+    :param result: the run: how it ended is quoted when that is the problem.
     """
     box = nodes.caution()
     title = _("Problem found by this build (the build warns too, and fails)")
     box += nodes.paragraph(title, title, classes=["snipcheck-problem-title"])
     sentence = problem_sentence(verdict, stated)
-    box += nodes.paragraph(sentence, sentence)
+    para = nodes.paragraph(sentence, sentence)
+    if verdict.ended_wrong and verdict.status != "timeout":
+        para += nodes.Text(" " + _("It ended with:") + " ")
+        ending = ended_with(result)
+        para += nodes.literal(ending, ending)  # text, never markup: it may quote the exception
+    box += para
     if verdict.diff:
         text = relabel_diff(verdict.diff)
         diff = nodes.literal_block(text, text, classes=["snipcheck-diff"])
         diff["language"] = "diff"
         box += diff
     return box
+
+
+def ended_with(result: RunResult) -> str:
+    """How a run ended, for the page: the exception's first line, the signal
+    or the exit status."""
+    if result.signal:
+        return _("signal {signal}").format(signal=result.signal)
+    if result.exception is not None:
+        lines = result.exception.message.strip().splitlines()
+        return f"{result.exception.type}: {lines[0] if lines else ''}".rstrip(": ")
+    return _("exit status {status}").format(status=result.exit_status)
 
 
 _STATED_HEADER = re.compile(r"^--- stated \((?P<where>.*)\)$")
