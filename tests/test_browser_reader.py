@@ -107,6 +107,7 @@ def caret_under_its_expression(traceback: str) -> bool:
     return bool(carets)
 
 
+NEXT_FRAMES = "new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))"
 BACK_TO_TOP = """() => {
     const pill = document.querySelector('.back-to-top');
     const box = pill.getBoundingClientRect();
@@ -126,9 +127,10 @@ def test_the_back_to_top_pill_never_covers_code(visit: Callable[..., Any], artif
     seen = []
     for target in ("inplace/form3-sigmoid", "inplace/anomaly", "inplace/fixes"):
         page.locator(snippet_selector(target)).scroll_into_view_if_needed()
-        page.mouse.wheel(0, 1200)
-        page.wait_for_timeout(150)
-        page.mouse.wheel(0, -300)
+        page.evaluate(NEXT_FRAMES)
+        page.evaluate("window.scrollBy(0, 1200)")
+        page.evaluate(NEXT_FRAMES)  # Furo notes each scroll position in an animation frame
+        page.evaluate("window.scrollBy(0, -300)")
         page.wait_for_function("document.documentElement.classList.contains('show-back-to-top')")
         state = page.evaluate(BACK_TO_TOP)
         seen.append(state)

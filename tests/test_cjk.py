@@ -38,6 +38,8 @@ def test_the_built_page_has_no_stray_space_and_keeps_every_other_break(app) -> N
     ]
     assert "torch 自己源文件里的行号，代码片段自己的行号从不规整。" in texts
     assert "把报告（JSON）提交到仓库。" in texts
+    # two equal "\n" text nodes in one paragraph: the right one is joined, the other kept
+    assert "维护者用\nnox 跑一遍，报告生成：哪个版本变了。" in texts
     # across inline markup: **粗体** then a new line
     assert "粗体接着写，还有“引号”里的字，以及形态③。" in texts
     assert "中文后面接\nEnglish words\nstay apart, and English\nwords keep their space." in texts

@@ -40,11 +40,18 @@ SUB_EXTENSIONS = (
 )
 
 
-def metadata() -> dict[str, Any]:
-    """The ``setup()`` return value every chapter sub-extension shares."""
+def metadata(env_version: int | None = None) -> dict[str, Any]:
+    """The ``setup()`` return value every chapter sub-extension shares.
+
+    :param env_version: for a sub-extension that keeps data in the build
+        environment: bump it when that data changes shape.
+    """
     from .. import __version__
 
-    return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}
+    meta: dict[str, Any] = {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}
+    if env_version is not None:
+        meta["env_version"] = env_version
+    return meta
 
 
 def setup(app: Sphinx) -> dict[str, Any]:

@@ -116,8 +116,17 @@ def join_element(element: nodes.Element) -> None:
         if editable:
             kept = "".join(ch for i, ch in enumerate(value, start=offset) if i not in drop)
             if kept != value:
-                text.parent.replace(text, nodes.Text(kept))
+                _replace(text, nodes.Text(kept))
         offset += len(value)
+
+
+def _replace(old: nodes.Text, new: nodes.Text) -> None:
+    """Put ``new`` where ``old`` is, found by identity: text nodes compare
+    equal by value, and a paragraph often holds several equal ones (``"\\n"``),
+    so ``Element.replace`` (which looks up by equality) could change another."""
+    parent = old.parent
+    index = next(i for i, child in enumerate(parent.children) if child is old)
+    parent[index] = new
 
 
 class JoinCJKLines(SphinxTransform):

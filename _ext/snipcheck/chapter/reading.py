@@ -392,4 +392,4 @@ def setup(app: Sphinx) -> dict[str, Any]:
     from . import reading_list  # it imports this module
 
     reading_list.register(app)
-    return metadata()
+    return metadata(env_version=1)  # 1: env.snipcheck_reading_lists
