@@ -299,10 +299,11 @@ def test_tabs_and_dropdowns_work_from_the_keyboard(visit: Callable[..., Any], ar
     # A block wider than its box can be scrolled from the keyboard.
     wide = page.locator("div.highlight > pre[tabindex='0']").first
     wide.focus()
-    before = wide.evaluate("el => el.scrollLeft")
+    assert wide.evaluate("el => el.scrollLeft") == 0
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowRight")
-    assert wide.evaluate("el => el.scrollLeft") > before
+    # keyboard scrolling is animated: wait for it to move (fails at the timeout if it never does)
+    page.wait_for_function("el => el.scrollLeft > 0", arg=wide.element_handle())
 
 
 @pytest.mark.parametrize(
