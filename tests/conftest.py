@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import shutil
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from snipcheck.environment import probe
 from snipcheck.model import Stamp
+from snipcheck.placement import Placement
 
 pytest_plugins = ["sphinx.testing.fixtures", "browser_fixtures"]  # browser_fixtures: the browser tests' build, server, Chromium
 
@@ -38,6 +40,20 @@ def _no_env_cache_dir(monkeypatch: pytest.MonkeyPatch) -> None:
     # SNIPCHECK_CACHE_DIR overrides snipcheck_cache_dir; a developer's setting
     # must not leak into the tests (test_chapter sets it for its subprocesses).
     monkeypatch.delenv("SNIPCHECK_CACHE_DIR", raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _pristine_sphinx_defaults() -> Iterator[None]:
+    # Sphinx merges extensions' source suffixes into the shared default of
+    # source_suffix (sphinx-doc/sphinx#11795): a MyST test app would leave
+    # ".md" mapped to a parser the next test's app never loads.
+    from sphinx.config import Config
+
+    default = Config.config_values["source_suffix"].default
+    saved = dict(default)
+    yield
+    default.clear()
+    default.update(saved)
 
 
 @pytest.fixture(scope="session")
@@ -85,3 +101,11 @@ def app_params(request, app_params, tmp_path: Path, rootdir: Path, cache_dir: Pa
     overrides.setdefault("snipcheck_fork_min_runs", 0)
     kwargs["confoverrides"] = overrides
     return type(app_params)(args, kwargs)
+
+
+@pytest.fixture(scope="session")
+def chapter_placements(tmp_path_factory: pytest.TempPathFactory) -> list[Placement]:
+    """The real chapter's placement index, read as the build reads it (once per session)."""
+    from snipcheck.sphinxext.index import read_index
+
+    return read_index(REPO / "docs", REPO, tmp_path_factory.mktemp("chapter-index")).placements

@@ -57,7 +57,7 @@ def test_drift_is_a_warning_at_the_directive_with_a_unified_diff(app, stamp: Sta
         "-hello worle\n"
         "+hello world\n"
         f"full diff: {report / 'diffs' / 'drift__hello.diff'}\n"
-        "if the new output is right, record it: nox -s record -- drift/hello [snipcheck.drift]"
+        "if the new output is right, record it: snipcheck record drift/hello [snipcheck.drift]"
     ]
     assert (report / "diffs" / "drift__hello.diff").read_text(encoding="utf-8").splitlines()[-2:] == [
         "-hello worle",
@@ -185,7 +185,7 @@ def test_missing_file_and_bad_tag_block_warn_with_file_and_line(app) -> None:  #
     assert missing.endswith("[snipcheck.missing]")
     assert tag == (
         f"{index}:{directive_line(index, 'broken/bad-tags')}: WARNING: snippet 'broken/bad-tags': unknown tag 'colour'; known tags are: "
-        "expect, refutes, requires, timeout (snippets/broken/bad-tags.py:3) [snipcheck.tag]"
+        "depends, env, expect, refutes, requires, timeout (snippets/broken/bad-tags.py:3) [snipcheck.tag]"
     )
     assert output_blocks(page, "broken/good") == [(["snipcheck-stdout"], "still rendered\n")]
 

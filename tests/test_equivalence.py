@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from snipcheck import docsource
 from snipcheck.runner.fork import ForkRunner
 from snipcheck.runner.python import SubprocessRunner
 from snipcheck.settings import Settings
@@ -23,8 +22,8 @@ from snipcheck.snippets import load
 REPO = Path(__file__).parent.parent
 
 
-def chapter_python_snippets(settings: Settings) -> list:
-    ids = sorted({p.snippet_id for p in docsource.scan_tree(REPO / "docs")})
+def chapter_python_snippets(settings: Settings, placements: list) -> list:
+    ids = sorted({p.snippet_id for p in placements})
     snippets = [load(i, settings.snippets_dir, settings.root) for i in ids]
     return [s for s in snippets if s.language == "python" and not s.tags.requires]
 
@@ -35,9 +34,9 @@ def limit(snippet) -> float:  # noqa: ANN001
 
 
 @pytest.mark.chapter
-def test_every_chapter_snippet_gives_the_same_result_forked_and_alone(stamp) -> None:  # noqa: ANN001
+def test_every_chapter_snippet_gives_the_same_result_forked_and_alone(stamp, chapter_placements) -> None:  # noqa: ANN001
     settings, _ = Settings.from_conf(REPO)
-    snippets = chapter_python_snippets(settings)
+    snippets = chapter_python_snippets(settings, chapter_placements)
     assert len(snippets) > 30
     fork = ForkRunner(settings.python, stamp, preload=settings.preload)
     assert fork.unavailable is None, fork.unavailable  # the chapter must not fall back

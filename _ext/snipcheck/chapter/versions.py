@@ -26,7 +26,7 @@ from docutils import nodes
 from packaging.version import InvalidVersion, Version
 from sphinx.util.docutils import SphinxDirective
 
-from .. import docsource
+from ..sphinxext import index
 from ..sphinxext.collector import watch_glob
 from ..sphinxext.i18n import _
 from ..sphinxext.log import warn
@@ -36,7 +36,6 @@ from . import metadata
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
-
 
 
 def status_label(status: str) -> str:
@@ -83,7 +82,7 @@ class VersionsDirective(SphinxDirective):
             warn("config", f"no whole-chapter verify reports match {self.arguments[0]!r}", self.get_location())
             return []
         reports.sort(key=lambda item: _sort_key(item[1]))
-        current = {p.snippet_id: p.body for p in docsource.scan_tree(Path(self.env.srcdir))}
+        current = {p.snippet_id: p.stated for p in index.all_placements(self.env)}
         out: list[nodes.Node] = [self._summary(reports, current)]
         cuda_on_cpu = [report for _path, report in reports if _cuda_build_on_cpu(report)]
         if cuda_on_cpu:

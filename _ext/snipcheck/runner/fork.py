@@ -230,7 +230,7 @@ class ForkRunner:
             return self.fallback.run(snippet, timeout=timeout, output_limit=output_limit)
         run_dir, script = prepare_run_dir(snippet)
         try:
-            env = child_environment(run_dir)
+            env = child_environment(run_dir, snippet.env)
             env.pop("PYTHONPATH", None)
             try:
                 captured = run_captured(

@@ -12,12 +12,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import (
+    ansi,
     claims,
+    code,
     collector,
     config,
+    dependencies,
     directive,
     environment_box,
+    fill,
     i18n,
+    index,
+    results,
     state,
     summary,
 )
@@ -35,25 +41,33 @@ def setup(app: Sphinx) -> dict[str, Any]:
     config.register(app)
     state.register(app)
     collector.register(app)
+    index.register(app)
+    dependencies.register(app)
     directive.register(app)
+    code.register(app)
+    results.register(app)
+    fill.register(app)
     environment_box.register(app)
     summary.register(app)
     claims.register(app)
+    ansi.register(app)
     app.connect("config-inited", _add_static)
     from .. import __version__
 
     return {
         "version": __version__,
-        "env_version": 4,  # 4: labels are document text (translated), no longer CSS content
+        "env_version": 5,  # 5: labels are document text (translated); 4: the placement index, results judged after reading
         "parallel_read_safe": True,
         "parallel_write_safe": True,
     }
 
 
 def _add_static(app: Sphinx, config: Config) -> None:
-    # At config-inited, so the pickled config already has it and an
-    # incremental build does not see a configuration change.
+    # At config-inited, before Sphinx compares the configuration with the
+    # pickled one, so a rebuild sees no change.  A new list: appending would
+    # change the option's default list, shared by every Sphinx app of the
+    # process (the tests run many).
     if str(STATIC) not in config.html_static_path:
-        config.html_static_path.append(str(STATIC))
+        config.html_static_path = [*config.html_static_path, str(STATIC)]
     app.add_css_file("snipcheck.css")
     app.add_js_file("snipcheck.js", loading_method="defer")  # wide blocks scroll from the keyboard too

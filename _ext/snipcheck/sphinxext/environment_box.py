@@ -89,8 +89,8 @@ class FillEnvironmentBox(SphinxPostTransform):
         checked = counts["ok"]
         if checked:
             parts.append(
-                _("{count} ran and match their stated output ({cached} of them from the cache of the same code "
-                  "and environment)").format(count=checked, cached=cached)
+                _("{count} ran and match their stated output ({cached} of them from the cache: {compared} were "
+                  "all the same as when it was cached)").format(count=checked, cached=cached, compared=compared(state))
             )
         if not_run:
             parts.append(_("{count} not run").format(count=len(not_run)))
@@ -100,6 +100,20 @@ class FillEnvironmentBox(SphinxPostTransform):
         line = _("; ").join(parts) + _(".")
         box += nodes.paragraph(line, line)
         return box
+
+
+def compared(state: state_mod.BuildState) -> str:
+    """What a cached result was checked against before it was reused (see snipcheck.cache.cache_key)."""
+    what = _("the code, its helper modules, tags, declared data files and environment variables, and the runner")
+    fp = state.fingerprint
+    if fp is None or state.stamp is None:
+        return _("{what}, and the environment").format(what=what)
+    main = [f"Python {state.stamp.python}"] + [f"{n} {fp.version(n)}" for n in ("torch", "numpy") if fp.version(n)]
+    names = _(", ").join(name for name, _value in fp.variables)
+    return _(
+        "{what}, and the environment fingerprint {id} ({main} and the other installed distributions, {count} in "
+        "all; the interpreter's path; the environment variables {names})"
+    ).format(what=what, id=fp.id, main=_(", ").join(main), count=len(fp.distributions), names=names)
 
 
 def register(app: Sphinx) -> None:

@@ -12,8 +12,9 @@ Layout (classes in brackets; the CSS lives in ``static/snipcheck.css``)::
       paragraph [snipcheck-stamp]               torch 2.13.0+cpu · Python 3.11.7 · CPU · 0.03 s
 
 Output blocks reuse myst-nb's classes (``cell_output``, ``output stream``,
-``output stderr``) so its stylesheet applies, and its ``myst-ansi`` Pygments
-lexer when the text holds ANSI colour codes.  Captured text only ever goes into
+``output stderr``) so its stylesheet applies where it is loaded; text holding
+ANSI colour codes gets snipcheck's own ANSI lexer (:mod:`.ansi`), so colours
+need no myst-nb.  Captured text only ever goes into
 ``literal_block`` text nodes, which every writer escapes: output is shown as
 text, never interpreted as markup.
 
@@ -29,12 +30,31 @@ import re
 
 from docutils import nodes
 
-from ..compare import Verdict, display_events
+from ..compare import display_events
 from ..model import Outcome, RunResult, Snippet
 from ..normalize import Normalizer
+from . import ansi
 from .i18n import _
 
 _LANG = {"python": "python", "rust": "rust"}
+
+
+class snippet_output(nodes.General, nodes.Element):
+    """Placeholder for a snippet's output panel; ``serial`` is its placement's
+    position in the page.  :mod:`.fill` replaces it before the page is written."""
+
+
+class belief_head(nodes.General, nodes.Element):
+    """Placeholder for a refuted-claim block's verdict label (see :mod:`.fill`)."""
+
+
+class claim_ref(nodes.Inline, nodes.TextElement):
+    """A value cited by the ``claim`` role; rendered by :mod:`.fill` once checked."""
+
+
+def pending_output(serial: int) -> snippet_output:
+    """The placeholder the directive leaves for the output panel."""
+    return snippet_output(serial=serial)
 
 
 def code_block(snippet: Snippet) -> nodes.literal_block:
@@ -65,7 +85,7 @@ def output_panel(outcome: Outcome, normalizers: tuple[Normalizer, ...]) -> nodes
             classes.append(f"snipcheck-{event.kind}")
         panel += output_label(event.stream, event.kind)
         block = nodes.literal_block(event.text, event.text, classes=classes)
-        block["language"] = "myst-ansi" if "\x1b" in event.text else "none"
+        block["language"] = ansi.language(event.text)
         panel += block
     result = outcome.result
     if result.truncated_bytes:
@@ -150,44 +170,50 @@ def badges(missing: tuple[str, ...]) -> nodes.container:
     return box
 
 
-def problem_sentence(verdict: Verdict, stated: str) -> str:
+def problem_sentence(status: str, stated: str, ended_wrong: bool) -> str:
     """What went wrong, for the reader of the page, by the kind of problem.
 
     The build warning (English, for the author) gives the details; the page
     says which kind of problem it is and shows the diff.
 
+    :param status: the record's status (``drift``, ``exec``, ``timeout``, ``truncated``, ...).
     :param stated: the stated output (the directive body).
+    :param ended_wrong: the run ended otherwise than its ``expect`` tag says.
     """
-    if verdict.status == "timeout":
+    if status == "timeout":
         return _("The run timed out and was killed; this page shows what it printed until then.")
-    if verdict.ended_wrong:
+    if ended_wrong:
         return _("The snippet did not end the way its tags expect (a normal exit, or the named exception).")
+    if status == "truncated":
+        return _("The output was cut at the output limit: it cannot be checked whole (the build warning says how to raise the limit).")
     if not stated.strip():
         return _("No stated output yet: record it from a real run.")
     return _("The stated output differs from the actual output of this build.")
 
 
-def problem_box(verdict: Verdict, stated: str, result: RunResult) -> nodes.Element:
-    """Shown on the page when a snippet drifted or failed (the build warns too).
+def problem_box(status: str, stated: str, diff: str, result: RunResult, ended_wrong: bool) -> nodes.Element:
+    """Shown on the page when a snippet drifted or failed (the build warns, and fails, too).
 
     :param stated: the stated output (the directive body).
+    :param diff: stated → actual, as the build warning shows it (headers relabelled here).
     :param result: the run: how it ended is quoted when that is the problem.
+    :param ended_wrong: the run ended otherwise than its ``expect`` tag says.
     """
     box = nodes.caution()
     title = _("Problem found by this build (the build warns too, and fails)")
     box += nodes.paragraph(title, title, classes=["snipcheck-problem-title"])
-    sentence = problem_sentence(verdict, stated)
+    sentence = problem_sentence(status, stated, ended_wrong)
     para = nodes.paragraph(sentence, sentence)
-    if verdict.ended_wrong and verdict.status != "timeout":
+    if ended_wrong and status != "timeout":
         para += nodes.Text(" " + _("It ended with:") + " ")
         ending = ended_with(result)
         para += nodes.literal(ending, ending)  # text, never markup: it may quote the exception
     box += para
-    if verdict.diff:
-        text = relabel_diff(verdict.diff)
-        diff = nodes.literal_block(text, text, classes=["snipcheck-diff"])
-        diff["language"] = "diff"
-        box += diff
+    if diff:
+        text = relabel_diff(diff)
+        block = nodes.literal_block(text, text, classes=["snipcheck-diff"])
+        block["language"] = "diff"
+        box += block
     return box
 
 
@@ -218,6 +244,43 @@ def relabel_diff(diff: str) -> str:
     if actual:
         lines[1] = "+++ " + _("actual ({where})").format(where=actual["where"])
     return "\n".join(lines)
+
+
+def belief_label(verdict: bool | None, verified: bool) -> list[nodes.Node]:
+    """The verdict badge of a refuted-claim block, and a note when this build did not run it."""
+    if verdict is None:
+        text, color = _("Common belief · the code gives no verdict"), "warning"
+    elif verdict:
+        text, color = _("Common belief · holds when tested"), "success"
+    else:
+        text, color = _("Common belief · refuted when tested"), "danger"
+    head = nodes.paragraph(classes=["snipcheck-belief-head"])
+    head += nodes.inline(text, text, classes=["sd-badge", f"sd-bg-{color}", f"sd-bg-text-{color}"])
+    out: list[nodes.Node] = [head]
+    if not verified:
+        note = _("(This build did not run this snippet: the verdict rests on the stated output.)")
+        out.append(nodes.paragraph(note, note, classes=["snipcheck-note"]))
+    return out
+
+
+def claim(value: str, snippet_id: str, record: object, here: bool) -> nodes.Element:
+    """A cited value: a link to the snippet when it is on this page, titled
+    with whether this build checked it (``record`` is the claim's record)."""
+    verified = bool(getattr(record, "verified", False))
+    classes = ["snipcheck-claim"] + ([] if verified else ["snipcheck-claim-unverified"])
+    if here:
+        title = (
+            _("From the actual output of snippet {id}, checked by this build")
+            if verified
+            else _("From the stated output of snippet {id}, not verified by this build")
+        ).format(id=snippet_id)
+        node: nodes.Element = nodes.reference(
+            value, value, refuri=f"#{nodes.make_id('snippet-' + snippet_id)}", reftitle=title
+        )
+    else:
+        node = nodes.inline(value, value)
+    node["classes"] += classes
+    return node
 
 
 def error_box(detail: str) -> nodes.Element:
