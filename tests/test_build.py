@@ -180,7 +180,7 @@ def test_missing_file_and_bad_tag_block_warn_with_file_and_line(app) -> None:  #
     missing, tag = snipcheck_warnings(app.warning.getvalue())
     assert missing.startswith(
         f"{index}:{directive_line(index, 'broken/nowhere')}: WARNING: snippet 'broken/nowhere' not found: "
-        "no file snippets/broken/nowhere.py or snippets/broken/nowhere.rs; "
+        "no file snippets/broken/nowhere.py or snippets/broken/nowhere.rs, and no snippet-code block "
     )
     assert missing.endswith("[snipcheck.missing]")
     assert tag == (
@@ -190,18 +190,18 @@ def test_missing_file_and_bad_tag_block_warn_with_file_and_line(app) -> None:  #
     assert output_blocks(page, "broken/good") == [(["snipcheck-stdout"], "still rendered\n")]
 
 
-def test_hints_name_nox_sessions_that_exist(tmp_path: Path) -> None:
-    # Messages tell the user which nox session to run next; it must exist.
+def test_hints_name_the_snipcheck_command_line_not_this_repository(tmp_path: Path) -> None:
+    # adoption.md #4: an outside project has no nox sessions of ours
+    from snipcheck.cli import _parser
     from snipcheck.snippets import SnippetError, load
 
     (tmp_path / "snippets").mkdir()
     with pytest.raises(SnippetError) as info:
         load("a/b", tmp_path / "snippets", tmp_path)
-    hints = re.findall(r"nox -s ([\w-]+)", info.value.message)
-    assert hints
-    noxfile = (Path(__file__).parent.parent / "noxfile.py").read_text(encoding="utf-8")
-    defined = set(re.findall(r"@nox\.session[^\n]*\ndef (\w+)", noxfile))
-    assert set(hints) <= {name.replace("_", "-") for name in defined}
+    assert "nox" not in info.value.message
+    commands = re.findall(r"snipcheck (\w+) ", info.value.message)
+    assert commands == ["new"]
+    assert set(commands) <= set(_parser()._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
 
 
 # --- what the page shows ---------------------------------------------------------------

@@ -53,15 +53,13 @@ class Project:
         """Read ``confdir/conf.py``.
 
         :return: the project and the messages about invalid settings.
-        :raises ProjectError: if there is no ``conf.py`` or the source directory does not exist.
+        :raises ProjectError: if there is no ``conf.py``.
         """
         try:
             settings, messages = Settings.from_conf(confdir, **overrides)
         except FileNotFoundError as exc:
             raise ProjectError(f"{exc}; give the directory that holds conf.py with --conf-dir") from None
         source = (srcdir or settings.source_dir or settings.root).resolve()
-        if not source.is_dir():
-            raise ProjectError(f"the source directory {source} does not exist; give it with --source-dir")
         return cls(settings, source, dict(overrides)), messages
 
     @property
@@ -73,6 +71,8 @@ class Project:
 
         :raises ProjectError: if Sphinx cannot read the project.
         """
+        if self._index is None and not self.srcdir.is_dir():
+            raise ProjectError(f"the source directory {self.srcdir} does not exist; give it with --source-dir")
         if self._index is None:
             from sphinx.errors import SphinxError
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
-from sphinx.builders import Builder
+from sphinx.builders.html import StandaloneHTMLBuilder
 from sphinx.environment.collectors import EnvironmentCollector
 
 from ..placement import CodeBlock, Placement
@@ -296,24 +296,23 @@ class PlacementCollector(EnvironmentCollector):
 # --- reading the index without a build ---------------------------------------------
 
 
-class IndexBuilder(Builder):
-    """``snipcheck-index``: reads every page (execution off) and writes nothing."""
+class IndexBuilder(StandaloneHTMLBuilder):
+    """``snipcheck-index``: reads every page (execution off) and writes nothing.
+
+    An HTML builder that never writes: the project's extensions and theme see
+    the builder they see in a real build (furo, for one, refuses any other),
+    so the pages are read exactly as the build reads them.
+    """
 
     name = "snipcheck-index"
     epilog = ""
     allow_parallel = True
 
-    def init(self) -> None:
-        pass
-
-    def get_outdated_docs(self) -> list[str]:
-        return []
+    def get_outdated_docs(self) -> Iterator[str]:
+        yield from ()
 
     def get_target_uri(self, docname: str, typ: str | None = None) -> str:
         return ""
-
-    def prepare_writing(self, docnames: AbstractSet[str]) -> None:
-        pass
 
     def write_documents(self, docnames: AbstractSet[str]) -> None:
         pass
