@@ -30,6 +30,7 @@ from sphinx import addnodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util.docutils import SphinxDirective
 
+from ..sphinxext.fill import FillSnippets
 from ..sphinxext.i18n import _
 from ..sphinxext.log import warn
 from .reading import Counts, measure, minutes
@@ -106,8 +107,12 @@ def lists(env: BuildEnvironment) -> dict[str, set[str]]:
 
 
 def page_counts(env: BuildEnvironment, docname: str) -> Counts:
-    """What ``docname`` holds, as its own ``{reading-time}`` counts it."""
-    return measure(env.get_doctree(docname)).total
+    """What ``docname`` holds, as its own ``{reading-time}`` counts it: its
+    doctree with the snippets' outputs filled in (they are filled when a page
+    is written, before its reading time is counted)."""
+    doctree = env.get_doctree(docname)
+    FillSnippets(doctree).fill(docname)
+    return measure(doctree).total
 
 
 class FillReadingMinutes(SphinxPostTransform):

@@ -32,7 +32,12 @@ class FillSnippets(SphinxPostTransform):
     default_priority = 3  # before the reading aids (5), which count the output lines
 
     def run(self, **kwargs: object) -> None:
-        docname = self.env.docname
+        self.fill(self.env.docname)
+
+    def fill(self, docname: str) -> None:
+        """Fill the placeholders of ``self.document``, the doctree of
+        ``docname`` (the page being written, or another page's doctree that
+        :mod:`snipcheck.chapter.reading_list` measures as it will be written)."""
         by_serial = {r.serial: r for r in records(self.env).get(docname, [])}
         for node in list(self.document.findall(render.snippet_output)):
             rec = by_serial.get(node["serial"])
