@@ -21,7 +21,7 @@ from snipcheck.environment import probe
 from snipcheck.model import Stamp
 from snipcheck.placement import Placement
 
-pytest_plugins = ["sphinx.testing.fixtures"]
+pytest_plugins = ["sphinx.testing.fixtures", "browser_fixtures"]  # browser_fixtures: the browser tests' build, server, Chromium
 
 TESTS = Path(__file__).parent
 ROOTS = TESTS / "roots"

@@ -159,9 +159,9 @@ def test_unmet_requirement_is_not_run_and_labelled(app, stamp: Stamp, tmp_path: 
     assert snipcheck_warnings(app.warning.getvalue()) == []
     div = snippet_div(page, "gpu/memory")
     badges = [b.get_text() for b in div.find(class_="snipcheck-badges").find_all(class_="sd-badge")]
-    assert badges == ["需要 cuda", "本次构建未运行"]
+    assert badges == ["needs cuda", "not run in this build"]
     panel = div.find(class_="snipcheck-unverified")
-    assert "未经本次构建验证" in panel.find(class_="snipcheck-unverified-label").get_text()
+    assert "not verified by this build" in panel.find(class_="snipcheck-unverified-label").get_text()
     assert panel.find("pre").get_text() == "peak memory: 4096 bytes\n"
     assert "torch 2.13.0+cu128 · Python 3.11.7 · CUDA (NVIDIA H200)" in panel.find(class_="snipcheck-stated-env").get_text()
     assert output_blocks(page, "gpu/cpu-part") == [(["snipcheck-stdout"], "runs on any machine\n")]

@@ -28,6 +28,11 @@ def chapter_python_snippets(settings: Settings, placements: list) -> list:
     return [s for s in snippets if s.language == "python" and not s.tags.requires]
 
 
+def limit(snippet) -> float:  # noqa: ANN001
+    """The snippet's own timeout tag (the torch.compile one needs minutes on a busy machine), else 120 s."""
+    return max(snippet.tags.timeout or 0.0, 120.0)
+
+
 @pytest.mark.chapter
 def test_every_chapter_snippet_gives_the_same_result_forked_and_alone(stamp, chapter_placements) -> None:  # noqa: ANN001
     settings, _ = Settings.from_conf(REPO)
@@ -37,11 +42,11 @@ def test_every_chapter_snippet_gives_the_same_result_forked_and_alone(stamp, cha
     assert fork.unavailable is None, fork.unavailable  # the chapter must not fall back
     plain = SubprocessRunner(settings.python, stamp)
     try:
-        forked = [fork.run(s, timeout=120, output_limit=settings.output_limit) for s in snippets]
+        forked = [fork.run(s, timeout=limit(s), output_limit=settings.output_limit) for s in snippets]
     finally:
         fork.close()
     with ThreadPoolExecutor(max_workers=2) as pool:
-        alone = list(pool.map(lambda s: plain.run(s, timeout=120, output_limit=settings.output_limit), snippets))
+        alone = list(pool.map(lambda s: plain.run(s, timeout=limit(s), output_limit=settings.output_limit), snippets))
     different = []
     for snippet, a, b in zip(snippets, forked, alone):
         if (a.events, a.exit_status, a.signal, a.exception) != (b.events, b.exit_status, b.signal, b.exception):

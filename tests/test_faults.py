@@ -200,7 +200,9 @@ def test_infinite_loop_times_out_with_its_printed_output_kept(faults: Faults) ->
     )
     assert blocks(faults.page, "fault/loop") == [(["snipcheck-stdout"], "spinning\n")]
     (note,) = notes(faults.page, "fault/loop")
-    assert re.fullmatch(r"超时：运行 \d+\.\d 秒后整个进程组被终止；上面是终止前打印的部分。", note)
+    assert re.fullmatch(
+        r"Timed out: the whole process group was killed after \d+\.\d s; above is what it printed until then\.", note
+    )
 
 
 def test_os_exit_3_is_a_result_with_a_warning_and_its_status_shown(faults: Faults) -> None:
@@ -209,7 +211,7 @@ def test_os_exit_3_is_a_result_with_a_warning_and_its_status_shown(faults: Fault
         f"but its tags expect a normal exit; {hint('exit 3')} [snipcheck.exec]"
     ]
     assert blocks(faults.page, "fault/exit3") == [(["snipcheck-stdout"], "bye\n")]
-    assert " · exit 3 · " in stamp(faults.page, "fault/exit3")
+    assert " · exit status 3 · " in stamp(faults.page, "fault/exit3")
 
 
 def test_segfault_is_a_result_with_a_warning_and_the_signal_shown(faults: Faults) -> None:
@@ -218,13 +220,13 @@ def test_segfault_is_a_result_with_a_warning_and_the_signal_shown(faults: Faults
         f"but its tags expect a normal exit; {hint('signal SIGSEGV')} [snipcheck.exec]"
     ]
     assert blocks(faults.page, "fault/segv") == [(["snipcheck-stdout"], "about to crash\n")]
-    assert notes(faults.page, "fault/segv") == ["进程被信号 SIGSEGV 终止。"]
+    assert notes(faults.page, "fault/segv") == ["The process was killed by signal SIGSEGV."]
 
 
 def test_declared_abort_is_shown_without_a_warning(faults: Faults) -> None:
     assert faults.build.about("fault/abort") == []
     assert blocks(faults.page, "fault/abort") == [(["snipcheck-stdout"], "aborting\n")]
-    assert notes(faults.page, "fault/abort") == ["进程被信号 SIGABRT 终止。"]
+    assert notes(faults.page, "fault/abort") == ["The process was killed by signal SIGABRT."]
 
 
 def test_reading_stdin_gets_end_of_file_at_once(faults: Faults) -> None:
@@ -269,7 +271,7 @@ def test_html_in_output_and_in_the_exception_is_shown_as_text(faults: Faults) ->
     assert stderr == (["snipcheck-stderr"], "<b>bold?</b> & <i>\n")
     assert traceback[1].endswith("ValueError: <script>alert(1)</script>\n")
     problem = html(faults.page).find(id="snippet-fault-markup").find(class_="caution").find_all("p")[-1]
-    assert "raised ValueError: <script>alert(1)</script>" in problem.get_text()
+    assert "It ended with: ValueError: <script>alert(1)</script>" in problem.get_text()
 
 
 def test_cjk_text_and_emoji_are_shown_and_compared_exactly(faults: Faults) -> None:
@@ -328,7 +330,9 @@ def test_200_mb_of_output_is_capped_with_a_marker_and_a_warning(faults: Faults) 
         "limit for this snippet with output-limit = 268435456 in its tag block [snipcheck.truncated]"
     ]
     assert blocks(faults.page, "fault/flood") == [(["snipcheck-stdout"], FLOOD_KEPT)]
-    assert notes(faults.page, "fault/flood") == [f"输出超过上限 1,048,576 字节，其余 {FLOOD_DROPPED:,} 字节未显示。"]
+    assert notes(faults.page, "fault/flood") == [
+        f"Output over the limit of 1,048,576 bytes: the other {FLOOD_DROPPED:,} bytes are not shown."
+    ]
     assert faults.page.stat().st_size < 4 * (1 << 20)
 
 

@@ -15,11 +15,12 @@ from docutils import nodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
 from ..claims import belief_verdict
-from ..compare import terminal_text
+from ..compare import outcome_problem, terminal_text
 from . import index, render
 from . import state as state_mod
 from .claims import claims
 from .collector import SnippetRecord, records
+from .i18n import _
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -31,7 +32,12 @@ class FillSnippets(SphinxPostTransform):
     default_priority = 3  # before the reading aids (5), which count the output lines
 
     def run(self, **kwargs: object) -> None:
-        docname = self.env.docname
+        self.fill(self.env.docname)
+
+    def fill(self, docname: str) -> None:
+        """Fill the placeholders of ``self.document``, the doctree of
+        ``docname`` (the page being written, or another page's doctree that
+        :mod:`snipcheck.chapter.reading_list` measures as it will be written)."""
         by_serial = {r.serial: r for r in records(self.env).get(docname, [])}
         for node in list(self.document.findall(render.snippet_output)):
             rec = by_serial.get(node["serial"])
@@ -47,16 +53,21 @@ class FillSnippets(SphinxPostTransform):
     def panel(self, rec: SnippetRecord) -> list[nodes.Node]:
         state = state_mod.for_env(self.env)
         if rec.status in ("off", "pending"):
-            return [render.stated_panel(rec.stated, "陈述的输出（本次构建未执行代码）", rec.stated_env)]
+            label = _("Stated output (this build did not execute code)")
+            return [render.stated_panel(rec.stated, label, rec.stated_env)]
         if rec.status == "not-run":
-            label = "陈述的输出 · 未经本次构建验证（本次构建缺少：" + "、".join(rec.missing) + "）"
+            label = _("Stated output · not verified by this build (this build lacks: {missing})").format(
+                missing=_(", ").join(rec.missing)
+            )
             return [render.badges(rec.missing), render.stated_panel(rec.stated, label, rec.stated_env)]
         outcome = rec.outcome
         if outcome is None or outcome.result is None:
             return [render.error_box(f"snippet {rec.snippet_id}: " + "; ".join(rec.problems))]
         out: list[nodes.Node] = []
         if rec.status != "ok":
-            out.append(render.problem_box(rec.problems, rec.diff))
+            assert rec.snippet is not None
+            ended_wrong = rec.status == "timeout" or outcome_problem(rec.snippet.tags, outcome.result) is not None
+            out.append(render.problem_box(rec.status, rec.stated, rec.diff, outcome.result, ended_wrong))
         out.append(render.output_panel(outcome, state.settings.normalizers))
         assert rec.snippet is not None
         out.append(render.stamp(outcome, rec.snippet))
