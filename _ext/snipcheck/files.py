@@ -84,8 +84,8 @@ def signals_held() -> Iterator[None]:
         _holding.active = False
         for sig, handler in old.items():
             signal.signal(sig, handler)
-        for sig in dict.fromkeys(noted):
-            signal.raise_signal(sig)
+        for signum in dict.fromkeys(noted):
+            signal.raise_signal(signum)
 
 
 def _mode_for(path: Path) -> tuple[int, int | None, int | None]:
