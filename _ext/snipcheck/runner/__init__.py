@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..model import RunResult, Snippet, Stamp
+from .python import DEFAULT_MEMORY_LIMIT
 
 
 class Runner(Protocol):
@@ -42,6 +43,7 @@ def make_runner(
     kind: str = "fork",
     preload: tuple[str, ...] = ("torch",),
     build_dir: Path | None = None,
+    memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
 ) -> Runner:
     """Return the runner for ``language``.
 
@@ -53,6 +55,9 @@ def make_runner(
         when the stamp says it is not installed.
     :param build_dir: where Rust snippets are built (default: a temporary
         directory per process).
+    :param memory_limit: default memory limit of a run in bytes
+        (``RLIMIT_DATA`` of each of its processes; a snippet's ``memory`` tag
+        overrides it); ``None`` or 0 for none.
     :raises ValueError: for a language or runner kind no runner handles.
     """
     if language == "python":
@@ -60,11 +65,11 @@ def make_runner(
             from .fork import ForkRunner
 
             wanted = tuple(m for m in preload if not (m == "torch" and stamp.torch is None))
-            return ForkRunner(python=python, stamp=stamp, preload=wanted)
+            return ForkRunner(python=python, stamp=stamp, preload=wanted, memory_limit=memory_limit)
         if kind == "subprocess":
             from .python import SubprocessRunner
 
-            return SubprocessRunner(python=python, stamp=stamp)
+            return SubprocessRunner(python=python, stamp=stamp, memory_limit=memory_limit)
         raise ValueError(f"unknown runner {kind!r}; use one of {', '.join(PYTHON_RUNNERS)}")
     if language == "rust":
         import tempfile
@@ -73,5 +78,5 @@ def make_runner(
         from .rust import RustRunner
 
         rust_stamp = Stamp(python="", torch=None, device="CPU", platform=host_platform(), rustc=rustc_version())
-        return RustRunner(build_dir or Path(tempfile.mkdtemp(prefix="snipcheck-rust-")), rust_stamp)
+        return RustRunner(build_dir or Path(tempfile.mkdtemp(prefix="snipcheck-rust-")), rust_stamp, memory_limit)
     raise ValueError(f"no runner for language {language!r}")

@@ -1,0 +1,254 @@
+"""Supervisor of one snippet run: the snippet's parent process.
+
+Both runners put one supervisor between the build and every snippet process:
+the subprocess runner starts it as ``python -I -S _snipcheck_supervise.py
+CONFIG`` (CONFIG is JSON), the fork server forks it from itself.  The
+supervisor forks the snippet's process, waits for it, and reports on its
+*control socket* (an ``AF_UNIX`` ``SOCK_SEQPACKET`` socket whose other end the
+build holds): ``exit STATUS`` (the raw wait status), ``error TEXT`` (the
+snippet could not be started) or ``stopped`` (after a stop request).
+
+Containment, where the kernel allows it (root, or ``CAP_SYS_ADMIN``): the
+supervisor is process 1 of a PID namespace of its own (the build or the fork
+server created it for this run).  When the snippet's process ends, it kills
+every other process of the namespace (``kill(-1, SIGKILL)``, which from a
+namespace's init reaches exactly the namespace), double-forked daemons
+included, and when the supervisor itself ends for any reason, the kernel
+kills whatever is left.  As a namespace's init it receives no signal from the
+snippet's processes that it has no handler for, SIGKILL included, so a
+snippet that signals its parent (``os.kill(os.getppid(), ...)``) reaches
+neither the supervisor nor anything beyond it.
+
+Where PID namespaces are not allowed, the supervisor is a *child subreaper*
+(``PR_SET_CHILD_SUBREAPER``): orphans of the run are re-parented to it, and it
+kills its children until none is left.  It ignores every signal that can be
+ignored, so only SIGKILL (or SIGSTOP) sent by the snippet to its parent takes
+it down; the snippet's process has ``PR_SET_PDEATHSIG`` = SIGKILL and dies
+with it, the build sees the control socket close without a status, and
+reports that.  Processes that left the snippet's process group before that
+can outlive the run in this one case.
+
+Stop: end-of-file on the control socket (the build shut it down at the
+timeout, or the build died: the kernel closes a dead process's sockets,
+whatever killed it).  The supervisor then kills the run as above, removes the
+run directory it was given, reports ``stopped`` if anyone still listens, and
+exits.  So nothing a snippet starts outlives its run, and its temporary
+directory goes with it, even when the build is killed with SIGKILL.
+
+Only the standard library may be used here (it runs under any Python).
+"""
+
+import errno
+import os
+import select
+import signal
+import sys
+import time
+
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+#: How long to keep killing and reaping left-over processes, in seconds.
+_REAP_LIMIT = 5.0
+
+
+def _libc():  # type: ignore[no-untyped-def]
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def prctl(option, value):  # type: ignore[no-untyped-def]
+    """``prctl(option, value)``; returns 0, or -1 where it is not available."""
+    try:
+        return _libc().prctl(option, value, 0, 0, 0)
+    except (OSError, AttributeError):
+        return -1
+
+
+def _catchable():  # type: ignore[no-untyped-def]
+    skip = {signal.SIGKILL, signal.SIGSTOP, signal.SIGCHLD}
+    return [s for s in signal.Signals if s not in skip and s < getattr(signal, "SIGRTMIN", 65)]
+
+
+def supervise(control, start, *, pidns, run_dir=None):  # type: ignore[no-untyped-def]
+    """Run the supervisor (never returns).
+
+    :param control: the control socket's file descriptor.
+    :param start: ``start(dispositions)`` runs in the forked snippet process
+        and never returns; ``dispositions`` maps each signal to the handler
+        the supervisor found when it started (restore them before the snippet
+        runs: the supervisor ignores most signals).
+    :param pidns: whether this process is init of a PID namespace of its own.
+    :param run_dir: a directory to remove once the run has ended.
+    """
+    me = os.getpid()
+    dispositions = {}
+    for sig in _catchable():
+        try:
+            dispositions[sig] = signal.signal(sig, signal.SIG_IGN)
+        except (OSError, ValueError):
+            pass
+    if not pidns:
+        prctl(PR_SET_CHILD_SUBREAPER, 1)
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            signal.set_wakeup_fd(-1)
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            os.close(wake_r)
+            os.close(wake_w)
+            if not pidns:
+                prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+                if os.getppid() != me:
+                    os._exit(1)
+            start(dispositions)
+        except BaseException as exc:  # noqa: BLE001 - reported to the build
+            _send(control, b"error " + f"{type(exc).__name__}: {exc}".encode("utf-8", "replace"))
+        os._exit(127)
+    status = None
+    stopped = False
+    while status is None:
+        try:
+            ready, _, _ = select.select([control, wake_r], [], [])
+        except InterruptedError:
+            continue
+        if wake_r in ready:
+            try:
+                os.read(wake_r, 4096)
+            except BlockingIOError:
+                pass
+            status = _reap(pid)
+        if control in ready and status is None:
+            try:
+                data = os.read(control, 4096)
+            except OSError:
+                data = b""
+            if not data:
+                stopped = True
+                break
+    _kill_all(pid, pidns)
+    _send(control, b"stopped" if stopped else b"exit %d" % status)
+    if run_dir:
+        import shutil
+
+        shutil.rmtree(run_dir, ignore_errors=True)
+    os._exit(0)
+
+
+def _send(control, message):  # type: ignore[no-untyped-def]
+    try:
+        os.write(control, message)
+    except OSError:
+        pass  # the build is gone
+
+
+def _reap(pid):  # type: ignore[no-untyped-def]
+    """Reap exited children; return ``pid``'s wait status once it has exited."""
+    found = None
+    while True:
+        try:
+            child, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return found
+        if child == 0:
+            return found
+        if child == pid:
+            found = status
+
+
+def _kill_all(pid, pidns):  # type: ignore[no-untyped-def]
+    """Kill and reap every process of the run but this one."""
+    deadline = time.monotonic() + _REAP_LIMIT
+    while time.monotonic() < deadline:
+        if pidns:
+            try:
+                os.kill(-1, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        else:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            for child in _children():
+                try:
+                    os.kill(child, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+        try:
+            child, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        except OSError as exc:
+            if exc.errno != errno.EINTR:
+                return
+            continue
+        if child == 0:
+            time.sleep(0.001)
+
+
+def _children():  # type: ignore[no-untyped-def]
+    """This process's children, from ``/proc`` (the orphans a subreaper adopted)."""
+    me = os.getpid()
+    found = []
+    try:
+        for tid in os.listdir(f"/proc/{me}/task"):
+            with open(f"/proc/{me}/task/{tid}/children") as f:
+                found.extend(int(p) for p in f.read().split())
+    except OSError:
+        pass
+    return found
+
+
+def exec_start(argv, memory_limit):  # type: ignore[no-untyped-def]
+    """A ``start`` for :func:`supervise` that executes ``argv`` as a fresh program
+    (the subprocess runner, Rust binaries)."""
+
+    def start(dispositions):  # type: ignore[no-untyped-def]
+        prepare(dispositions, memory_limit, program=True)
+        os.execv(argv[0], argv)
+
+    return start
+
+
+def prepare(dispositions, memory_limit, *, program):  # type: ignore[no-untyped-def]
+    """Make the forked process the run's: own session, the signal dispositions
+    the supervisor found (SIGPIPE and SIGXFSZ at their default before
+    ``exec``, as :mod:`subprocess` leaves them), and the memory limit."""
+    os.setsid()
+    for sig, handler in dispositions.items():
+        if handler is None or (program and (sig in (signal.SIGPIPE, signal.SIGXFSZ) or not isinstance(handler, int))):
+            handler = signal.SIG_DFL  # None: a handler installed outside Python
+        try:
+            signal.signal(sig, handler)
+        except (OSError, ValueError, TypeError):
+            pass
+    if memory_limit:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+        if hard != resource.RLIM_INFINITY:
+            memory_limit = min(memory_limit, hard)
+        resource.setrlimit(resource.RLIMIT_DATA, (memory_limit, hard))
+
+
+def main(argv):  # type: ignore[no-untyped-def]
+    import json
+
+    config = json.loads(argv[1])
+    control = config["control"]
+    os.set_inheritable(control, False)
+    supervise(
+        control,
+        exec_start(config["argv"], config.get("memory_limit")),
+        pidns=config["pidns"],
+        run_dir=config.get("run_dir"),
+    )
+
+
+if __name__ == "__main__":
+    main(sys.argv)
