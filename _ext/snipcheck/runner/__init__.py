@@ -31,6 +31,27 @@ class Runner(Protocol):
         ...
 
 
+#: What a run shows differently from plain ``python snippets/<id>.py`` in the
+#: fixed environment, under both runners unless said otherwise: the whole list
+#: (``tests/test_parity.py`` checks everything else, and each of these).
+DIFFERENCES = {
+    "process ids": "the snippet's process is process 2 of a PID namespace of its own where the kernel "
+    "allows it, its parent (process 1) is snipcheck's supervisor, which ignores signals from the run, "
+    "and it leads a session of its own",
+    "stdout and stderr": "file descriptors 1 and 2 are datagram sockets (a terminal run has a terminal, "
+    "python file.py > out a file); one write(2) of more than about 4 MiB to them from C code or a child "
+    "process fails with ENOBUFS (Python's own sys.stdout and sys.stderr write in pieces)",
+    "memory limit": "the soft RLIMIT_DATA is the run's memory limit (snipcheck_memory_limit, 4 GiB by "
+    "default; the memory tag raises it)",
+    "fork runner: frames": "the fork runner's own frames lie below the snippet's module frame, where "
+    "sys._getframe(1), inspect.stack() and a warnings stacklevel beyond the snippet's frames reach them",
+    "fork runner: preload": "what the fork server preloaded is in memory (gc.get_objects(), "
+    "gc.get_freeze_count(), memory use, /proc/self/maps); a module the preload also loaded, imported "
+    "on its own (numpy without torch), brings back what its first import loaded",
+    "fork runner: C exit handlers": "atexit(3) handlers and C++ static destructors of the preloaded "
+    "libraries do not run at exit",
+}
+
 #: Names accepted by ``snipcheck_runner``.
 PYTHON_RUNNERS = ("fork", "subprocess")
 

@@ -85,14 +85,20 @@ class _Effects:
                 if new not in self.modules and new not in _BASELINE:
                     self.modules.add(new)
                     self.items.append(("module", new))
-                if new == "atexit":
+                if new == "atexit" and self.register is None:
                     self.watch_atexit(sys.modules[new])
+            # New filters: those in front were inserted there one by one, the
+            # newest first in the list; record them oldest first, so that
+            # inserting each at the front again rebuilds the same order.
             filters = _warnings.filters
             old = [i for i, f in enumerate(filters) if id(f) in self.filters]
+            front, back = [], []
             for i, f in enumerate(filters):
                 if id(f) not in self.filters:
                     self.filters.add(id(f))
-                    self.items.append(("filter", ("front" if not old or i < old[0] else "back", f)))
+                    (front if not old or i < old[0] else back).append(f)
+            self.items.extend(("filter", ("front", f)) for f in reversed(front))
+            self.items.extend(("filter", ("back", f)) for f in back)
             self.windows.setdefault(name, (start, len(self.items)))
 
     def watch_atexit(self, atexit):  # type: ignore[no-untyped-def]
@@ -412,7 +418,6 @@ class _View:
             if name in self.hidden:
                 sys.modules[name] = self.hidden.pop(name)
             return
-        front = []
         for index in range(*window):
             if index in self.applied:
                 continue
@@ -424,14 +429,12 @@ class _View:
             elif kind == "filter":
                 where, f = item
                 if where == "front":
-                    front.append(f)
+                    _warnings.filters.insert(0, f)
                 else:
                     _warnings.filters.append(f)
             else:
                 func, args, kwargs = item
                 _register(func, *args, **kwargs)
-        if front:
-            _warnings.filters[0:0] = front
         _warnings._filters_mutated()
 
 
@@ -490,35 +493,38 @@ def _run_main(script, child_mod, calibration):  # type: ignore[no-untyped-def]
             yield frame, lineno
 
     traceback.walk_stack = snippet_stack
-    status = 0
     code = None
-    interrupted = False
     try:
         with open(path, "rb") as f:
             source = f.read()
         try:
             code = compile(source, path, "exec")
-        except SyntaxError:
-            etype, value, _ = sys.exc_info()
+        except SyntaxError as exc:
+            broken = exc
+        else:
+            broken = None
+        if broken is not None:
             # ``python file.py`` shows a syntax error with no traceback at all;
             # the one compile() attached holds this function's frame, which
             # the hook would print (with the runner's path) if left on it.
-            _report(etype, value.with_traceback(None), None, child_mod)
+            _report(type(broken), broken.with_traceback(None), None, child_mod)
             return 1, False
         _exec_at_top(code, main.__dict__, calibration)
     except SystemExit as exc:
-        status = _exit_status(exc)
-    except BaseException:  # noqa: BLE001 - what python prints for any uncaught exception
-        etype, value, tb = sys.exc_info()
-        while tb is not None and tb.tb_frame.f_code is not code:
-            tb = tb.tb_next
-        value = value.with_traceback(tb)
-        del etype, tb
-        interrupted = isinstance(value, KeyboardInterrupt)
-        _report(type(value), value, value.__traceback__, child_mod)
-        status = 1
-        value = None
-    return status, interrupted
+        return _exit_status(exc), False
+    except BaseException as exc:  # noqa: BLE001 - what python prints for any uncaught exception
+        uncaught = exc
+    else:
+        return 0, False
+    # Reported outside the except block, as the interpreter does: an error in
+    # the hook must not get the snippet's exception as its context.
+    tb = uncaught.__traceback__
+    while tb is not None and tb.tb_frame.f_code is not code:
+        tb = tb.tb_next
+    uncaught = uncaught.with_traceback(tb)
+    del tb
+    _report(type(uncaught), uncaught, uncaught.__traceback__, child_mod)
+    return 1, isinstance(uncaught, KeyboardInterrupt)
 
 
 def _report(etype, value, tb, child_mod):  # type: ignore[no-untyped-def]
@@ -534,6 +540,7 @@ def _report(etype, value, tb, child_mod):  # type: ignore[no-untyped-def]
     try:
         hook(etype, value, tb)
     except BaseException as err:  # noqa: BLE001 - reported as Python reports it
+        err = err.with_traceback(err.__traceback__.tb_next)  # from the hook's frame on, as from C
         sys.stderr.write("Error in sys.excepthook:\n")
         sys.__excepthook__(type(err), err, err.__traceback__)
         sys.stderr.write("\nOriginal exception was:\n")

@@ -23,7 +23,8 @@ _TOKEN_VAR = "SNIPCHECK_TOKEN"
 def _install() -> None:
     token = bytes.fromhex(os.environ.pop(_TOKEN_VAR))
     here = os.path.dirname(os.path.abspath(__file__))
-    own = [name for name in ("sitecustomize", "_snipcheck_child") if name not in _BEFORE]
+    # This module is in sys.modules while it runs: it is ours whatever _BEFORE says.
+    own = ["sitecustomize"] + [name for name in ("_snipcheck_child",) if name not in _BEFORE]
     from _snipcheck_child import install
 
     real = _chain(here)
