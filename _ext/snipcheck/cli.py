@@ -1,7 +1,10 @@
 """Command line: ``python -m snipcheck <command>`` (no Sphinx needed).
 
 ``run ID...``
-    run snippets and print their output as a terminal shows it;
+    run snippets and print their output as a terminal shows it, and how each
+    run ended; the exit status is the snippet's as a shell reports it (128 + N
+    when signal N ended it, 124 at its timeout; with several ids, the first
+    that is not 0);
 ``record [ID...]``
     run snippets and write their actual output into the chapter source as the
     stated output.  Without ids, every placed snippet whose stated output is
@@ -30,6 +33,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import signal
 import sys
 from collections import defaultdict
 from collections.abc import Sequence
@@ -40,6 +44,7 @@ from . import docsource, normalize, report_format, scaffold
 from .cache import write_atomic
 from .compare import judge, terminal_text, text_diff
 from .environment import ProbeError, probe
+from .model import RunResult
 from .settings import Settings, absolute_command
 from .snippets import SnippetError, load
 from .verify import Report, merge, parse_shard, verify
@@ -151,8 +156,23 @@ def _run(settings: Settings, ids: list[str], use_cache: bool) -> int:
             continue
         print(terminal_text(outcome.result, settings.normalizers))
         r = outcome.result
-        print(f"── {r.stamp.label()} · {r.duration:.2f} s · {outcome.origin}")
+        ended, code = _ended(r)
+        print(f"── {ended} · {r.stamp.label()} · {r.duration:.2f} s · {outcome.origin}")
+        if status == 0:
+            status = code
     return status
+
+
+def _ended(result: RunResult) -> tuple[str, int]:
+    """How a run ended, in words, and its status as a shell reports it."""
+    if result.timed_out:
+        return f"timed out after {result.duration:.1f} s, killed (status 124)", 124
+    if result.signal:
+        number = getattr(signal.Signals, result.signal, None) if result.signal.startswith("SIG") else None
+        code = 128 + int(number) if number is not None else 1
+        return f"killed by {result.signal} (status {code})", code
+    code = result.exit_status if result.exit_status is not None else 1
+    return f"exit status {code}", code
 
 
 def _record(settings: Settings, docs: Path, ids: list[str], dry_run: bool, use_cache: bool) -> int:

@@ -31,12 +31,15 @@ class Tags:
     :param timeout: wall-clock limit in seconds, or ``None`` for the configured
         default.
     :param refutes: for a refuted-claim snippet, the belief it tests.
+    :param memory: memory limit of the run in bytes, or ``None`` for the
+        configured default (``snipcheck_memory_limit``).
     """
 
     expect: str = "ok"
     requires: tuple[str, ...] = ()
     timeout: float | None = None
     refutes: str | None = None
+    memory: int | None = None
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from .cache import ResultCache
 from .execute import Executor, ExecutorConfig
 from .model import Stamp
 from .runner import PYTHON_RUNNERS
+from .tags import parse_size
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,7 @@ VALUES: dict[str, Value] = {
     "snipcheck_runner": Value("fork", (str,), "", "Python runner: 'fork' (warm server, default) or 'subprocess'"),
     "snipcheck_fork_min_runs": Value(3, (int,), "", "start the fork server only when a build needs at least this many Python runs; fewer run as plain subprocesses (0: always fork)"),
     "snipcheck_preload": Value(["torch"], (list, tuple), "", "modules the fork runner's server imports once"),
+    "snipcheck_memory_limit": Value("4 GiB", (str, int), "env", "memory limit of each process of a run (RLIMIT_DATA), e.g. '4 GiB'; 0 for none; a snippet's memory tag overrides it"),
     "snipcheck_reference": Value("", (str,), "env", "reference environment of the stated outputs; default from pyproject.toml [tool.snipcheck] reference-torch"),
 }
 
@@ -76,6 +78,11 @@ def problem(name: str, value: Any) -> str | None:
         return "expected a list of strings"
     if name == "snipcheck_runner" and value not in PYTHON_RUNNERS:
         return f"expected one of {', '.join(PYTHON_RUNNERS)}"
+    if name == "snipcheck_memory_limit":
+        try:
+            parse_size(value)
+        except ValueError as exc:
+            return str(exc)
     if name == "snipcheck_python" and value and shutil.which(value) is None:
         return "no such interpreter (give an absolute path or a command on PATH)"
     return None
@@ -121,6 +128,7 @@ class Settings:
     runner: str = "fork"
     preload: tuple[str, ...] = ("torch",)
     fork_min_runs: int = 3
+    memory_limit: int = 4 << 30
 
     @classmethod
     def from_mapping(cls, root: Path, values: Mapping[str, Any]) -> tuple[Settings, list[str]]:
@@ -156,6 +164,7 @@ class Settings:
                 runner=v["snipcheck_runner"],
                 preload=tuple(v["snipcheck_preload"]),
                 fork_min_runs=v["snipcheck_fork_min_runs"],
+                memory_limit=parse_size(v["snipcheck_memory_limit"]),
             ),
             messages,
         )
@@ -194,5 +203,6 @@ class Settings:
                 preload=self.preload,
                 build_dir=self.cache_dir / "rust",
                 fork_min_runs=self.fork_min_runs,
+                memory_limit=self.memory_limit,
             )
         )

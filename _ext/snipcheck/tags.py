@@ -31,7 +31,24 @@ KNOWN_KEYS = {
     "requires": 'a list of requirements, e.g. ["cuda"], ["burn"], ["torch>=2.14"]',
     "timeout": "wall-clock limit in seconds (a positive number)",
     "refutes": "for a refuted-claim snippet: the belief it tests (a string)",
+    "memory": 'memory limit of the run, e.g. "8 GiB" (default: snipcheck_memory_limit)',
 }
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(B|KiB|MiB|GiB|TiB|KB|MB|GB|TB)\s*$")
+_UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40,
+          "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}  # fmt: skip
+
+
+def parse_size(value: object) -> int:
+    """A memory size: ``"8 GiB"``, ``"512 MiB"``, ``"2 GB"`` or a whole number of bytes.
+
+    :raises ValueError: for anything else (the message says what to write).
+    """
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    m = _SIZE_RE.match(value) if isinstance(value, str) else None
+    if not m:
+        raise ValueError(f'expected a size such as "4 GiB" or "512 MiB", got {value!r}')
+    return int(float(m.group(1)) * _UNITS[m.group(2)])
 
 _COMMENT = {"python": "#", "rust": "//"}
 _EXPECT_RE = re.compile(
@@ -191,11 +208,20 @@ def _to_tags(text: str, first_line: int) -> Tags:
     refutes = data.get("refutes")
     if refutes is not None and (not isinstance(refutes, str) or not refutes.strip()):
         raise TagError(f"bad value for 'refutes': {refutes!r}; {KNOWN_KEYS['refutes']}", where("refutes"))
+    memory = data.get("memory")
+    if memory is not None:
+        try:
+            memory = parse_size(memory)
+        except ValueError:
+            memory = 0
+        if not memory:
+            raise TagError(f"bad value for 'memory': {data['memory']!r}; {KNOWN_KEYS['memory']}", where("memory"))
     return Tags(
         expect=expect,
         requires=tuple(r.strip() for r in requires),
         timeout=float(timeout) if timeout is not None else None,
         refutes=refutes,
+        memory=memory,
     )
 
 
@@ -224,6 +250,8 @@ def render(tags: Tags, language: str = "python") -> str:
         body.append(f"timeout = {tags.timeout:g}")
     if tags.refutes is not None:
         body.append(f"refutes = {_toml_str(tags.refutes)}")
+    if tags.memory is not None:
+        body.append(f"memory = {tags.memory}")
     if not body:
         return ""
     return "\n".join([f"{marker} /// snipcheck", *(f"{marker} {b}" for b in body), f"{marker} ///"])

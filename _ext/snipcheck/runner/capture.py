@@ -172,8 +172,10 @@ class Captured:
             first, _, rest = exc.message.partition("\n")
             exc = ExceptionInfo(
                 exc.type,
-                f"exceeded its memory limit of {format_size(memory_limit)} ({first}); raise it with "
-                f'memory = "{format_size(memory_limit * 2)}" in its tag block, or snipcheck_memory_limit'
+                f"exceeded its memory limit of {format_size(memory_limit)}"
+                + (f" ({first})" if first.strip() else "")
+                + f'; raise it with memory = "{format_size(memory_limit * 2)}" in its tag block, '
+                "or snipcheck_memory_limit"
                 + (f"\n{rest}" if rest else ""),
             )
         return RunResult(
@@ -217,10 +219,6 @@ class _Sink:
         self.kept = 0
         self.dropped = 0
         self.chunks: list[tuple[tuple[str, str], bytearray]] = []
-
-    @property
-    def full(self) -> bool:
-        return self.kept >= self.limit
 
     def add(self, where: tuple[str, str], data: bytes | memoryview) -> None:
         room = self.limit - self.kept
