@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from load import alive, wait_gone
 from snipcheck.model import RunResult, Stamp
 from snipcheck.runner import Runner, make_runner, sandbox
@@ -85,7 +84,7 @@ def test_cases_11_and_16_killing_the_build_kills_its_snippets_and_removes_their_
     build = subprocess.Popen(
         [sys.executable, "-m", "snipcheck", "--root", str(root), "--no-cache", "run", "spin"],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # noqa: PLW1509 - as a terminal's build
     )  # fmt: skip
     try:
         pid = int(wait_for(marker, process=build))

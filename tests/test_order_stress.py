@@ -12,7 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from load import busy
 from snipcheck.runner import Runner
 from test_runner import LIMIT, TIMEOUT, project, runner, write  # noqa: F401 - fixtures

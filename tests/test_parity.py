@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from snipcheck.model import RunResult, Snippet, Stamp
 from snipcheck.runner import DIFFERENCES, Runner, make_runner
 from snipcheck.runner.capture import empty_stdin

@@ -16,7 +16,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from load import busy
 from snipcheck.compare import judge, outcome_problem
 from snipcheck.model import Event, Stamp, Tags
@@ -131,7 +130,7 @@ def terminal(result) -> str:  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(scope="module")
-def torch_fork(stamp: Stamp):  # noqa: ANN201
+def torch_fork(stamp: Stamp):
     if stamp.torch is None:
         pytest.skip("torch is not installed")
     made = make_runner("python", python=sys.executable, stamp=stamp, kind="fork", preload=("torch",))
@@ -190,8 +189,8 @@ def test_case_06_closerange_does_not_break_the_run(runner: Runner, project: Path
     ("source", "status"),
     [
         ("import os\nos.close(1)\nos.close(2)\nprint('lost')\n", 1),
-        ("import os\nnull = os.open(os.devnull, os.O_WRONLY)\nos.dup2(null, 1)\nos.dup2(null, 2)\n"
-         "print('lost')\nprint('lost too', file=__import__('sys').stderr)\nraise SystemExit(3)\n", 3),
+        (("import os\nnull = os.open(os.devnull, os.O_WRONLY)\nos.dup2(null, 1)\nos.dup2(null, 2)\n"
+          "print('lost')\nprint('lost too', file=__import__('sys').stderr)\nraise SystemExit(3)\n"), 3),
     ],
     ids=["close", "dup2"],
 )  # fmt: skip

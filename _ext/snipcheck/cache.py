@@ -26,7 +26,7 @@ from filelock import FileLock
 from .model import RunResult, Snippet, Stamp
 
 #: Bump when a runner change alters what a run of the same source produces.
-RUNNER_VERSION = "1"
+RUNNER_VERSION = "2"
 _SCHEMA = 1
 
 

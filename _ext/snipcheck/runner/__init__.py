@@ -40,7 +40,8 @@ DIFFERENCES = {
     "and it leads a session of its own",
     "stdout and stderr": "file descriptors 1 and 2 are datagram sockets (a terminal run has a terminal, "
     "python file.py > out a file); one write(2) of more than about 4 MiB to them from C code or a child "
-    "process fails with ENOBUFS (Python's own sys.stdout and sys.stderr write in pieces)",
+    "process fails with ENOBUFS (Python's own sys.stdout and sys.stderr write in pieces), and one set "
+    "non-blocking fails with EAGAIN after about ten writes the build has not read yet (a pipe holds 64 KiB)",
     "memory limit": "the soft RLIMIT_DATA is the run's memory limit (snipcheck_memory_limit, 4 GiB by "
     "default; the memory tag raises it)",
     "fork runner: frames": "the fork runner's own frames lie below the snippet's module frame, where "

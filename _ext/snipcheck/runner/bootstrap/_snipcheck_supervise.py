@@ -230,7 +230,7 @@ def prepare(dispositions, memory_limit, *, program):  # type: ignore[no-untyped-
     if memory_limit:
         import resource
 
-        soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+        _soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
         if hard != resource.RLIM_INFINITY:
             memory_limit = min(memory_limit, hard)
         resource.setrlimit(resource.RLIMIT_DATA, (memory_limit, hard))

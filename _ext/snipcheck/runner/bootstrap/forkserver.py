@@ -49,9 +49,9 @@ import sys
 # is exactly what its import loads in a fresh interpreter.
 _BASELINE = set(sys.modules)
 
-import _signal  # noqa: E402 - start-up modules (in _BASELINE)
-import _warnings  # noqa: E402
-import os  # noqa: E402
+import _signal
+import _warnings
+import os
 
 _BASELINE_FILTERS = {id(f) for f in _warnings.filters}
 _bootstrap = sys.modules["_frozen_importlib"]
@@ -152,16 +152,16 @@ def _preload(modules):  # type: ignore[no-untyped-def]
 if __name__ == "__main__":
     _PRINTED, _ERRORS = _preload(sys.argv[3:])
 
-import atexit  # noqa: E402
-import gc  # noqa: E402
-import importlib.machinery  # noqa: E402
-import json  # noqa: E402
-import select  # noqa: E402
-import signal  # noqa: E402
-import socket  # noqa: E402
-import threading  # noqa: E402
-import traceback  # noqa: E402
-import types  # noqa: E402
+import atexit
+import gc
+import importlib.machinery
+import json
+import select
+import signal
+import socket
+import threading
+import traceback
+import types
 
 _register = _effects.register or atexit.register
 _CLONE_NEWPID = 0x20000000
