@@ -151,3 +151,38 @@ def test_a_run_is_exactly_plain_python(way: Runner, plain_results: dict[str, See
 def test_the_documented_differences_are_few() -> None:
     assert 0 < len(DIFFERENCES) <= 8
     assert all(text.strip() and "\n" not in text for text in DIFFERENCES.values())
+
+
+DIFFERENCE_PROBE = """\
+import gc, os, resource, stat, sys
+print("sockets", stat.S_ISSOCK(os.fstat(1).st_mode), stat.S_ISSOCK(os.fstat(2).st_mode))
+print("data limit", resource.getrlimit(resource.RLIMIT_DATA)[0])
+print("frame below", sys._getframe().f_back is not None)
+print("frozen objects", gc.get_freeze_count() > 0)
+try:
+    os.write(2, b"x" * (5 << 20))
+except OSError as exc:
+    print("a 5 MiB write(2) fails:", exc.errno in (90, 105))
+"""
+
+
+def test_documented_differences_hold_as_documented(tmp_path: Path, stamp: Stamp) -> None:
+    # The other side of the parity test: each entry of DIFFERENCES that a snippet
+    # can print is exactly as documented (so the list stays true and complete).
+    (tmp_path / "snippets").mkdir()
+    (tmp_path / "snippets" / "probe.py").write_text(DIFFERENCE_PROBE)
+    snippet = load("probe", tmp_path / "snippets", tmp_path)
+    assert plain(snippet).stdout == "sockets False False\ndata limit -1\nframe below False\nfrozen objects False\n"
+    expected = {
+        "subprocess": "sockets True True\ndata limit 4294967296\nframe below False\nfrozen objects False\n",
+        "fork": "sockets True True\ndata limit 4294967296\nframe below True\nfrozen objects True\n",
+    }
+    for kind, wanted in expected.items():
+        runner = make_runner("python", python=sys.executable, stamp=stamp, kind=kind, preload=())
+        try:
+            result = runner.run(snippet, timeout=TIMEOUT, output_limit=LIMIT)
+        finally:
+            getattr(runner, "close", lambda: None)()
+        out = "".join(e.text for e in result.events if e.stream == "stdout")
+        assert out == wanted + "a 5 MiB write(2) fails: True\n", kind
+    assert {"process ids", "stdout and stderr", "memory limit"} <= set(DIFFERENCES)

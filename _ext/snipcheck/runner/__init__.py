@@ -4,6 +4,21 @@ A runner is anything with a ``name`` and a :meth:`Runner.run` method; the rest
 of snipcheck only sees this interface, so a plain subprocess runner and a warm
 forking one are interchangeable.  :func:`make_runner` picks one by language.
 
+What every run of every runner guarantees (issue 11):
+
+* *the terminal's order*: stdout and stderr are two datagram sockets into one
+  receive queue, so writes from Python, from C and from child processes are
+  read in the order the kernel took them, labelled by the socket that sent
+  them (:mod:`.capture`);
+* *plain python*: what the snippet can observe of its process is what
+  ``python snippets/<id>.py`` observes in the fixed environment, except the
+  short list :data:`DIFFERENCES` (``tests/test_parity.py`` checks the rest);
+* *lifecycle*: a supervisor process is the snippet's parent; in a PID
+  namespace of its own where the kernel allows it (:mod:`.sandbox`), it kills
+  everything the run started when the snippet's process ends, and the run
+  ends with the build however the build ends; a memory limit
+  (``RLIMIT_DATA``) per process; temporary folders removed on every exit path.
+
 Pure core: no Sphinx or docutils.
 """
 
@@ -49,8 +64,8 @@ DIFFERENCES = {
     "fork runner: preload": "what the fork server preloaded is in memory (gc.get_objects(), "
     "gc.get_freeze_count(), memory use, /proc/self/maps); a module the preload also loaded, imported "
     "on its own (numpy without torch), brings back what its first import loaded",
-    "fork runner: C exit handlers": "atexit(3) handlers and C++ static destructors of the preloaded "
-    "libraries do not run at exit",
+    "fork runner: C exit handlers": "atexit(3) handlers and C++ static destructors do not run at exit "
+    "(C stdio buffers are flushed)",
 }
 
 #: Names accepted by ``snipcheck_runner``.

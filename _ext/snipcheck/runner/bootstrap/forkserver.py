@@ -188,6 +188,12 @@ def _recursion_probe():  # type: ignore[no-untyped-def]
         return None
 
 
+try:
+    import ctypes  # noqa: E402
+
+    _LIBC = ctypes.CDLL(None)  # fflush(NULL) at the child's exit
+except (ImportError, OSError):
+    _LIBC = None
 _PROBE = _recursion_probe()
 # What the counter reads in a module frame of a plain run (this one is).
 _PLAIN_DEPTH = _PROBE[0][_PROBE[1]] if _PROBE else None
@@ -589,6 +595,8 @@ def _finish(status, interrupted):  # type: ignore[no-untyped-def]
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGINT)
         return 130  # not reached: SIGINT ends the process
+    if _LIBC is not None:
+        _LIBC.fflush(None)  # what exit(3) does for C code's stdio buffers (os._exit does not)
     return status
 
 
