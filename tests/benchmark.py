@@ -192,7 +192,7 @@ def capture_overhead() -> dict:
     import selectors
     import time as _time
 
-    from snipcheck.runner.capture import _Channel, _Reader, _Sink
+    from snipcheck.runner.channel import Channel, Reader, Sink
 
     def via_pipes(code: str) -> tuple[float, list[tuple[str, bytes]]]:
         start = _time.perf_counter()
@@ -218,9 +218,9 @@ def capture_overhead() -> dict:
 
     def via_datagrams(code: str) -> tuple[float, list[tuple[str, bytes]]]:
         start = _time.perf_counter()
-        channel = _Channel()
-        sink = _Sink(1 << 24)
-        reader = _Reader(channel, sink, b"\0" * 16)
+        channel = Channel()
+        sink = Sink(1 << 24)
+        reader = Reader(channel, sink, b"\0" * 16)
         proc = subprocess.Popen([PY, "-S", "-c", code], stdout=channel.senders[0].fileno(),
                                 stderr=channel.senders[1].fileno(), stdin=subprocess.DEVNULL)
         for sender in channel.senders:
@@ -250,7 +250,7 @@ def capture_overhead() -> dict:
     setup = []
     for _ in range(200):
         t = _time.perf_counter()
-        _Channel().close()
+        Channel().close()
         setup.append(_time.perf_counter() - t)
     pipes_setup = []
     for _ in range(200):

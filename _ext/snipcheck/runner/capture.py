@@ -1,27 +1,9 @@
-"""Parent-side output capture and lifecycle of one run.
+"""Parent-side capture and lifecycle of one run.
 
-Order.  The run's file descriptors 1 and 2 are two ``AF_UNIX`` datagram
-sockets, both connected to one receiving socket of the parent.  Each
-``write(2)`` to either one, by the snippet's Python code, by C code or by any
-process it starts, is queued as one datagram on the receiving socket, so the
-parent reads every write in the order the kernel accepted it, and
-``recvfrom`` names the sending socket: stdout or stderr.  That is the order a
-terminal shows, whatever the load of the machine; reading two pipes in turn
-cannot give it.  Writes from Python are labelled further by the child
-(``bootstrap/_snipcheck_child.py``): warnings, the traceback of the uncaught
-exception, and the exception's type and message come as *frames* on stderr,
-prefixed with a per-run random token.  Anything else that reaches the
-receiving socket (from an unknown address) is ignored.
+Order: the run writes to the datagram channel of :mod:`.channel` (stdout and
+stderr into one receive queue, so the kernel's order is the terminal's).
 
-Limits of the channel: the kernel queues a datagram only whole, so a single
-``write(2)`` larger than the send buffer (about 4 MiB as root; twice
-``net.core.wmem_max`` otherwise) fails with ``EMSGSIZE``/``ENOBUFS``.  Python's
-own ``sys.stdout``/``sys.stderr`` split their writes into 64 KiB pieces; C
-code or a child process writing more than that in one call would see the
-error.  Descriptors 1 and 2 are sockets (``S_ISSOCK``), where a terminal run
-has a terminal and ``python file.py > out`` a file.
-
-Lifecycle.  The parent starts a supervisor (see
+Lifecycle: the parent starts a supervisor (see
 ``bootstrap/_snipcheck_supervise.py`` and :mod:`snipcheck.runner.sandbox`)
 and talks to it over a control socket: the supervisor reports the snippet's
 wait status once the snippet's process has ended and every other process of
@@ -29,22 +11,17 @@ the run has been killed; closing the parent's end stops the run (timeout, or
 the build's death, however it dies).  Nothing is polled: the parent sleeps in
 one ``select`` on the receiving socket and the control socket.
 
-The output cap is enforced here, on whatever arrives: bytes beyond it are
-counted, never kept.
-
 Pure core: standard library and :mod:`snipcheck.model`.
 """
 
 from __future__ import annotations
 
 import atexit
-import mmap
 import os
 import secrets
 import selectors
 import signal
 import socket
-import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -52,18 +29,12 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..model import Event, ExceptionInfo, RunResult, Stamp
+from .channel import TOKEN_BYTES, Channel, Reader, Sink, empty_stdin
 
-_LABELS = {
-    b"w": ("stderr", "warning"),
-    b"t": ("stderr", "traceback"),
-}
+__all__ = ["Captured", "RunError", "Spawner", "Streams", "Supervisor", "empty_stdin", "run_captured"]
+
 #: Seconds a supervisor gets to stop a run before it is killed itself.
 _STOP_GRACE = 2.0
-#: Send buffer asked for on descriptors 1 and 2: the largest single write
-#: (the kernel cannot queue a datagram beyond about 4 MiB in any case).
-_SNDBUF = (4 << 20) + (256 << 10)
-_SO_SNDBUFFORCE = 32
-_TOKEN_BYTES = 16
 
 
 class RunError(OSError):
@@ -211,166 +182,6 @@ def format_size(size: int) -> str:
     return f"{size} bytes"
 
 
-class _Sink:
-    """Collects chunks per (stream, kind), merging neighbours, under a byte cap."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.kept = 0
-        self.dropped = 0
-        self.chunks: list[tuple[tuple[str, str], bytearray]] = []
-
-    def add(self, where: tuple[str, str], data: bytes | memoryview) -> None:
-        room = self.limit - self.kept
-        if room <= 0:
-            self.dropped += len(data)
-            return
-        if len(data) > room:
-            cut = room
-            # Do not split a UTF-8 sequence: back off to a character boundary.
-            while cut > 0 and (data[cut] & 0xC0) == 0x80:
-                cut -= 1
-            self.dropped += len(data) - cut
-            data = data[:cut]
-            self.kept = self.limit
-        else:
-            self.kept += len(data)
-        if not len(data):
-            return
-        if self.chunks and self.chunks[-1][0] == where:
-            self.chunks[-1][1].extend(data)
-        else:
-            self.chunks.append((where, bytearray(data)))
-
-    def events(self, rewrite: Mapping[str, str]) -> tuple[Event, ...]:
-        out = []
-        for (stream, kind), data in self.chunks:
-            text = data.decode("utf-8", "backslashreplace")
-            for old, new in rewrite.items():
-                text = text.replace(old, new)
-            out.append(Event(stream, kind, text))
-        return tuple(out)
-
-
-class _Channel:
-    """The receiving socket and the two sending sockets of one run."""
-
-    def __init__(self) -> None:
-        self.receiver = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        self.senders: list[socket.socket] = []
-        self._dir: str | None = None
-        try:
-            self.receiver.bind(self._address())
-            self.receiver.setblocking(False)
-            address = self.receiver.getsockname()
-            for _ in range(2):
-                sender = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-                self.senders.append(sender)
-                if sys.platform.startswith("linux"):
-                    sender.bind(b"")  # autobind: a unique abstract address names the stream
-                else:
-                    sender.bind(self._address())
-                _grow_send_buffer(sender)
-                sender.connect(address)
-            self.stdout_address = self.senders[0].getsockname()
-            self.stderr_address = self.senders[1].getsockname()
-            # A datagram never exceeds its sender's send buffer.
-            largest = max(s.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF) for s in self.senders)
-            self.buffer = mmap.mmap(-1, largest + 4096)  # untouched pages cost nothing
-        except BaseException:
-            self.close()
-            raise
-
-    def _address(self) -> str | bytes:
-        if sys.platform.startswith("linux"):
-            return b"\0snipcheck-" + secrets.token_hex(12).encode()
-        import tempfile
-
-        if self._dir is None:
-            self._dir = tempfile.mkdtemp(prefix="snipcheck-sock-")
-        return os.path.join(self._dir, secrets.token_hex(4))
-
-    def close(self) -> None:
-        for s in (self.receiver, *self.senders):
-            s.close()
-        buffer = getattr(self, "buffer", None)
-        if buffer is not None:
-            try:
-                buffer.close()
-            except BufferError:
-                pass  # a view is still alive somewhere; the mapping goes with it
-        if self._dir is not None:
-            import shutil
-
-            shutil.rmtree(self._dir, ignore_errors=True)
-
-
-def _grow_send_buffer(sock: socket.socket) -> None:
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, _SO_SNDBUFFORCE, _SNDBUF)  # root: beyond net.core.wmem_max
-    except OSError:
-        try:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, _SNDBUF)
-        except OSError:
-            pass
-
-
-def empty_stdin() -> int:
-    """The read end of a pipe whose write end is closed: reads get end-of-file at once.
-
-    Not ``/dev/null``: where that is not the null device (seen on a test
-    machine: a regular file holding what some ``2>/dev/null`` wrote last), a
-    snippet reading stdin would read that.
-    """
-    read, write = os.pipe()
-    os.close(write)
-    return read
-
-
-class _Reader:
-    """Reads the receiving socket into a :class:`_Sink`, telling frames from output."""
-
-    def __init__(self, channel: _Channel, sink: _Sink, token: bytes) -> None:
-        self.channel = channel
-        self.sink = sink
-        self.token = token
-        self.exception: ExceptionInfo | None = None
-
-    def drain(self) -> None:
-        """Read every datagram queued now (never blocks)."""
-        ch = self.channel
-        receiver, buffer, sink = ch.receiver, ch.buffer, self.sink
-        out_addr, err_addr = ch.stdout_address, ch.stderr_address
-        token, skip = self.token, len(self.token)
-        # Anything from another address (someone else's socket) is ignored.
-        while True:
-            try:
-                size, address = receiver.recvfrom_into(buffer)
-            except (BlockingIOError, InterruptedError):
-                return
-            data = memoryview(buffer)[:size]
-            try:
-                if address == out_addr:
-                    sink.add(("stdout", "text"), data)
-                elif address == err_addr:
-                    if size > skip and data[:skip] == token:
-                        # Frames are not output, but their text counts towards the cap.
-                        self._frame(bytes(data[skip : skip + 1]), data[skip + 1 :])
-                    else:
-                        sink.add(("stderr", "text"), data)
-            finally:
-                data.release()
-
-    def _frame(self, label: bytes, payload: memoryview) -> None:
-        if label == b"x":
-            name, _, message = bytes(payload).partition(b"\0")
-            self.exception = ExceptionInfo(
-                name.decode("utf-8", "backslashreplace"), message.decode("utf-8", "backslashreplace")
-            )
-        elif label in _LABELS:
-            self.sink.add(_LABELS[label], payload)
-
-
 def run_captured(
     spawn: Spawner,
     *,
@@ -390,10 +201,10 @@ def run_captured(
         snippet where PID namespaces are not available).
     :raises OSError: if the supervisor cannot be started.
     """
-    channel = _Channel()
+    channel = Channel()
     control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     stdin = empty_stdin()
-    token = secrets.token_bytes(_TOKEN_BYTES)
+    token = secrets.token_bytes(TOKEN_BYTES)
     start = time.monotonic()
     try:
         supervisor = spawn(
@@ -411,8 +222,8 @@ def run_captured(
     with _live_lock:
         _live[id(control)] = (control, supervisor)
 
-    sink = _Sink(output_limit)
-    reader = _Reader(channel, sink, token)
+    sink = Sink(output_limit)
+    reader = Reader(channel, sink, token)
     selector = selectors.DefaultSelector()
     selector.register(channel.receiver, selectors.EVENT_READ)
     selector.register(control, selectors.EVENT_READ)

@@ -37,7 +37,8 @@ snippets/<id>.py`` sees:
   at the snippet's module frame; the interpreter's exit sequence (the
   traceback through ``sys.excepthook``, ``SystemExit``, ``KeyboardInterrupt``
   ending by SIGINT, non-daemon threads joined, ``atexit`` handlers, flush,
-  ``__main__`` released so that ``__del__`` methods run) before ``os._exit``.
+  ``__main__`` released so that ``__del__`` methods run, C stdio flushed)
+  before ``os._exit`` (``_snipcheck_main.py``).
 
 Only the standard library (plus the preload modules) may be used here.
 """
@@ -154,47 +155,25 @@ if __name__ == "__main__":
 
 import atexit
 import gc
-import importlib.machinery
 import json
 import select
 import signal
 import socket
 import threading
-import traceback
-import types
+
+import _snipcheck_main  # beside this file (sys.path[0])
 
 _register = _effects.register or atexit.register
 _CLONE_NEWPID = 0x20000000
 
 
-def _recursion_probe():  # type: ignore[no-untyped-def]
-    """The thread state's remaining-depth counter: ``(ints, index)``, or ``None``.
-
-    Found by observation: the one int that drops by one per Python frame and
-    sits just before an int equal to the recursion limit.
-    """
-    try:
-        import ctypes
-
-        get = ctypes.pythonapi.PyThreadState_Get
-        get.restype = ctypes.c_void_p
-        ints = (ctypes.c_int * 32).from_address(get())
-        limit = sys.getrecursionlimit()
-        outer = list(ints)
-        inner = (lambda: list(ints))()  # noqa: PLC3002 - one frame deeper on purpose
-        found = [i for i in range(31) if outer[i] - inner[i] == 1 and outer[i + 1] == inner[i + 1] == limit]
-        return (ints, found[0]) if len(found) == 1 else None
-    except Exception:  # noqa: BLE001 - no ctypes, no pythonapi: fall back
-        return None
-
-
 try:
-    import ctypes  # noqa: E402
+    import ctypes
 
     _LIBC = ctypes.CDLL(None)  # fflush(NULL) at the child's exit
 except (ImportError, OSError):
     _LIBC = None
-_PROBE = _recursion_probe()
+_PROBE = _snipcheck_main.probe()
 # What the counter reads in a module frame of a plain run (this one is).
 _PLAIN_DEPTH = _PROBE[0][_PROBE[1]] if _PROBE else None
 
@@ -226,47 +205,16 @@ def main() -> None:
     sys.path.remove(here)
     import resource  # noqa: F401 - the supervisor's memory limit, loaded once
 
-    calibration = _calibrate()
+    exact_depth = _snipcheck_main.configure(_PROBE, _PLAIN_DEPTH, _LIBC)
     sock.send(
-        json.dumps(
-            {"ready": True, "problems": problems, "native_threads": native, "recursion": calibration is not None}
-        ).encode()
+        json.dumps({"ready": True, "problems": problems, "native_threads": native, "recursion": exact_depth}).encode()
     )
     if problems:
         return
     # Objects of the preload never need collecting in a child: keep the
     # collector (and its copy-on-write page faults) away from them.
     gc.freeze()
-    _serve(sock, use_pidns, _snipcheck_child, _snipcheck_supervise, calibration)
-
-
-def _calibrate():  # type: ignore[no-untyped-def]
-    """How much of the depth counter ``_exec_at_top``'s ``exec`` itself uses."""
-    if _PROBE is None:
-        return None
-    ints, index = _PROBE
-    namespace = {"_ints": ints, "_index": index}
-    caller = _exec_at_top(compile("_seen = _ints[_index]", "<probe>", "exec"), namespace, None)
-    return caller - namespace["_seen"]
-
-
-def _exec_at_top(code, namespace, calibration):  # type: ignore[no-untyped-def]
-    """``exec(code, namespace)`` with the depth a module frame has in a plain run.
-
-    :return: the depth counter as read here (before any adjustment).
-    """
-    if _PROBE is None:
-        exec(code, namespace)
-        return None
-    ints, index = _PROBE
-    here = ints[index]
-    adjust = 0 if calibration is None else _PLAIN_DEPTH - (here - calibration)
-    ints[index] += adjust
-    try:
-        exec(code, namespace)
-    finally:
-        ints[index] -= adjust
-    return here
+    _serve(sock, use_pidns, _snipcheck_child, _snipcheck_supervise)
 
 
 class _Pidns:
@@ -297,7 +245,7 @@ class _Pidns:
             raise OSError("cannot switch back to the server's PID namespace")
 
 
-def _serve(sock, use_pidns, child_mod, supervise_mod, calibration):  # type: ignore[no-untyped-def]
+def _serve(sock, use_pidns, child_mod, supervise_mod):  # type: ignore[no-untyped-def]
     home = os.getcwd()
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
@@ -339,7 +287,7 @@ def _serve(sock, use_pidns, child_mod, supervise_mod, calibration):  # type: ign
             for fd in (wake_r, wake_w):
                 os.close(fd)
             sock.close()
-            _supervisor(request, fds, namespaced, child_mod, supervise_mod, calibration)  # never returns
+            _supervisor(request, fds, namespaced, child_mod, supervise_mod)  # never returns
         for fd in fds:
             os.close(fd)
         sock.send(json.dumps({"req": request["req"], "pid": pid, "pidns": namespaced}).encode())
@@ -355,7 +303,7 @@ def _reap():  # type: ignore[no-untyped-def]
             return
 
 
-def _supervisor(request, fds, namespaced, child_mod, supervise_mod, calibration):  # type: ignore[no-untyped-def]
+def _supervisor(request, fds, namespaced, child_mod, supervise_mod):  # type: ignore[no-untyped-def]
     """The run's supervisor (a fork of the server); its child runs the snippet."""
     try:
         stdin, out, err, control = fds
@@ -367,14 +315,14 @@ def _supervisor(request, fds, namespaced, child_mod, supervise_mod, calibration)
         os.set_inheritable(control, False)
 
         def start(_dispositions):  # type: ignore[no-untyped-def]
-            _child(request, control, child_mod, supervise_mod, calibration)
+            _child(request, control, child_mod, supervise_mod)
 
         supervise_mod.supervise(control, start, pidns=namespaced, run_dir=request["run_dir"])
     finally:
         os._exit(1)
 
 
-def _child(request, control, child_mod, supervise_mod, calibration):  # type: ignore[no-untyped-def]
+def _child(request, control, child_mod, supervise_mod):  # type: ignore[no-untyped-def]
     """The snippet's process: make it a fresh ``python snippets/<id>.py``, run it, exit."""
     supervise_mod.prepare(_FRESH_SIGNALS, request.get("memory_limit"), program=False)
     os.chdir(request["run_dir"])
@@ -384,11 +332,11 @@ def _child(request, control, child_mod, supervise_mod, calibration):  # type: ig
     _skip_preload_finalizers()
     os.close(control)
     os.closerange(3, 1 << 16)
-    child_mod.OWN_CODES.update(c.__code__ for c in (_run_main, _finish, _report, _exit_status, _exec_at_top))
+    child_mod.OWN_CODES.update(_snipcheck_main.OWN)
     _View()
     child_mod.install(bytes.fromhex(request["token"]))
-    status, interrupted = _run_main(request["script"], child_mod, calibration)
-    os._exit(_finish(status, interrupted))
+    status, interrupted = _snipcheck_main.run_main(request["script"], child_mod)
+    os._exit(_snipcheck_main.finish(status, interrupted))
 
 
 class _View:
@@ -465,139 +413,6 @@ def _reseed() -> None:
     generator = getattr(sys.modules.get("torch"), "default_generator", None)
     if generator is not None:
         generator.seed()
-
-
-def _run_main(script, child_mod, calibration):  # type: ignore[no-untyped-def]
-    """Run ``script`` as ``__main__``: return the exit status ``python script``
-    would have, and whether it ended by ``KeyboardInterrupt``."""
-    path = os.path.abspath(script)
-    sys.argv[:] = [script]
-    sys.orig_argv[:] = [sys.orig_argv[0], script]
-    sys.path[0] = os.path.dirname(path)
-    main = types.ModuleType("__main__")
-    main.__loader__ = importlib.machinery.SourceFileLoader("__main__", path)
-    main.__spec__ = None
-    main.__annotations__ = {}
-    main.__builtins__ = sys.modules["builtins"]
-    main.__file__ = path
-    main.__cached__ = None
-    sys.modules["__main__"] = main
-    if calibration is None:
-        depth = 0
-        frame = sys._getframe()
-        while frame is not None:
-            depth += 1
-            frame = frame.f_back
-        sys.setrecursionlimit(sys.getrecursionlimit() + depth)
-    walk_stack = traceback.walk_stack
-    boundary = _exec_at_top.__code__
-
-    def snippet_stack(f):  # type: ignore[no-untyped-def]
-        for frame, lineno in walk_stack(f):
-            if frame.f_code is boundary:
-                return
-            yield frame, lineno
-
-    traceback.walk_stack = snippet_stack
-    code = None
-    try:
-        with open(path, "rb") as f:
-            source = f.read()
-        try:
-            code = compile(source, path, "exec")
-        except SyntaxError as exc:
-            broken = exc
-        else:
-            broken = None
-        if broken is not None:
-            # ``python file.py`` shows a syntax error with no traceback at all;
-            # the one compile() attached holds this function's frame, which
-            # the hook would print (with the runner's path) if left on it.
-            _report(type(broken), broken.with_traceback(None), None, child_mod)
-            return 1, False
-        _exec_at_top(code, main.__dict__, calibration)
-    except SystemExit as exc:
-        return _exit_status(exc), False
-    except BaseException as exc:  # noqa: BLE001 - what python prints for any uncaught exception
-        uncaught = exc
-    else:
-        return 0, False
-    # Reported outside the except block, as the interpreter does: an error in
-    # the hook must not get the snippet's exception as its context.
-    tb = uncaught.__traceback__
-    while tb is not None and tb.tb_frame.f_code is not code:
-        tb = tb.tb_next
-    uncaught = uncaught.with_traceback(tb)
-    del tb
-    _report(type(uncaught), uncaught, uncaught.__traceback__, child_mod)
-    return 1, isinstance(uncaught, KeyboardInterrupt)
-
-
-def _report(etype, value, tb, child_mod):  # type: ignore[no-untyped-def]
-    """What the interpreter does with an uncaught exception (``_PyErr_PrintEx``)."""
-    child_mod.strip(value, tb)
-    sys.last_type, sys.last_value, sys.last_traceback = etype, value, tb
-    hook = getattr(sys, "excepthook", None)
-    sys.audit("sys.excepthook", hook if hook is not None else None, etype, value, tb)
-    if hook is None:
-        sys.stderr.write("sys.excepthook is missing\n")
-        sys.__excepthook__(etype, value, tb)
-        return
-    try:
-        hook(etype, value, tb)
-    except BaseException as err:  # noqa: BLE001 - reported as Python reports it
-        err = err.with_traceback(err.__traceback__.tb_next)  # from the hook's frame on, as from C
-        sys.stderr.write("Error in sys.excepthook:\n")
-        sys.__excepthook__(type(err), err, err.__traceback__)
-        sys.stderr.write("\nOriginal exception was:\n")
-        sys.__excepthook__(etype, value, tb)
-
-
-def _exit_status(exc):  # type: ignore[no-untyped-def]
-    code = exc.code
-    if code is None:
-        return 0
-    if isinstance(code, int):
-        return code & 0xFF
-    try:
-        sys.stderr.write(str(code))
-        sys.stderr.write("\n")
-    except Exception:  # noqa: BLE001
-        pass
-    return 1
-
-
-def _finish(status, interrupted):  # type: ignore[no-untyped-def]
-    """What the interpreter does at exit: join threads, atexit, flush, release ``__main__``."""
-    threading_mod = sys.modules.get("threading")
-    if threading_mod is not None:
-        try:
-            threading_mod._shutdown()  # type: ignore[attr-defined]
-        except Exception:  # noqa: BLE001
-            pass
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except Exception:  # noqa: BLE001
-            pass
-    # Module teardown: the last references to __main__ go, and the collector
-    # runs the finalizers of what its globals held.
-    sys.last_type = sys.last_value = sys.last_traceback = None
-    sys.modules.pop("__main__", None)
-    gc.collect()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except Exception:  # noqa: BLE001
-            pass
-    if interrupted:
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGINT)
-        return 130  # not reached: SIGINT ends the process
-    if _LIBC is not None:
-        _LIBC.fflush(None)  # what exit(3) does for C code's stdio buffers (os._exit does not)
-    return status
 
 
 if __name__ == "__main__":
