@@ -259,8 +259,8 @@ def run_captured(
                         errors.append(message[6:].decode("utf-8", "replace"))
                     else:  # b"stopped", or end-of-file: the supervisor is gone
                         ended = True
-                else:
-                    reader.drain()
+                elif reader.drain() and channel.batch and not ended:
+                    time.sleep(channel.batch)
             if ended and end is None:
                 end = time.monotonic()
         reader.drain()  # everything the run wrote is queued by now

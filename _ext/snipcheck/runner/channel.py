@@ -18,9 +18,10 @@ Limits of the channel: the kernel queues a datagram only whole, so a single
 ``net.core.wmem_max`` otherwise) fails with ``EMSGSIZE``/``ENOBUFS``.  Python's
 own ``sys.stdout``/``sys.stderr`` split their writes into 64 KiB pieces; C
 code or a child process writing more than that in one call would see the
-error.  A receiving socket queues at most ``net.unix.max_dgram_qlen`` (10)
-unread datagrams: a writer then waits (or, in non-blocking mode, gets
-``EAGAIN``).  Descriptors 1 and 2 are sockets (``S_ISSOCK``), where a terminal
+error.  A receiving socket queues at most ``net.unix.max_dgram_qlen`` unread
+datagrams (10 by default; raised where the sockets can be made in a network
+namespace of their own, see :func:`snipcheck.runner.sandbox.capture_network`):
+a writer then waits (or, in non-blocking mode, gets ``EAGAIN``).  Descriptors 1 and 2 are sockets (``S_ISSOCK``), where a terminal
 run has a terminal and ``python file.py > out`` a file.
 
 The output cap is enforced here, on whatever arrives: bytes beyond it are
@@ -39,6 +40,7 @@ import sys
 from collections.abc import Mapping
 
 from ..model import Event, ExceptionInfo
+from .sandbox import capture_network
 
 LABELS = {
     b"w": ("stderr", "warning"),
@@ -110,9 +112,16 @@ class Channel:
     """
 
     def __init__(self) -> None:
-        self.receiver = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.senders: list[socket.socket] = []
         self._dir: str | None = None
+        with capture_network() as long_queue:
+            self.receiver = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            self._open()
+        #: Seconds to let a chatty writer fill a long queue before reading it
+        #: again: one wake-up per batch instead of one per write.
+        self.batch = 0.0005 if long_queue else 0.0
+
+    def _open(self) -> None:
         try:
             self.receiver.bind(self._address())
             self.receiver.setblocking(False)
@@ -191,18 +200,20 @@ class Reader:
         self.token = token
         self.exception: ExceptionInfo | None = None
 
-    def drain(self) -> None:
-        """Read every datagram queued now (never blocks)."""
+    def drain(self) -> int:
+        """Read every datagram queued now (never blocks); return how many."""
         ch = self.channel
         receiver, buffer, sink = ch.receiver, ch.buffer, self.sink
         out_addr, err_addr = ch.stdout_address, ch.stderr_address
         token, skip = self.token, len(self.token)
         # Anything from another address (someone else's socket) is ignored.
+        count = 0
         while True:
             try:
                 size, address = receiver.recvfrom_into(buffer)
             except (BlockingIOError, InterruptedError):
-                return
+                return count
+            count += 1
             data = memoryview(buffer)[:size]
             try:
                 if address == out_addr:

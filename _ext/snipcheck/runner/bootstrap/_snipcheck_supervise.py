@@ -40,7 +40,9 @@ Only the standard library may be used here (it runs under any Python).
 
 import errno
 import os
+import resource
 import select
+import shutil
 import signal
 import sys
 import time
@@ -51,10 +53,16 @@ PR_SET_CHILD_SUBREAPER = 36
 _REAP_LIMIT = 5.0
 
 
-def _libc():  # type: ignore[no-untyped-def]
-    import ctypes
+_loaded = {}
 
-    return ctypes.CDLL(None, use_errno=True)
+
+def _libc():  # type: ignore[no-untyped-def]
+    """libc through ctypes (imported on first use: only the fallback needs it)."""
+    if "libc" not in _loaded:
+        import ctypes
+
+        _loaded["libc"] = ctypes.CDLL(None, use_errno=True)
+    return _loaded["libc"]
 
 
 def prctl(option, value):  # type: ignore[no-untyped-def]
@@ -133,8 +141,6 @@ def supervise(control, start, *, pidns, run_dir=None):  # type: ignore[no-untype
     _kill_all(pid, pidns)
     _send(control, b"stopped" if stopped else b"exit %d" % status)
     if run_dir:
-        import shutil
-
         shutil.rmtree(run_dir, ignore_errors=True)
     os._exit(0)
 
@@ -228,8 +234,6 @@ def prepare(dispositions, memory_limit, *, program):  # type: ignore[no-untyped-
         except (OSError, ValueError, TypeError):
             pass
     if memory_limit:
-        import resource
-
         _soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
         if hard != resource.RLIM_INFINITY:
             memory_limit = min(memory_limit, hard)

@@ -203,7 +203,7 @@ def main() -> None:
     import _snipcheck_supervise
 
     sys.path.remove(here)
-    import resource  # noqa: F401 - the supervisor's memory limit, loaded once
+    _snipcheck_supervise._libc()  # loaded here, not in a child (see _View)
 
     exact_depth = _snipcheck_main.configure(_PROBE, _PLAIN_DEPTH, _LIBC)
     sock.send(
@@ -211,10 +211,17 @@ def main() -> None:
     )
     if problems:
         return
+    _skip_preload_finalizers()
+    pidns = _Pidns(use_pidns)
+    import shutil  # noqa: F401 - for the end of _serve, loaded before the view
+
+    # From here on, sys.modules is a fresh interpreter's (the view), in this
+    # server and so in every child: nothing more may be imported here.
+    view = _View()
     # Objects of the preload never need collecting in a child: keep the
     # collector (and its copy-on-write page faults) away from them.
     gc.freeze()
-    _serve(sock, use_pidns, _snipcheck_child, _snipcheck_supervise)
+    _serve(sock, pidns, view, _snipcheck_child, _snipcheck_supervise)
 
 
 class _Pidns:
@@ -245,13 +252,12 @@ class _Pidns:
             raise OSError("cannot switch back to the server's PID namespace")
 
 
-def _serve(sock, use_pidns, child_mod, supervise_mod):  # type: ignore[no-untyped-def]
+def _serve(sock, pidns, view, child_mod, supervise_mod):  # type: ignore[no-untyped-def]
     home = os.getcwd()
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
-    pidns = _Pidns(use_pidns)
     while True:
         try:
             ready, _, _ = select.select([sock, wake_r], [], [])
@@ -267,9 +273,7 @@ def _serve(sock, use_pidns, child_mod, supervise_mod):  # type: ignore[no-untype
             continue
         msg, fds, _, _ = socket.recv_fds(sock, 1 << 20, 4)
         if not msg:
-            import shutil
-
-            shutil.rmtree(home, ignore_errors=True)
+            view.module("shutil").rmtree(home, ignore_errors=True)
             return  # the client went away
         request = json.loads(msg)
         namespaced = pidns.enter()
@@ -287,7 +291,7 @@ def _serve(sock, use_pidns, child_mod, supervise_mod):  # type: ignore[no-untype
             for fd in (wake_r, wake_w):
                 os.close(fd)
             sock.close()
-            _supervisor(request, fds, namespaced, child_mod, supervise_mod)  # never returns
+            _supervisor(request, fds, namespaced, view, child_mod, supervise_mod)  # never returns
         for fd in fds:
             os.close(fd)
         sock.send(json.dumps({"req": request["req"], "pid": pid, "pidns": namespaced}).encode())
@@ -303,7 +307,7 @@ def _reap():  # type: ignore[no-untyped-def]
             return
 
 
-def _supervisor(request, fds, namespaced, child_mod, supervise_mod):  # type: ignore[no-untyped-def]
+def _supervisor(request, fds, namespaced, view, child_mod, supervise_mod):  # type: ignore[no-untyped-def]
     """The run's supervisor (a fork of the server); its child runs the snippet."""
     try:
         stdin, out, err, control = fds
@@ -315,33 +319,32 @@ def _supervisor(request, fds, namespaced, child_mod, supervise_mod):  # type: ig
         os.set_inheritable(control, False)
 
         def start(_dispositions):  # type: ignore[no-untyped-def]
-            _child(request, control, child_mod, supervise_mod)
+            _child(request, control, view, child_mod, supervise_mod)
 
         supervise_mod.supervise(control, start, pidns=namespaced, run_dir=request["run_dir"])
     finally:
         os._exit(1)
 
 
-def _child(request, control, child_mod, supervise_mod):  # type: ignore[no-untyped-def]
+def _child(request, control, view, child_mod, supervise_mod):  # type: ignore[no-untyped-def]
     """The snippet's process: make it a fresh ``python snippets/<id>.py``, run it, exit."""
     supervise_mod.prepare(_FRESH_SIGNALS, request.get("memory_limit"), program=False)
     os.chdir(request["run_dir"])
     os.environ.clear()
     os.environ.update(request["env"])
-    _reseed()
-    _skip_preload_finalizers()
+    _reseed(view)
     os.close(control)
     os.closerange(3, 1 << 16)
     child_mod.OWN_CODES.update(_snipcheck_main.OWN)
-    _View()
     child_mod.install(bytes.fromhex(request["token"]))
     status, interrupted = _snipcheck_main.run_main(request["script"], child_mod)
     os._exit(_snipcheck_main.finish(status, interrupted))
 
 
 class _View:
-    """Hides what the server loaded from the child's ``sys.modules`` and puts it
-    back on import (see the module docstring)."""
+    """Hides what the server loaded from ``sys.modules`` and puts it back on
+    import (see the module docstring).  Made once in the server, so a child
+    starts with it at no cost."""
 
     def __init__(self):  # type: ignore[no-untyped-def]
         self.hidden = {}
@@ -354,6 +357,10 @@ class _View:
         atexit._clear()
         atexit.register = _register
         _bootstrap._find_and_load = self.find_and_load
+
+    def module(self, name):  # type: ignore[no-untyped-def]
+        """A loaded module, hidden or not (for the server's own use)."""
+        return sys.modules.get(name) or self.hidden[name]
 
     def find_and_load(self, name, import_):  # type: ignore[no-untyped-def]
         if name in self.hidden:
@@ -405,12 +412,12 @@ def _skip_preload_finalizers() -> None:
         info.atexit = False
 
 
-def _reseed() -> None:
+def _reseed(view):  # type: ignore[no-untyped-def]
     """Seed the RNGs a fresh process seeds from the OS (``random`` reseeds itself at fork)."""
-    np_random = sys.modules.get("numpy.random")
+    np_random = view.hidden.get("numpy.random")
     if np_random is not None:
         np_random.seed()
-    generator = getattr(sys.modules.get("torch"), "default_generator", None)
+    generator = getattr(view.hidden.get("torch"), "default_generator", None)
     if generator is not None:
         generator.seed()
 
