@@ -4,7 +4,7 @@
 executor and runners as a Sphinx build), with a TMPDIR of its own so that what
 it leaves behind can be seen.  Every test runs with PID namespaces (where the
 kernel allows them: root here and in CI) and without them
-(``SNIPCHECK_PID_NAMESPACE=0``, the path an unprivileged user gets).
+(``SNIPCHECK_NAMESPACES=0``, the path an unprivileged user gets).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def namespaces_allowed() -> bool:
 def mode_env(mode: str) -> dict[str, str]:
     if mode == "pidns" and not namespaces_allowed():
         pytest.skip(f"PID namespaces are not allowed here: {sandbox.refused()}")
-    return {"SNIPCHECK_PID_NAMESPACE": "1" if mode == "pidns" else "0"}
+    return {"SNIPCHECK_NAMESPACES": "1" if mode == "pidns" else "0"}
 
 
 def wait_for(path: Path, seconds: float = 60.0, process: subprocess.Popen[str] | None = None) -> str:

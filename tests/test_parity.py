@@ -114,7 +114,7 @@ def way(request: pytest.FixtureRequest, stamp: Stamp) -> Iterator[Runner]:
     kind, pidns = request.param
     patch = pytest.MonkeyPatch()
     if not pidns:
-        patch.setenv("SNIPCHECK_PID_NAMESPACE", "0")
+        patch.setenv("SNIPCHECK_NAMESPACES", "0")
     made = make_runner("python", python=sys.executable, stamp=stamp, kind=kind, preload=("torch",))
     try:
         yield made

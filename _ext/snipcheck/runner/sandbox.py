@@ -14,7 +14,7 @@ worker threads and in the fork server.
 Where it is not allowed (an unprivileged user; a container without
 ``CAP_SYS_ADMIN``; not Linux), runs fall back to a supervisor that is a child
 subreaper (see the supervisor's docstring for what that still guarantees).
-``SNIPCHECK_PID_NAMESPACE=0`` in the build's environment forces that fallback
+``SNIPCHECK_NAMESPACES=0`` in the build's environment forces that fallback
 (and the default receive queue below: the unprivileged path as a whole), for
 tests and for comparison.
 
@@ -44,7 +44,7 @@ CLONE_NEWNET = 0x40000000
 #: ``net.unix.max_dgram_qlen`` in the capture's network namespace (send buffers bound it).
 DGRAM_QUEUE = 65536
 #: Set to ``0`` to run without PID namespaces even where they are allowed.
-SWITCH = "SNIPCHECK_PID_NAMESPACE"
+SWITCH = "SNIPCHECK_NAMESPACES"
 
 _lock = threading.RLock()
 _state: dict[str, Any] = {"refused": None, "home": None, "libc": None, "net": None, "net_home": None}
