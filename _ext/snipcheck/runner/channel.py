@@ -140,6 +140,7 @@ class Channel:
             # A datagram never exceeds its sender's send buffer.
             largest = max(s.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF) for s in self.senders)
             self.buffer = mmap.mmap(-1, largest + 4096)  # untouched pages cost nothing
+            self.view = memoryview(self.buffer)
         except BaseException:
             self.close()
             raise
@@ -157,6 +158,9 @@ class Channel:
         """Close every socket and the receive buffer."""
         for s in (self.receiver, *self.senders):
             s.close()
+        view = getattr(self, "view", None)
+        if view is not None:
+            view.release()
         buffer = getattr(self, "buffer", None)
         if buffer is not None:
             try:
@@ -203,9 +207,10 @@ class Reader:
     def drain(self) -> int:
         """Read every datagram queued now (never blocks); return how many."""
         ch = self.channel
-        receiver, buffer, sink = ch.receiver, ch.buffer, self.sink
+        receiver, buffer, view, sink = ch.receiver, ch.buffer, ch.view, self.sink
         out_addr, err_addr = ch.stdout_address, ch.stderr_address
         token, skip = self.token, len(self.token)
+        stdout, stderr = ("stdout", "text"), ("stderr", "text")
         # Anything from another address (someone else's socket) is ignored.
         count = 0
         while True:
@@ -214,18 +219,14 @@ class Reader:
             except (BlockingIOError, InterruptedError):
                 return count
             count += 1
-            data = memoryview(buffer)[:size]
-            try:
-                if address == out_addr:
-                    sink.add(("stdout", "text"), data)
-                elif address == err_addr:
-                    if size > skip and data[:skip] == token:
-                        # Frames are not output, but their text counts towards the cap.
-                        self._frame(bytes(data[skip : skip + 1]), data[skip + 1 :])
-                    else:
-                        sink.add(("stderr", "text"), data)
-            finally:
-                data.release()
+            if address == out_addr:
+                sink.add(stdout, view[:size])
+            elif address == err_addr:
+                if size > skip and view[:skip] == token:
+                    # Frames are not output, but their text counts towards the cap.
+                    self._frame(bytes(view[skip : skip + 1]), view[skip + 1 : size])
+                else:
+                    sink.add(stderr, view[:size])
 
     def _frame(self, label: bytes, payload: memoryview) -> None:
         if label == b"x":

@@ -179,6 +179,17 @@ _PLAIN_DEPTH = _PROBE[0][_PROBE[1]] if _PROBE else None
 
 
 def main() -> None:
+    import shutil
+
+    home = os.getcwd()
+    try:
+        _main()
+    finally:
+        # However the server ends (the build gone, an error), its home goes too.
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _main() -> None:
     sock = socket.socket(fileno=int(sys.argv[1]))
     use_pidns = sys.argv[2] == "1"
     printed, errors = _PRINTED, _ERRORS
@@ -206,14 +217,16 @@ def main() -> None:
     _snipcheck_supervise._libc()  # loaded here, not in a child (see _View)
 
     exact_depth = _snipcheck_main.configure(_PROBE, _PLAIN_DEPTH, _LIBC)
-    sock.send(
-        json.dumps({"ready": True, "problems": problems, "native_threads": native, "recursion": exact_depth}).encode()
-    )
+    try:
+        sock.send(
+            json.dumps({"ready": True, "problems": problems, "native_threads": native, "recursion": exact_depth}).encode()
+        )
+    except OSError:
+        return  # the build went away during the preload
     if problems:
         return
     _skip_preload_finalizers()
     pidns = _Pidns(use_pidns)
-    import shutil  # noqa: F401 - for the end of _serve, loaded before the view
 
     # From here on, sys.modules is a fresh interpreter's (the view), in this
     # server and so in every child: nothing more may be imported here.
@@ -253,7 +266,6 @@ class _Pidns:
 
 
 def _serve(sock, pidns, view, child_mod, supervise_mod):  # type: ignore[no-untyped-def]
-    home = os.getcwd()
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
@@ -271,10 +283,12 @@ def _serve(sock, pidns, view, child_mod, supervise_mod):  # type: ignore[no-unty
             _reap()
         if sock not in ready:
             continue
-        msg, fds, _, _ = socket.recv_fds(sock, 1 << 20, 4)
+        try:
+            msg, fds, _, _ = socket.recv_fds(sock, 1 << 20, 4)
+        except OSError:  # ECONNRESET: the build died with a reply unread
+            msg, fds = b"", []
         if not msg:
-            view.module("shutil").rmtree(home, ignore_errors=True)
-            return  # the client went away
+            return  # the client went away (main removes the home)
         request = json.loads(msg)
         namespaced = pidns.enter()
         try:
@@ -294,7 +308,10 @@ def _serve(sock, pidns, view, child_mod, supervise_mod):  # type: ignore[no-unty
             _supervisor(request, fds, namespaced, view, child_mod, supervise_mod)  # never returns
         for fd in fds:
             os.close(fd)
-        sock.send(json.dumps({"req": request["req"], "pid": pid, "pidns": namespaced}).encode())
+        try:
+            sock.send(json.dumps({"req": request["req"], "pid": pid, "pidns": namespaced}).encode())
+        except OSError:
+            pass  # the build is gone: the next read says so
 
 
 def _reap():  # type: ignore[no-untyped-def]
@@ -357,10 +374,6 @@ class _View:
         atexit._clear()
         atexit.register = _register
         _bootstrap._find_and_load = self.find_and_load
-
-    def module(self, name):  # type: ignore[no-untyped-def]
-        """A loaded module, hidden or not (for the server's own use)."""
-        return sys.modules.get(name) or self.hidden[name]
 
     def find_and_load(self, name, import_):  # type: ignore[no-untyped-def]
         if name in self.hidden:
