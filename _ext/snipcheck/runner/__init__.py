@@ -56,14 +56,16 @@ DIFFERENCES = {
     "stdout and stderr": "file descriptors 1 and 2 are datagram sockets (a terminal run has a terminal, "
     "python file.py > out a file); one write(2) of more than about 4 MiB to them from C code or a child "
     "process fails with ENOBUFS (Python's own sys.stdout and sys.stderr write in pieces), and one set "
-    "non-blocking fails with EAGAIN after about ten writes the build has not read yet (a pipe holds 64 KiB)",
+    "non-blocking fails with EAGAIN once about 4 MiB, or without namespaces ten writes, wait unread "
+    "(a pipe: 64 KiB)",
     "memory limit": "the soft RLIMIT_DATA is the run's memory limit (snipcheck_memory_limit, 4 GiB by "
     "default; the memory tag raises it)",
     "fork runner: frames": "the fork runner's own frames lie below the snippet's module frame, where "
     "sys._getframe(1), inspect.stack() and a warnings stacklevel beyond the snippet's frames reach them",
-    "fork runner: preload": "what the fork server preloaded is in memory (gc.get_objects(), "
-    "gc.get_freeze_count(), memory use, /proc/self/maps); a module the preload also loaded, imported "
-    "on its own (numpy without torch), brings back what its first import loaded",
+    "fork runner: preload": "what the fork server preloaded is in memory and in the interpreter's "
+    "internals (gc.get_objects(), gc.get_freeze_count(), sys.path_importer_cache, the import machinery's "
+    "_find_and_load, memory use, /proc/self/maps); a module the preload also loaded, imported on its own "
+    "(numpy without torch), brings back what its first import loaded",
     "fork runner: C exit handlers": "atexit(3) handlers and C++ static destructors do not run at exit "
     "(C stdio buffers are flushed)",
 }
