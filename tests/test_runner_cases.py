@@ -330,3 +330,18 @@ def test_case_15_the_default_limit_is_four_gib(project: Path, stamp: Stamp) -> N
     result = made.run(snippet, timeout=TIMEOUT, output_limit=LIMIT)
     assert result.exception is not None and result.exception.type == "MemoryError"
     assert result.exception.message.startswith("exceeded its memory limit of 4 GiB;")
+
+
+def test_case_15_memory_sizes_in_tags_and_configuration() -> None:
+    from snipcheck.settings import problem
+    from snipcheck.tags import TagError, parse, parse_size
+
+    assert [parse_size(v) for v in ("4 GiB", "512 MiB", "2 GB", "1.5 GiB", "0", 1024)] == [
+        4 << 30, 512 << 20, 2 * 10**9, 3 << 29, 0, 1024,
+    ]  # fmt: skip
+    assert parse('# /// snipcheck\n# memory = "8 GiB"\n# ///\nx = 1\n').tags.memory == 8 << 30
+    with pytest.raises(TagError) as bad:
+        parse('# /// snipcheck\n# memory = "lots"\n# ///\nx = 1\n')
+    assert bad.value.line == 2 and "bad value for 'memory': 'lots'" in bad.value.message
+    assert problem("snipcheck_memory_limit", "4 GiB") is None
+    assert problem("snipcheck_memory_limit", "a lot") == 'expected a size such as "4 GiB" or "512 MiB", got \'a lot\''

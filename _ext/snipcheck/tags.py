@@ -33,7 +33,7 @@ KNOWN_KEYS = {
     "refutes": "for a refuted-claim snippet: the belief it tests (a string)",
     "memory": 'memory limit of the run, e.g. "8 GiB" (default: snipcheck_memory_limit)',
 }
-_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(B|KiB|MiB|GiB|TiB|KB|MB|GB|TB)\s*$")
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(B|KiB|MiB|GiB|TiB|KB|MB|GB|TB)?\s*$")
 _UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40,
           "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}  # fmt: skip
 
@@ -48,7 +48,7 @@ def parse_size(value: object) -> int:
     m = _SIZE_RE.match(value) if isinstance(value, str) else None
     if not m:
         raise ValueError(f'expected a size such as "4 GiB" or "512 MiB", got {value!r}')
-    return int(float(m.group(1)) * _UNITS[m.group(2)])
+    return int(float(m.group(1)) * _UNITS[m.group(2) or "B"])
 
 _COMMENT = {"python": "#", "rust": "//"}
 _EXPECT_RE = re.compile(
