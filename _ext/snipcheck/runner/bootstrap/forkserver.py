@@ -369,6 +369,10 @@ class _View:
             if name not in _BASELINE:
                 self.hidden[name] = sys.modules.pop(name)
         self.applied = set()
+        # Worked out here, once, for every child (a window: (start, end) in _effects.items).
+        self.splits = {}
+        for window in _effects.windows.values():
+            self._split(window)
         _warnings.filters[:] = [f for f in _warnings.filters if id(f) in _BASELINE_FILTERS]
         _warnings._filters_mutated()
         atexit._clear()
@@ -384,6 +388,7 @@ class _View:
         return _find_and_load(name, import_)
 
     def restore(self, name):  # type: ignore[no-untyped-def]
+        """Put ``name`` back, with what its first import loaded, added and registered."""
         parent = name.rpartition(".")[0]
         if parent and parent not in sys.modules and parent in self.hidden:
             self.restore(parent)
@@ -392,15 +397,17 @@ class _View:
             if name in self.hidden:
                 sys.modules[name] = self.hidden.pop(name)
             return
-        for index in range(*window):
+        modules, others = self._split(window)
+        hidden = self.hidden
+        back = {n: hidden[n] for n in modules if n in hidden and n not in sys.modules}
+        sys.modules.update(back)  # in the order of the first import
+        for n in back:
+            del hidden[n]
+        for index, kind, item in others:
             if index in self.applied:
                 continue
             self.applied.add(index)
-            kind, item = _effects.items[index]
-            if kind == "module":
-                if item in self.hidden:
-                    sys.modules[item] = self.hidden.pop(item)
-            elif kind == "filter":
+            if kind == "filter":
                 where, f = item
                 if where == "front":
                     _warnings.filters.insert(0, f)
@@ -409,7 +416,18 @@ class _View:
             else:
                 func, args, kwargs = item
                 _register(func, *args, **kwargs)
-        _warnings._filters_mutated()
+        if others:
+            _warnings._filters_mutated()
+
+    def _split(self, window):  # type: ignore[no-untyped-def]
+        """A window's module names, and its other effects (filters, atexit)."""
+        split = self.splits.get(window)
+        if split is None:
+            items = _effects.items
+            modules = [items[i][1] for i in range(*window) if items[i][0] == "module"]
+            others = [(i, *items[i]) for i in range(*window) if items[i][0] != "module"]
+            split = self.splits[window] = (modules, others)
+        return split
 
 
 def _skip_preload_finalizers() -> None:
