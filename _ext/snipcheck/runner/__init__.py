@@ -50,9 +50,9 @@ class Runner(Protocol):
 #: fixed environment, under both runners unless said otherwise: the whole list
 #: (``tests/test_parity.py`` checks everything else, and each of these).
 DIFFERENCES = {
-    "process ids": "the snippet's process is process 2 of a PID namespace of its own where the kernel "
-    "allows it, its parent (process 1) is snipcheck's supervisor, which ignores signals from the run, "
-    "and it leads a session of its own",
+    "process ids": "the snippet's process has a small pid in a PID namespace of its own where the kernel "
+    "allows it (2 under the subprocess runner), its parent (process 1 there) is snipcheck's supervisor, "
+    "which ignores signals from the run, and it leads a session of its own",
     "stdout and stderr": "file descriptors 1 and 2 are datagram sockets (a terminal run has a terminal, "
     "python file.py > out a file); one write(2) of more than about 4 MiB to them from C code or a child "
     "process fails with ENOBUFS (Python's own sys.stdout and sys.stderr write in pieces), and one set "

@@ -2,16 +2,18 @@
 
 ``import torch`` takes 2–3 s; a plain ``python snippets/x.py`` pays it for
 every snippet.  :class:`ForkServer` starts ``bootstrap/forkserver.py`` in the
-snippet interpreter, which preloads the modules once and, per snippet, forks
-the run's supervisor, which forks the snippet's process (see that file for how
-the child is made to look like a plain run, and what it hides).
-:class:`ForkRunner` uses it through the same capture as the subprocess runner,
-so both produce the same :class:`~snipcheck.model.RunResult`.
+snippet interpreter, which preloads the modules once (see that file for how a
+child is made to look like a plain run, and what it hides).  For each run in
+parallel the runner asks the server for a *slot*: a supervisor forked from the
+server, init of a PID namespace of its own where the kernel allows it, which
+runs snippets one after the other, each in a fork of itself, and reports each
+run on the run's control socket.  One fork per run, as without supervisors;
+:class:`ForkRunner` uses slots through the same capture as the subprocess
+runner, so both produce the same :class:`~snipcheck.model.RunResult`.
 
-The supervisor reports to the build directly (its control socket was passed
-through the server), so the server's own end, however it comes, costs no run
-in progress; a request that the server can no longer answer is run again on a
-fresh server, and after two failures on the subprocess runner.
+The server is not in the path of any result, so its own end, however it
+comes, costs no run in progress; a slot that is gone is replaced, a server
+that is gone is started again (twice), then the subprocess runner takes over.
 
 Where forking is unsafe (Python threads running after the preload, CUDA
 initialised, the preload printing something a plain run would show, or a
@@ -58,13 +60,32 @@ class ForkServerError(RuntimeError):
     """The fork server could not start, is unsafe, or died."""
 
 
-class _RemoteSupervisor:
-    """A run's supervisor forked by the server, as :func:`run_captured` sees it."""
+class _Slot:
+    """A supervisor the server forked for this build: it runs snippets one at a
+    time, each in a fork of itself (see ``forkserver.py``), and reports each
+    run on the run's control socket."""
 
-    def __init__(self, pid: int) -> None:
+    def __init__(self, sock: socket.socket, pid: int) -> None:
+        self.sock = sock
         self.pid = pid
+        self.broken = False
+
+    def spawn(self, request: dict[str, Any], streams: Streams) -> _Slot:
+        """Hand the slot a run.
+
+        :raises ForkServerError: if the slot is gone (the run can go elsewhere).
+        """
+        msg = json.dumps({**request, "token": streams.token.hex()}).encode()
+        try:
+            socket.send_fds(self.sock, [msg], [streams.stdin, streams.stdout, streams.stderr, streams.control])
+        except OSError as exc:
+            self.broken = True
+            raise ForkServerError(f"a fork runner slot is gone: {exc}") from None
+        return self
 
     def kill(self) -> None:
+        """SIGKILL the slot (it did not stop a run in time); it is not used again."""
+        self.broken = True
         try:
             os.kill(self.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
@@ -72,6 +93,10 @@ class _RemoteSupervisor:
 
     def reap(self) -> None:
         """Nothing to do: the server (or init, if the server is gone) reaps it."""
+
+    def close(self) -> None:
+        """End the slot: it kills what is left of its runs and exits."""
+        self.sock.close()
 
 
 class ForkServer:
@@ -134,31 +159,37 @@ class ForkServer:
         """Whether the server has exited."""
         return self._dead
 
-    def spawn(self, request: dict[str, Any], streams: Streams) -> _RemoteSupervisor:
-        """Ask the server to fork a run's supervisor; returns it once started.
+    def slot(self) -> _Slot:
+        """Ask the server to fork a new slot (a supervisor for runs, one at a time).
 
-        :param request: ``script``, ``run_dir``, ``env`` and ``memory_limit``.
         :raises ForkServerError: if the server has died.
         """
         started = threading.Event()
         answer: list[dict[str, Any]] = []
-        with self._lock:
-            if self._dead:
-                raise ForkServerError("the fork server has exited")
-            req = self._next
-            self._next += 1
-            self._waiting[req] = (started, answer)
-            msg = json.dumps({**request, "req": req, "token": streams.token.hex()}).encode()
-            try:
-                socket.send_fds(self._sock, [msg], [streams.stdin, streams.stdout, streams.stderr, streams.control])
-            except OSError as exc:
-                self._waiting.pop(req, None)
-                self._dead = True
-                raise ForkServerError(f"the fork server does not answer: {exc}") from None
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            with self._lock:
+                if self._dead:
+                    raise ForkServerError("the fork server has exited")
+                req = self._next
+                self._next += 1
+                self._waiting[req] = (started, answer)
+                try:
+                    socket.send_fds(self._sock, [json.dumps({"req": req}).encode()], [theirs.fileno()])
+                except OSError as exc:
+                    self._waiting.pop(req, None)
+                    self._dead = True
+                    raise ForkServerError(f"the fork server does not answer: {exc}") from None
+        except BaseException:
+            mine.close()
+            raise
+        finally:
+            theirs.close()
         started.wait()
         if not answer:
-            raise ForkServerError("the fork server exited before starting the snippet")
-        return _RemoteSupervisor(answer[0]["pid"])
+            mine.close()
+            raise ForkServerError("the fork server exited before starting a slot")
+        return _Slot(mine, answer[0]["pid"])
 
     def _read(self) -> None:
         while True:
@@ -230,6 +261,7 @@ class ForkRunner:
         self._failed: str | None = None
         self._restarts = 0
         self._lock = threading.Lock()
+        self._idle: list[_Slot] = []
 
     def _get_server(self) -> ForkServer | None:
         with self._lock:
@@ -271,6 +303,10 @@ class ForkRunner:
                 log.warning("snipcheck: fork server failed (%s); running %s again", exc, snippet.id)
 
     def _run_on(self, server: ForkServer, snippet: Snippet, timeout: float, output_limit: int) -> RunResult:
+        with self._lock:
+            slot = self._idle.pop() if self._idle else None
+        if slot is None:
+            slot = server.slot()
         limit = memory_limit_of(snippet, self.memory_limit)
         run_dir, script = prepare_run_dir(snippet)
         try:
@@ -278,17 +314,29 @@ class ForkRunner:
             env.pop("PYTHONPATH", None)
             request = {"script": script, "run_dir": run_dir, "env": env, "memory_limit": limit}
             captured = run_captured(
-                lambda streams: server.spawn(request, streams),
+                lambda streams: slot.spawn(request, streams),
                 timeout=timeout,
                 output_limit=output_limit,
                 rewrite={run_dir + os.sep: ""},
             )
+        except BaseException:
+            slot.broken = True
+            raise
         finally:
             shutil.rmtree(run_dir, ignore_errors=True)
+            if slot.broken:
+                slot.close()
+            else:
+                with self._lock:
+                    self._idle.append(slot)
         return captured.result(stamp=self.stamp, runner=self.name, output_limit=output_limit, memory_limit=limit)
 
     def close(self) -> None:
+        """End the slots and the server."""
         with self._lock:
+            for slot in self._idle:
+                slot.close()
+            self._idle.clear()
             if self._server is not None:
                 self._server.close()
                 self._server = None

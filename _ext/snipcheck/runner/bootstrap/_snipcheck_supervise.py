@@ -1,16 +1,18 @@
 """Supervisor of one snippet run: the snippet's parent process.
 
-Both runners put one supervisor between the build and every snippet process:
-the subprocess runner starts it as ``python -I -S _snipcheck_supervise.py
-CONFIG`` (CONFIG is JSON), the fork server forks it from itself.  The
-supervisor forks the snippet's process, waits for it, and reports on its
-*control socket* (an ``AF_UNIX`` ``SOCK_SEQPACKET`` socket whose other end the
-build holds): ``exit STATUS`` (the raw wait status), ``error TEXT`` (the
-snippet could not be started) or ``stopped`` (after a stop request).
+Both runners put a supervisor between the build and every snippet process:
+the subprocess runner starts one per run as ``python -I -S
+_snipcheck_supervise.py CONFIG`` (CONFIG is JSON); the fork server forks one
+per *slot* from itself, which then runs snippets one after the other
+(:class:`Supervisor`).  For each run the supervisor forks the snippet's
+process, waits for it, and reports on the run's *control socket* (an
+``AF_UNIX`` ``SOCK_SEQPACKET`` socket whose other end the build holds): ``exit
+STATUS`` (the raw wait status), ``error TEXT`` (the snippet could not be
+started) or ``stopped`` (after a stop request).
 
 Containment, where the kernel allows it (root, or ``CAP_SYS_ADMIN``): the
 supervisor is process 1 of a PID namespace of its own (the build or the fork
-server created it for this run).  When the snippet's process ends, it kills
+server created it).  When the snippet's process ends, it kills
 every other process of the namespace (``kill(-1, SIGKILL)``, which from a
 namespace's init reaches exactly the namespace), double-forked daemons
 included, and when the supervisor itself ends for any reason, the kernel
@@ -31,8 +33,8 @@ can outlive the run in this one case.
 Stop: end-of-file on the control socket (the build shut it down at the
 timeout, or the build died: the kernel closes a dead process's sockets,
 whatever killed it).  The supervisor then kills the run as above, removes the
-run directory it was given, reports ``stopped`` if anyone still listens, and
-exits.  So nothing a snippet starts outlives its run, and its temporary
+run directory it was given, and reports ``stopped`` if anyone still listens;
+a slot whose request socket closes (the build is gone) exits.  So nothing a snippet starts outlives its run, and its temporary
 directory goes with it, even when the build is killed with SIGKILL.
 
 Only the standard library may be used here (it runs under any Python).
@@ -78,70 +80,89 @@ def _catchable():  # type: ignore[no-untyped-def]
     return [s for s in signal.Signals if s not in skip and s < getattr(signal, "SIGRTMIN", 65)]
 
 
-def supervise(control, start, *, pidns, run_dir=None):  # type: ignore[no-untyped-def]
-    """Run the supervisor (never returns).
+class Supervisor:
+    """The supervisor's state: signals ignored, subreaper where needed, a
+    wake-up pipe for SIGCHLD.  One supervisor can run several runs, one after
+    the other (the fork runner keeps it as a slot).
 
-    :param control: the control socket's file descriptor.
-    :param start: ``start(dispositions)`` runs in the forked snippet process
-        and never returns; ``dispositions`` maps each signal to the handler
-        the supervisor found when it started (restore them before the snippet
-        runs: the supervisor ignores most signals).
     :param pidns: whether this process is init of a PID namespace of its own.
-    :param run_dir: a directory to remove once the run has ended.
     """
-    me = os.getpid()
-    dispositions = {}
-    for sig in _catchable():
-        try:
-            dispositions[sig] = signal.signal(sig, signal.SIG_IGN)
-        except (OSError, ValueError):
-            pass
-    if not pidns:
-        prctl(PR_SET_CHILD_SUBREAPER, 1)
-    wake_r, wake_w = os.pipe()
-    os.set_blocking(wake_w, False)
-    signal.set_wakeup_fd(wake_w)
-    signal.signal(signal.SIGCHLD, lambda *_: None)
-    pid = os.fork()
-    if pid == 0:
-        try:
-            signal.set_wakeup_fd(-1)
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-            os.close(wake_r)
-            os.close(wake_w)
-            if not pidns:
-                prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-                if os.getppid() != me:
-                    os._exit(1)
-            start(dispositions)
-        except BaseException as exc:  # noqa: BLE001 - reported to the build
-            _send(control, b"error " + f"{type(exc).__name__}: {exc}".encode("utf-8", "replace"))
-        os._exit(127)
-    status = None
-    stopped = False
-    while status is None:
-        try:
-            ready, _, _ = select.select([control, wake_r], [], [])
-        except InterruptedError:
-            continue
-        if wake_r in ready:
+
+    def __init__(self, pidns):  # type: ignore[no-untyped-def]
+        self.pidns = pidns
+        self.me = os.getpid()
+        #: Signal dispositions found at start (the snippet's process gets them back).
+        self.dispositions = {}
+        for sig in _catchable():
             try:
-                os.read(wake_r, 4096)
-            except BlockingIOError:
+                self.dispositions[sig] = signal.signal(sig, signal.SIG_IGN)
+            except (OSError, ValueError):
                 pass
-            status = _reap(pid)
-        if control in ready and status is None:
+        if not pidns:
+            prctl(PR_SET_CHILD_SUBREAPER, 1)
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_w, False)
+        signal.set_wakeup_fd(self.wake_w)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+
+    def run(self, control, start, run_dir=None):  # type: ignore[no-untyped-def]
+        """Fork the snippet's process, wait for its end (or a stop), kill what
+        is left of the run, report on ``control`` and remove ``run_dir``.
+
+        :param start: ``start(dispositions)`` runs in the forked process and
+            never returns (restore the dispositions there).
+        :return: whether the run was stopped (not ended by itself).
+        """
+        pid = os.fork()
+        if pid == 0:
             try:
-                data = os.read(control, 4096)
-            except OSError:
-                data = b""
-            if not data:
-                stopped = True
-                break
-    _kill_all(pid, pidns)
-    _send(control, b"stopped" if stopped else b"exit %d" % status)
-    if run_dir:
-        shutil.rmtree(run_dir, ignore_errors=True)
+                signal.set_wakeup_fd(-1)
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                os.close(self.wake_r)
+                os.close(self.wake_w)
+                if not self.pidns:
+                    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+                    if os.getppid() != self.me:
+                        os._exit(1)
+                start(self.dispositions)
+            except BaseException as exc:  # noqa: BLE001 - reported to the build
+                _send(control, b"error " + f"{type(exc).__name__}: {exc}".encode("utf-8", "replace"))
+            os._exit(127)
+        status = None
+        stopped = False
+        while status is None:
+            try:
+                ready, _, _ = select.select([control, self.wake_r], [], [])
+            except InterruptedError:
+                continue
+            if self.wake_r in ready:
+                try:
+                    os.read(self.wake_r, 4096)
+                except BlockingIOError:
+                    pass
+                status = _reap(pid)
+            if control in ready and status is None:
+                try:
+                    data = os.read(control, 4096)
+                except OSError:
+                    data = b""
+                if not data:
+                    stopped = True
+                    break
+        _kill_all(pid, self.pidns)
+        _send(control, b"stopped" if stopped else b"exit %d" % status)
+        if run_dir:
+            shutil.rmtree(run_dir, ignore_errors=True)
+        return stopped
+
+    def end(self):  # type: ignore[no-untyped-def]
+        """Kill whatever is left (between runs, nothing should be) before exiting."""
+        _kill_all(-1, self.pidns)
+
+
+def supervise(control, start, *, pidns, run_dir=None):  # type: ignore[no-untyped-def]
+    """Supervise one run, then exit (never returns); see :meth:`Supervisor.run`."""
+    Supervisor(pidns).run(control, start, run_dir)
     os._exit(0)
 
 
@@ -176,10 +197,11 @@ def _kill_all(pid, pidns):  # type: ignore[no-untyped-def]
             except ProcessLookupError:
                 pass
         else:
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+            if pid > 0:
+                try:
+                    os.killpg(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
             for child in _children():
                 try:
                     os.kill(child, signal.SIGKILL)

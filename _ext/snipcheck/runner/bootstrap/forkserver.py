@@ -1,17 +1,18 @@
 """Warm fork server of the fork runner (runs in the snippet interpreter).
 
 Started as ``python forkserver.py SOCKET_FD PIDNS MODULE...`` (``PIDNS``:
-``1`` to run each snippet in a PID namespace where the kernel allows it).  It
+``1`` to give each slot a PID namespace where the kernel allows it).  It
 imports the preload modules once (``torch``: 2-3 s), reports whether forking
-is safe, then serves run requests on a ``SOCK_SEQPACKET`` socket.  Each request
-carries the snippet's script path, run directory, environment, frame token and
-memory limit, plus four file descriptors (stdin, stdout, stderr, and the run's
-control socket).  For each request the server forks the run's supervisor
-(``_snipcheck_supervise``; process 1 of a new PID namespace where allowed),
-which forks the snippet's process and reports to the build directly: the
-server is not in the path of any result, so its own end would cost no run.
-When the build goes away (end-of-file on the socket) the server removes its
-home directory and exits.
+is safe, then serves requests for *slots* on a ``SOCK_SEQPACKET`` socket: each
+carries one descriptor, the slot's request socket.  A slot is a fork of the
+server that becomes a supervisor (``_snipcheck_supervise.Supervisor``; process
+1 of a new PID namespace where allowed) and runs snippets one after the other:
+each request on its socket carries the snippet's script path, run directory,
+environment, frame token and memory limit, plus four descriptors (stdin,
+stdout, stderr, and the run's control socket); the slot forks the snippet's
+process from itself and reports to the build directly.  The server is not in
+the path of any result.  When the build goes away (end-of-file) the server
+and its slots exit, and the server removes its home directory.
 
 What the snippet's process sees is made to be what ``python
 snippets/<id>.py`` sees:
@@ -284,12 +285,12 @@ def _serve(sock, pidns, view, child_mod, supervise_mod):  # type: ignore[no-unty
         if sock not in ready:
             continue
         try:
-            msg, fds, _, _ = socket.recv_fds(sock, 1 << 20, 4)
+            msg, fds, _, _ = socket.recv_fds(sock, 1 << 20, 1)
         except OSError:  # ECONNRESET: the build died with a reply unread
             msg, fds = b"", []
         if not msg:
             return  # the client went away (main removes the home)
-        request = json.loads(msg)
+        request = json.loads(msg)  # a new slot: its request socket is the one descriptor
         namespaced = pidns.enter()
         try:
             pid = os.fork()
@@ -305,7 +306,7 @@ def _serve(sock, pidns, view, child_mod, supervise_mod):  # type: ignore[no-unty
             for fd in (wake_r, wake_w):
                 os.close(fd)
             sock.close()
-            _supervisor(request, fds, namespaced, view, child_mod, supervise_mod)  # never returns
+            _slot(fds[0], namespaced, view, child_mod, supervise_mod)  # never returns
         for fd in fds:
             os.close(fd)
         try:
@@ -324,23 +325,42 @@ def _reap():  # type: ignore[no-untyped-def]
             return
 
 
-def _supervisor(request, fds, namespaced, view, child_mod, supervise_mod):  # type: ignore[no-untyped-def]
-    """The run's supervisor (a fork of the server); its child runs the snippet."""
+def _slot(requests_fd, namespaced, view, child_mod, supervise_mod):  # type: ignore[no-untyped-def]
+    """A slot: a supervisor (a fork of the server, init of its own PID namespace
+    where allowed) that runs snippets one after the other, each in a fork of
+    itself, until the build closes its request socket."""
     try:
-        stdin, out, err, control = fds
-        for fd, target in ((stdin, 0), (out, 1), (err, 2)):
-            os.dup2(fd, target)
-        for fd in (stdin, out, err):
-            if fd > 2:
+        requests = socket.socket(fileno=requests_fd)
+        requests.set_inheritable(False)
+        parking, unused = os.pipe()  # what descriptors 0-2 hold between runs
+        os.close(unused)
+        for target in (0, 1, 2):
+            os.dup2(parking, target)
+        supervisor = supervise_mod.Supervisor(namespaced)
+        while True:
+            try:
+                msg, fds, _, _ = socket.recv_fds(requests, 1 << 20, 4)
+            except OSError:
+                msg = b""
+            if not msg:
+                break
+            request = json.loads(msg)
+            stdin, out, err, control = fds
+            for fd, target in ((stdin, 0), (out, 1), (err, 2)):
+                os.dup2(fd, target)
                 os.close(fd)
-        os.set_inheritable(control, False)
+            os.set_inheritable(control, False)
 
-        def start(_dispositions):  # type: ignore[no-untyped-def]
-            _child(request, control, view, child_mod, supervise_mod)
+            def start(_dispositions, request=request, control=control):  # type: ignore[no-untyped-def]
+                _child(request, control, view, child_mod, supervise_mod)
 
-        supervise_mod.supervise(control, start, pidns=namespaced, run_dir=request["run_dir"])
+            supervisor.run(control, start, request["run_dir"])
+            os.close(control)
+            for target in (0, 1, 2):
+                os.dup2(parking, target)
+        supervisor.end()
     finally:
-        os._exit(1)
+        os._exit(0)
 
 
 def _child(request, control, view, child_mod, supervise_mod):  # type: ignore[no-untyped-def]
