@@ -10,23 +10,45 @@
     nox -s lint              ruff, and mypy --strict on the extension
     nox -s bench             the benchmark of design §10 (figures and ratios)
 
-Environments are pip-based virtualenvs (uv would not see the local torch wheel
-and would download a multi-GB CUDA build).  The reference torch release is read
-from pyproject.toml ([tool.snipcheck] reference-torch): the one pin.
+Environments are shared, one per torch release (see :func:`shared_env`):
+
+    .nox/torch-2.13.0   the reference: docs, tests, record, docs-live, bench
+                        (and verify/accept of 2.13.0)
+    .nox/torch-X        verify and accept of torch X
+    .nox/tool           the project without torch: new, merge, lint
+
+Each is made once; a session installs only the extras it lacks, and pip's
+output is shown only when pip fails.  They are pip-based virtualenvs (uv would
+not see the local torch wheel and would download a multi-GB CUDA build).  The
+reference torch release is read from pyproject.toml ([tool.snipcheck]
+reference-torch): the one pin.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
+import json
+import os
+import shutil
+import sys
 import tomllib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import nox
+from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+from packaging.version import InvalidVersion, Version
 
 ROOT = Path(__file__).parent
-nox.options.default_venv_backend = "venv"
-nox.options.reuse_venv = "yes"
+ENVS = ROOT / ".nox"
 nox.options.sessions = ["docs", "tests"]
+# Every session runs in a shared environment of its own making (shared_env),
+# so nox makes none per session.
+nox.options.default_venv_backend = "none"
 
 
 def reference_torch() -> str:
@@ -35,39 +57,106 @@ def reference_torch() -> str:
     return data["tool"]["snipcheck"]["reference-torch"]
 
 
-def install_reference(session: nox.Session, *extras: str) -> None:
-    """Install the pinned torch (CPU wheel), numpy and this project (editable).
+@dataclass(frozen=True)
+class Env:
+    """A virtualenv under .nox/ that sessions share."""
 
-    Skipped when this session's environment already holds exactly that (a
-    marker file records the pin, the extras and pyproject.toml's hash), which
-    spares every later run about 4 s of pip.
+    location: Path
+
+    @property
+    def python(self) -> str:
+        return str(self.location / "bin" / "python")
+
+    def run(self, session: nox.Session, program: str, *args: str, **kwargs: Any) -> Any:
+        """Run ``program`` (looked up in this environment first) with the
+        environment activated (``VIRTUAL_ENV``, ``PATH``)."""
+        local = self.location / "bin" / program
+        env = {
+            "VIRTUAL_ENV": str(self.location),
+            "PATH": os.pathsep.join([str(self.location / "bin"), os.environ.get("PATH", "")]),
+            **kwargs.pop("env", {}),
+        }
+        return session.run(str(local) if local.exists() else program, *args, env=env, **kwargs)
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``path`` (two sessions never install into one environment at once)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def shared_env(session: nox.Session, name: str, requirements: Iterable[str] = (), extras: Iterable[str] = ()) -> Env:
+    """The shared environment ``.nox/<name>``, holding ``requirements`` and this
+    project (editable) with at least ``extras``.
+
+    A marker file records what was installed (the requirements, the extras and
+    pyproject.toml's hash); a session that finds what it needs installs
+    nothing, one that needs another extra installs only that (about 4 s of
+    pip saved on every later run).  Other requirements than the marker's (a
+    local torch wheel instead of the release) make the environment anew.
+    pip runs quietly; its whole output is shown if it fails.
     """
-    target = "." + (f"[{','.join(extras)}]" if extras else "")
+    env = Env(ENVS / name)
+    requirements, extras = list(requirements), set(extras)
     digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()[:16]
-    wanted = f"torch=={reference_torch()} {target} {digest}"
-    marker = Path(session.virtualenv.location or ".") / ".snipcheck-installed"
-    if marker.is_file() and marker.read_text() == wanted:
-        return
-    session.install(f"torch=={reference_torch()}", "numpy")
-    session.install("-e", target)
-    marker.write_text(wanted)
+    marker = env.location / ".snipcheck-installed.json"
+    with _locked(ENVS / f".{name}.lock"):
+        try:
+            state = json.loads(marker.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            state = {}
+        if sorted(state.get("requirements", requirements)) != sorted(requirements):
+            session.log(f"{name}: other requirements than {state.get('requirements')}: making it anew")
+            state = {}
+            shutil.rmtree(env.location, ignore_errors=True)
+        installed = set(state.get("extras", ()))
+        if state and state.get("pyproject") == digest and extras <= installed:
+            return env
+        if not Path(env.python).exists():
+            session.log(f"creating .nox/{name} ({' '.join(requirements) or 'no torch'})")
+            session.run(sys.executable, "-m", "venv", str(env.location), silent=True)
+        wanted = sorted(extras | installed)
+        target = "." + (f"[{','.join(wanted)}]" if wanted else "")
+        session.log(f"installing into .nox/{name}: {' '.join([*requirements, target])}")
+        env.run(
+            session, "python", "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+            *requirements, "-e", target, silent=True,
+        )  # fmt: skip
+        marker.write_text(json.dumps({"requirements": requirements, "extras": wanted, "pyproject": digest}))
+    return env
 
 
-SPHINX = ["sphinx-build", "--keep-going", "-b", "html", "-c", ".", "-d", "_build/doctrees", "docs", "_build/html"]
+def reference_env(session: nox.Session, *extras: str) -> Env:
+    """The reference environment: the pinned torch (CPU wheel), numpy, this project."""
+    return shared_env(session, f"torch-{reference_torch()}", [f"torch=={reference_torch()}", "numpy"], extras)
+
+
+def tool_env(session: nox.Session, *extras: str) -> Env:
+    """This project without torch (nothing it does runs a snippet)."""
+    return shared_env(session, "tool", (), extras)
+
+
+SPHINX = ["--keep-going", "-b", "html", "-c", ".", "-d", "_build/doctrees", "docs", "_build/html"]
 
 
 @nox.session
 def docs(session: nox.Session) -> None:
     """Build the chapter; any drift, failed run or bad tag fails the build (-W)."""
-    install_reference(session)
-    session.run(*SPHINX[:1], "-W", *SPHINX[1:], *session.posargs)
+    env = reference_env(session, "chapter")
+    env.run(session, "sphinx-build", "-W", *SPHINX, *session.posargs)
 
 
 @nox.session
 def tests(session: nox.Session) -> None:
     """Run the test suite (unit tests, test roots, and the real chapter)."""
-    install_reference(session, "test")
-    session.run("pytest", *session.posargs)
+    env = reference_env(session, "chapter", "test")
+    env.run(session, "pytest", *session.posargs)
 
 
 @nox.session
@@ -75,28 +164,27 @@ def new(session: nox.Session) -> None:
     """Scaffold a snippet: `nox -s new -- inplace/my-example [--expect RuntimeError] [--rust]`."""
     if not session.posargs:
         session.error("give the new snippet's id: nox -s new -- inplace/my-example")
-    session.install("-e", ".")
-    session.run("python", "-m", "snipcheck", "new", *session.posargs)
+    tool_env(session).run(session, "python", "-m", "snipcheck", "new", *session.posargs)
 
 
 @nox.session(name="docs-live")
 def docs_live(session: nox.Session) -> None:
     """Live preview on http://127.0.0.1:8000: edits to pages, snippets or the extension rebuild it,
     re-running only the snippets that changed."""
-    install_reference(session, "live")
-    session.run(
-        "sphinx-autobuild", "-c", ".", "-d", "_build/live-doctrees", "docs", "_build/live",
+    env = reference_env(session, "chapter", "live")
+    env.run(
+        session, "sphinx-autobuild", "-c", ".", "-d", "_build/live-doctrees", "docs", "_build/live",
         "--watch", "snippets", "--watch", "_ext", "--watch", "conf.py", "--port", "8000",
         # pip's egg-info (rewritten by every other nox session) and bytecode are not sources
         "--re-ignore", r"\.egg-info|__pycache__|\.pyc$", *session.posargs,
-    )
+    )  # fmt: skip
 
 
 @nox.session
 def record(session: nox.Session) -> None:
     """Run snippets and write their real output into docs/ (never type outputs by hand)."""
-    install_reference(session)
-    session.run("python", "-m", "snipcheck", "record", *session.posargs)
+    env = reference_env(session, "chapter")
+    env.run(session, "python", "-m", "snipcheck", "record", *session.posargs)
 
 
 def torch_target(session: nox.Session) -> tuple[str, str, list[str]]:
@@ -111,19 +199,25 @@ def torch_target(session: nox.Session) -> tuple[str, str, list[str]]:
         wheel = Path(spec).resolve()
         if not wheel.is_file():
             session.error(f"no such wheel: {wheel}")
-        version = wheel.name.split("-")[1]
-        return str(wheel), f"torch-{version}", rest
-    return f"torch=={spec}", f"torch-{spec}", rest
+        try:
+            name, version, _, _ = parse_wheel_filename(wheel.name)
+        except InvalidWheelFilename as exc:
+            session.error(f"{wheel.name} is not a wheel's file name ({exc}); give a torch wheel or a version")
+        if name != "torch":
+            session.error(f"{wheel.name} is a wheel of {name}, not of torch")
+        return str(wheel), f"torch-{version.public}", rest
+    try:
+        version = Version(spec)
+    except InvalidVersion:
+        session.error(f"{spec!r} is neither a torch version (e.g. 2.14.1) nor a path to a torch wheel (.whl)")
+    return f"torch=={version}", f"torch-{version}", rest
 
 
-def torch_env(session: nox.Session, requirement: str, slug: str) -> str:
-    """A virtualenv (kept under .nox/) holding one torch release and numpy; returns its python."""
-    env = ROOT / ".nox" / f"_{slug}"
-    python = env / "bin" / "python"
-    if not python.exists():
-        session.run("python", "-m", "venv", str(env))
-    session.run(str(python), "-m", "pip", "install", "--quiet", requirement, "numpy", external=True)
-    return str(python)
+def torch_env(session: nox.Session) -> tuple[Env, str, list[str]]:
+    """The shared environment of the torch named by posargs (the reference
+    environment itself for the reference version), its slug and the other args."""
+    requirement, slug, rest = torch_target(session)
+    return shared_env(session, slug, [requirement, "numpy"], ["chapter"]), slug, rest
 
 
 @nox.session
@@ -134,9 +228,7 @@ def verify(session: nox.Session) -> None:
     _build/verify/<torch-version>.html; a shard (`--shard 2/8`) writes its JSON
     under _build/verify/ for `nox -s merge`.  Extra args go to `snipcheck verify`.
     """
-    requirement, slug, rest = torch_target(session)
-    session.install("-e", ".")
-    python = torch_env(session, requirement, slug)
+    env, slug, rest = torch_env(session)
     shard = next((rest[i + 1] for i, a in enumerate(rest[:-1]) if a == "--shard"), None)
     suffix = "" if shard in (None, "1/1") else "-shard" + shard.replace("/", "of")
     defaults = []
@@ -146,7 +238,7 @@ def verify(session: nox.Session) -> None:
         defaults += ["--json", f"{folder}/{slug}{suffix}.json"]
     if "--html" not in rest:
         defaults += ["--html", f"_build/verify/{slug}{suffix}.html"]
-    session.run("python", "-m", "snipcheck", "verify", "--python", python, *defaults, *rest)
+    env.run(session, "python", "-m", "snipcheck", "verify", "--python", env.python, *defaults, *rest)
 
 
 @nox.session
@@ -156,30 +248,28 @@ def accept(session: nox.Session) -> None:
     `nox -s accept -- 2.14.1 --dry-run` shows the diff first; `--force` writes
     over uncommitted changes.
     """
-    requirement, slug, rest = torch_target(session)
-    session.install("-e", ".")
-    python = torch_env(session, requirement, slug)
-    session.run("python", "-m", "snipcheck", "accept", "--python", python, *rest)
+    env, _, rest = torch_env(session)
+    env.run(session, "python", "-m", "snipcheck", "accept", "--python", env.python, *rest)
 
 
 @nox.session
 def merge(session: nox.Session) -> None:
     """Combine shard reports: `nox -s merge -- a.json b.json --json all.json --html all.html`."""
-    session.install("-e", ".")
-    session.run("python", "-m", "snipcheck", "merge", *session.posargs)
+    tool_env(session).run(session, "python", "-m", "snipcheck", "merge", *session.posargs)
 
 
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff on everything, mypy --strict on the extension."""
-    session.install("-e", ".[test]", "ruff", "mypy", "types-docutils")
-    session.run("ruff", "check", "_ext", "noxfile.py", "conf.py")
-    session.run("mypy")
+    env = tool_env(session, "lint")
+    env.run(session, "ruff", "check", "_ext", "noxfile.py", "conf.py")
+    env.run(session, "mypy")
 
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Benchmark (prints figures and ratios; asserts nothing): `nox -s bench -- --sizes 100,300,1000`."""
-    install_reference(session, "test")
-    session.install("ipykernel")  # for the myst-nb `force` comparison
-    session.run("python", "tests/benchmark.py", *session.posargs)
+    """Benchmark (prints figures and ratios; asserts nothing): `nox -s bench -- --sizes 100,300,1000`.
+
+    myst-nb (chapter extra) brings ipykernel for its `force` comparison."""
+    env = reference_env(session, "chapter", "test")
+    env.run(session, "python", "tests/benchmark.py", *session.posargs)

@@ -29,12 +29,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "_ext"))
 
-from snipcheck import docsource, tags  # noqa: E402
+from snipcheck import tags
+from snipcheck.project import Project
 
 PY = sys.executable
 
@@ -96,7 +98,7 @@ def copy_project(dest: Path) -> Path:
 def python_snippets(project: Path) -> list[Path]:
     """Placed Python snippets with no requirement (Rust and burn ones are left out)."""
     out = []
-    for p in docsource.scan_tree(project / "docs"):
+    for p in Project.load(project)[0].placements():
         path = project / "snippets" / f"{p.snippet_id}.py"
         if path.is_file() and not tags.parse(path.read_text(encoding="utf-8")).tags.requires:
             out.append(path)
@@ -372,11 +374,46 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def fingerprint_ms(repeat: int = 20) -> None:
+    """Print what the environment fingerprint costs a build (issue 10 §3: at most 50 ms).
+
+    Cold: no stored probe answer (the quick probe starts the interpreter once).
+    Warm: a build with nothing changed (stored answer, sys.path listed again).
+    The listing alone: the part that runs on every build.
+    """
+    from snipcheck import fingerprint
+    from snipcheck.environment import probe_environment
+
+    def timed(fn: Callable[[], object]) -> list[float]:
+        out = []
+        for _ in range(repeat):
+            t = time.perf_counter()
+            fn()
+            out.append((time.perf_counter() - t) * 1000)
+        return out
+
+    with tempfile.TemporaryDirectory(prefix="snipcheck-bench-fp-") as tmp:
+        found = probe_environment(PY, Path(tmp) / "warm")
+        cold = timed(lambda: probe_environment(PY, Path(tempfile.mkdtemp(dir=tmp))))
+        warm = timed(lambda: probe_environment(PY, Path(tmp) / "warm"))
+        listing = timed(lambda: fingerprint.scan(found.fingerprint.paths))
+    print(f"== environment fingerprint ({len(found.fingerprint.paths)} sys.path entries, "
+          f"{len(found.fingerprint.distributions)} distributions; median of {repeat})")
+    print(f"  warm (nothing changed)   {statistics.median(warm):7.1f} ms   max {max(warm):6.1f} ms   target <= 50 ms")
+    print(f"  listing sys.path alone   {statistics.median(listing):7.1f} ms")
+    print(f"  cold (no stored answer)  {statistics.median(cold):7.1f} ms   (starts the interpreter once; "
+          "a fresh cache or a changed environment)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="100,300,1000", help="corpus sizes for the scaling run")
     parser.add_argument("--no-mystnb", action="store_true")
+    parser.add_argument("--fingerprint", action="store_true", help="only measure the environment fingerprint")
     args = parser.parse_args()
+    if args.fingerprint:
+        fingerprint_ms()
+        return
     sizes = [int(s) for s in args.sizes.split(",") if s]
     rows = []
     with tempfile.TemporaryDirectory(prefix="snipcheck-bench-") as tmp:

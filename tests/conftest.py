@@ -17,11 +17,11 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from snipcheck.environment import probe
 from snipcheck.model import Stamp
+from snipcheck.placement import Placement
 
-pytest_plugins = ["sphinx.testing.fixtures"]
+pytest_plugins = ["sphinx.testing.fixtures", "browser_fixtures"]  # browser_fixtures: the browser tests' build, server, Chromium
 
 TESTS = Path(__file__).parent
 ROOTS = TESTS / "roots"
@@ -67,7 +67,7 @@ def cache_dir(tmp_path: Path, probe_cache: Path) -> Path:
 
 
 @pytest.fixture
-def app_params(request, app_params, tmp_path: Path, rootdir: Path, cache_dir: Path):  # noqa: ANN001, ANN201
+def app_params(request, app_params, tmp_path: Path, rootdir: Path, cache_dir: Path):
     """sphinx.testing's app parameters, made hermetic (see module docstring)."""
     args, kwargs = app_params
     marker_kwargs: dict = {}
@@ -85,3 +85,11 @@ def app_params(request, app_params, tmp_path: Path, rootdir: Path, cache_dir: Pa
     overrides.setdefault("snipcheck_fork_min_runs", 0)
     kwargs["confoverrides"] = overrides
     return type(app_params)(args, kwargs)
+
+
+@pytest.fixture(scope="session")
+def chapter_placements(tmp_path_factory: pytest.TempPathFactory) -> list[Placement]:
+    """The real chapter's placement index, read as the build reads it (once per session)."""
+    from snipcheck.sphinxext.index import read_index
+
+    return read_index(REPO / "docs", REPO, tmp_path_factory.mktemp("chapter-index")).placements

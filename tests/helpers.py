@@ -139,3 +139,22 @@ def snipcheck_cli(project: Path, *args: str, cache: Path | None = None) -> subpr
         [sys.executable, "-m", "snipcheck", "--root", str(project), *args],
         cwd=project, env=env, capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
+
+
+# --- the placement index of a test project -------------------------------------------
+
+
+def placements_in(page: Path) -> list:
+    """The placements whose directive sits in ``page``, from the placement index
+    of the project around it (the nearest folder above holding ``conf.py``),
+    read as the build reads it, into a throwaway doctree directory."""
+    import tempfile
+
+    from snipcheck.project import Project
+    from snipcheck.sphinxext.index import read_index
+
+    root = next(p for p in page.resolve().parents if (p / "conf.py").is_file())
+    project, _ = Project.load(root)
+    with tempfile.TemporaryDirectory() as tmp:
+        found = read_index(project.srcdir, root, Path(tmp)).placements
+    return [p for p in found if Path(p.source).resolve() == page.resolve()]

@@ -1,200 +1,29 @@
 """The published pages in a real browser (headless Chromium through Playwright).
 
-The chapter is built once per session (into a temporary directory, with
-``-W``), together with the tiny project ``tests/roots/test-browser`` whose
-snippet prints markup; both are served by a local ``http.server`` on
-127.0.0.1 and opened in headless Chromium.  The tests check what a reader
-sees: stdout and stderr panels that look different and say which is which, a
+The fixtures (one chapter build, a local server, headless Chromium) are in
+``tests/browser_fixtures.py``.  The tests check what a reader sees: stdout and stderr panels that look different and say which is which, a
 copy button that copies the code and nothing else, captured output shown as
 text (never run), no request to any other host, Chinese full-text search,
 the checkpoint dropdowns, the computed reading aids and the flowchart.
 
-Screenshots go to ``$SNIPCHECK_ARTIFACTS`` (default: a directory under
-pytest's temporary directory); the session prints where.
-
-Needs the ``playwright`` Python package and a Chromium (Debian's
-``/usr/bin/chromium``, or ``$SNIPCHECK_CHROMIUM``); skipped, saying which is
-missing, without them, except where ``SNIPCHECK_REQUIRE_BROWSER=1`` (CI sets
-it), where a missing browser fails them.  Playwright's own browser download
-is never used.
+Layout on phones and desktops, accessibility, search and the page's
+language are in ``tests/test_browser_reader.py``.
 """
 
 from __future__ import annotations
 
-import functools
-import http.server
-import os
 import re
-import shutil
-import subprocess
-import sys
-import threading
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import pytest
-from conftest import REPO, ROOTS
+from browser_fixtures import TIMEOUT_MS, Site, Tab, shot, snippet_selector
+from conftest import REPO
 from helpers import html
 from snipcheck.snippets import load
 
 pytestmark = pytest.mark.browser
-
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-# Read at import, before conftest's autouse fixture hides it from each test: a
-# developer's result cache makes the session's chapter build instant.
-USER_CACHE = os.environ.get("SNIPCHECK_CACHE_DIR")
-TIMEOUT_MS = 20_000
-
-
-def chromium_path() -> str | None:
-    """The Chromium to drive: ``$SNIPCHECK_CHROMIUM``, else ``chromium`` on PATH."""
-    explicit = os.environ.get("SNIPCHECK_CHROMIUM")
-    if explicit:
-        return explicit if Path(explicit).is_file() else None
-    return shutil.which("chromium") or shutil.which("chromium-browser")
-
-
-# --- session fixtures: build, serve, launch ---------------------------------------
-
-
-def sphinx_build(project: Path, out: Path, cache: Path) -> None:
-    """Build ``project`` (its sources in ``docs/`` when it has one) into ``out`` with -W."""
-    env = dict(os.environ, SNIPCHECK_CACHE_DIR=str(cache))
-    source = "docs" if (project / "docs").is_dir() else "."
-    args = [
-        sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html", "-c", ".",
-        "-d", str(out.parent / f"{out.name}-doctrees"), "-D", f"snipcheck_report_dir={out.parent / 'report'}",
-        source, str(out),
-    ]  # fmt: skip
-    done = subprocess.run(
-        args, cwd=project, env=env, capture_output=True, text=True, timeout=1800, check=False
-    )
-    assert done.returncode == 0, f"building {project} failed:\n{done.stdout[-3000:]}\n{done.stderr[-6000:]}"
-
-
-@dataclass(frozen=True)
-class Site:
-    """The built sites, served: ``base`` is ``http://127.0.0.1:PORT/``."""
-
-    root: Path  # served directory: chapter/ and markup/ below it
-    base: str
-
-    def url(self, path: str) -> str:
-        return self.base + path
-
-    @property
-    def chapter(self) -> Path:
-        return self.root / "chapter"
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-@pytest.fixture(scope="session")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
-    root = tmp_path_factory.mktemp("browser-site")
-    cache = Path(USER_CACHE) if USER_CACHE else tmp_path_factory.mktemp("browser-cache")
-    sphinx_build(REPO, root / "chapter", cache)
-    markup = tmp_path_factory.mktemp("browser-markup-src")
-    shutil.copytree(ROOTS / "test-browser", markup, dirs_exist_ok=True)
-    sphinx_build(markup, root / "markup", cache)
-    handler = functools.partial(_QuietHandler, directory=str(root))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield Site(root, f"http://127.0.0.1:{server.server_address[1]}/")
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
-@pytest.fixture(scope="session")
-def artifacts(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[Path]:
-    """Where screenshots go (``$SNIPCHECK_ARTIFACTS``, else a temporary
-    directory); printed at the end of the session, past output capture."""
-    wanted = os.environ.get("SNIPCHECK_ARTIFACTS")
-    directory = Path(wanted) if wanted else tmp_path_factory.mktemp("browser-artifacts")
-    directory.mkdir(parents=True, exist_ok=True)
-    yield directory
-    shots = sorted(p.name for p in directory.glob("*.png"))
-    capture = request.config.pluginmanager.getplugin("capturemanager")
-    with capture.global_and_fixture_disabled():
-        print(f"\nbrowser screenshots ({len(shots)}): {directory}")
-
-
-def missing(reason: str) -> None:
-    """Skip the browser tests, or fail them where they must run
-    (``SNIPCHECK_REQUIRE_BROWSER=1``, set by ``.ci/run``)."""
-    if os.environ.get("SNIPCHECK_REQUIRE_BROWSER") == "1":
-        pytest.fail(f"browser tests required (SNIPCHECK_REQUIRE_BROWSER=1) but {reason}", pytrace=False)
-    pytest.skip(reason)
-
-
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
-    try:
-        from playwright import sync_api
-    except ImportError:
-        missing("the playwright package is not installed (pip install playwright)")
-    executable = chromium_path()
-    if executable is None:
-        missing("no Chromium found (apt-get install chromium, or set SNIPCHECK_CHROMIUM)")
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield launched
-        finally:
-            launched.close()
-
-
-@dataclass
-class Tab:
-    """One page in a fresh browser context, with every request it made."""
-
-    page: Any
-    requests: list[str]
-    failed: list[str]
-    errors: list[str]
-
-
-@pytest.fixture
-def tab(browser: Any, site: Site) -> Iterator[Tab]:
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="zh-CN")
-    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site.base.rstrip("/"))
-    page = context.new_page()
-    page.set_default_timeout(TIMEOUT_MS)
-    opened = Tab(page, [], [], [])
-    page.on("request", lambda r: opened.requests.append(r.url))
-    page.on("requestfailed", lambda r: opened.failed.append(r.url))
-    page.on("response", lambda r: opened.failed.append(f"{r.status} {r.url}") if r.status >= 400 else None)
-    page.on("pageerror", lambda e: opened.errors.append(str(e)))
-    try:
-        yield opened
-    finally:
-        context.close()
-
-
-def shot(target: Any, artifacts: Path, name: str) -> None:
-    """Screenshot a page or an element into the artifacts directory."""
-    target.screenshot(path=str(artifacts / f"{name}.png"))
-
-
-def snippet_selector(snippet_id: str) -> str:
-    return "#snippet-" + snippet_id.replace("/", "-")
-
 
 # --- output panels ------------------------------------------------------------------
 
@@ -208,27 +37,27 @@ def test_stdout_and_stderr_panels_look_different_and_are_labelled(
     anomaly.scroll_into_view_if_needed()
     styles = page.evaluate(
         """() => [...document.querySelectorAll('.snipcheck-output > .output')].map(el => {
-            const box = el.getBoundingClientRect();
-            const s = getComputedStyle(el), label = getComputedStyle(el, '::before');
+            const box = el.getBoundingClientRect(), label = el.previousElementSibling;
+            const s = getComputedStyle(el), l = getComputedStyle(label);
             return {classes: [...el.classList], background: s.backgroundColor, border: s.borderTopColor,
-                    label: label.content, labelColor: label.color, visible: box.width > 0 && box.height > 0};
+                    label: label.classList.contains('snipcheck-output-label') ? label.textContent : null,
+                    labelColor: l.color, visible: box.width > 0 && box.height > 0};
         })"""
     )
     stdout = [s for s in styles if "snipcheck-stdout" in s["classes"]]
     stderr = [s for s in styles if "snipcheck-stderr" in s["classes"]]
     assert stdout and stderr
     assert all(s["visible"] for s in styles)
-    assert {s["label"] for s in stdout} == {'"stdout"'}
-    assert all(s["label"].startswith('"stderr') for s in stderr), {s["label"] for s in stderr}
+    # Every block has its label above it, in the page's language (document text, not CSS).
+    assert {s["label"] for s in stdout} == {"标准输出 stdout"}
+    assert all(s["label"].startswith("标准错误 stderr") for s in stderr), {s["label"] for s in stderr}
     for out in stdout:
         for err in stderr:
             assert out["background"] != err["background"], (out, err)
             assert out["labelColor"] != err["labelColor"], (out, err)
     # The anomaly snippet has both kinds of stderr: a warning and a traceback, each labelled.
-    kinds = anomaly.locator(".snipcheck-output > .output").evaluate_all(
-        "els => els.map(el => getComputedStyle(el, '::before').content)"
-    )
-    assert kinds == ['"stderr · 警告 warning"', '"stderr · 未捕获的异常 traceback"']
+    kinds = anomaly.locator(".snipcheck-output-label").all_inner_texts()
+    assert kinds == ["标准错误 stderr · 警告", "标准错误 stderr · 未捕获的异常"]
     shot(anomaly, artifacts, "output-panels-stderr")
     storage = page.locator(snippet_selector("inplace/storage"))
     storage.scroll_into_view_if_needed()

@@ -57,7 +57,7 @@ def test_drift_is_a_warning_at_the_directive_with_a_unified_diff(app, stamp: Sta
         "-hello worle\n"
         "+hello world\n"
         f"full diff: {report / 'diffs' / 'drift__hello.diff'}\n"
-        "if the new output is right, record it: nox -s record -- drift/hello [snipcheck.drift]"
+        "if the new output is right, record it: snipcheck record drift/hello [snipcheck.drift]"
     ]
     assert (report / "diffs" / "drift__hello.diff").read_text(encoding="utf-8").splitlines()[-2:] == [
         "-hello worle",
@@ -159,9 +159,9 @@ def test_unmet_requirement_is_not_run_and_labelled(app, stamp: Stamp, tmp_path: 
     assert snipcheck_warnings(app.warning.getvalue()) == []
     div = snippet_div(page, "gpu/memory")
     badges = [b.get_text() for b in div.find(class_="snipcheck-badges").find_all(class_="sd-badge")]
-    assert badges == ["需要 cuda", "本次构建未运行"]
+    assert badges == ["needs cuda", "not run in this build"]
     panel = div.find(class_="snipcheck-unverified")
-    assert "未经本次构建验证" in panel.find(class_="snipcheck-unverified-label").get_text()
+    assert "not verified by this build" in panel.find(class_="snipcheck-unverified-label").get_text()
     assert panel.find("pre").get_text() == "peak memory: 4096 bytes\n"
     assert "torch 2.13.0+cu128 · Python 3.11.7 · CUDA (NVIDIA H200)" in panel.find(class_="snipcheck-stated-env").get_text()
     assert output_blocks(page, "gpu/cpu-part") == [(["snipcheck-stdout"], "runs on any machine\n")]
@@ -180,28 +180,28 @@ def test_missing_file_and_bad_tag_block_warn_with_file_and_line(app) -> None:  #
     missing, tag = snipcheck_warnings(app.warning.getvalue())
     assert missing.startswith(
         f"{index}:{directive_line(index, 'broken/nowhere')}: WARNING: snippet 'broken/nowhere' not found: "
-        "no file snippets/broken/nowhere.py or snippets/broken/nowhere.rs; "
+        "no file snippets/broken/nowhere.py or snippets/broken/nowhere.rs, and no snippet-code block "
     )
     assert missing.endswith("[snipcheck.missing]")
     assert tag == (
         f"{index}:{directive_line(index, 'broken/bad-tags')}: WARNING: snippet 'broken/bad-tags': unknown tag 'colour'; known tags are: "
-        "expect, memory, refutes, requires, timeout (snippets/broken/bad-tags.py:3) [snipcheck.tag]"
+        "depends, env, expect, memory, refutes, requires, timeout (snippets/broken/bad-tags.py:3) [snipcheck.tag]"
     )
     assert output_blocks(page, "broken/good") == [(["snipcheck-stdout"], "still rendered\n")]
 
 
-def test_hints_name_nox_sessions_that_exist(tmp_path: Path) -> None:
-    # Messages tell the user which nox session to run next; it must exist.
+def test_hints_name_the_snipcheck_command_line_not_this_repository(tmp_path: Path) -> None:
+    # adoption.md #4: an outside project has no nox sessions of ours
+    from snipcheck.cli import _parser
     from snipcheck.snippets import SnippetError, load
 
     (tmp_path / "snippets").mkdir()
     with pytest.raises(SnippetError) as info:
         load("a/b", tmp_path / "snippets", tmp_path)
-    hints = re.findall(r"nox -s ([\w-]+)", info.value.message)
-    assert hints
-    noxfile = (Path(__file__).parent.parent / "noxfile.py").read_text(encoding="utf-8")
-    defined = set(re.findall(r"@nox\.session[^\n]*\ndef (\w+)", noxfile))
-    assert set(hints) <= {name.replace("_", "-") for name in defined}
+    assert "nox" not in info.value.message
+    commands = re.findall(r"snipcheck (\w+) ", info.value.message)
+    assert commands == ["new"]
+    assert set(commands) <= set(_parser()._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
 
 
 # --- what the page shows ---------------------------------------------------------------

@@ -34,7 +34,7 @@ RESULT = RunResult(
     runner="subprocess",
     output_limit=1 << 20,
 )
-KEY = cache_key(SNIPPET, STAMP, 1 << 20)
+KEY = cache_key(SNIPPET, STAMP, 1 << 20, runner="fork")
 
 
 @pytest.mark.parametrize(
@@ -49,16 +49,22 @@ KEY = cache_key(SNIPPET, STAMP, 1 << 20)
         pytest.param(lambda: (SNIPPET, dataclasses.replace(STAMP, device="CUDA (NVIDIA H200)"), 1 << 20), id="device"),
         pytest.param(lambda: (SNIPPET, STAMP, 1000), id="output-limit"),
         pytest.param(lambda: (dataclasses.replace(SNIPPET, path="snippets/inplace/storage2.py"), STAMP, 1 << 20), id="shown-path"),
+        pytest.param(lambda: (SNIPPET, dataclasses.replace(STAMP, env="0123456789ab"), 1 << 20), id="environment"),
+        pytest.param(lambda: (dataclasses.replace(SNIPPET, env=("MY_VAR",)), STAMP, 1 << 20), id="declared-variable"),
     ],
 )
 def test_key_changes_with_everything_that_changes_the_result(changed) -> None:  # noqa: ANN001
-    assert cache_key(*changed()) != KEY
+    assert cache_key(*changed(), runner="fork") != KEY
+
+
+def test_key_changes_with_the_runner_kind() -> None:
+    assert cache_key(SNIPPET, STAMP, 1 << 20, runner="subprocess") != KEY
 
 
 def test_key_is_stable_and_ignores_the_timeout() -> None:
-    assert cache_key(SNIPPET, STAMP, 1 << 20) == KEY
+    assert cache_key(SNIPPET, STAMP, 1 << 20, runner="fork") == KEY
     longer = dataclasses.replace(SNIPPET, tags=Tags(timeout=120.0))
-    assert cache_key(longer, STAMP, 1 << 20) == KEY
+    assert cache_key(longer, STAMP, 1 << 20, runner="fork") == KEY
 
 
 def test_put_then_get_round_trips(tmp_path: Path) -> None:
@@ -94,7 +100,7 @@ def test_corrupt_entry_raises_cache_error_naming_the_file(tmp_path: Path, damage
 
 def test_entry_stored_under_another_key_is_rejected(tmp_path: Path) -> None:
     cache = ResultCache(tmp_path)
-    other = cache_key(dataclasses.replace(SNIPPET, source="print('y')\n"), STAMP, 1 << 20)
+    other = cache_key(dataclasses.replace(SNIPPET, source="print('y')\n"), STAMP, 1 << 20, runner="fork")
     cache.put(other, SNIPPET.id, RESULT)
     cache.path(KEY).parent.mkdir(parents=True, exist_ok=True)
     cache.path(KEY).write_bytes(cache.path(other).read_bytes())
@@ -126,7 +132,7 @@ def test_failed_atomic_write_keeps_the_old_file_and_no_temporary(tmp_path: Path,
     def broken_replace(src: str, dst: str) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr("snipcheck.cache.os.replace", broken_replace)
+    monkeypatch.setattr("snipcheck.files.os.replace", broken_replace)
     with pytest.raises(OSError):
         write_atomic(target, b"new")
     assert target.read_bytes() == b"old"

@@ -75,7 +75,11 @@ def test_a_refuted_belief_that_now_holds_is_flagged(built) -> None:  # noqa: ANN
     assert not _about(warnings, "refuted claim 'c/refuted'")
     page = html(Path(app.outdir) / "index.html")
     badges = [b.get_text() for b in page.select(".snipcheck-belief-head .sd-badge")]
-    assert badges == ["常见说法 · 实测推翻", "常见说法 · 实测成立", "常见说法 · 代码没有给出结论"]
+    assert badges == [
+        "Common belief · refuted when tested",
+        "Common belief · holds when tested",
+        "Common belief · the code gives no verdict",
+    ]
 
 
 @pytest.mark.sphinx("html", testroot="claims")

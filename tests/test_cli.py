@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from conftest import fresh_cache
-from helpers import snipcheck_cli
-from snipcheck.docsource import scan
+from helpers import placements_in, snipcheck_cli
 
 CONF = """\
 extensions = ["myst_nb", "snipcheck"]
 nb_execution_mode = "off"
+snipcheck_source_dir = "docs"
 snipcheck_cache_dir = {cache!r}
 snipcheck_runner = "subprocess"  # these snippets do not use torch: start fast
 """
@@ -59,8 +59,8 @@ def test_record_fills_an_empty_stated_output_from_a_real_run(project: Path) -> N
         "docs/index.md:5: rec/hello: recorded",
         "1 stated output(s) recorded; 0 unchanged or skipped",
     ]
-    (placement,) = scan(index)
-    assert placement.body == printed(project, "rec/hello")
+    (placement,) = placements_in(index)
+    assert placement.stated == printed(project, "rec/hello")
     text = index.read_text(encoding="utf-8")
     assert text.startswith("# Record\n\nProse.\n\n```{snippet} rec/hello\n")
     assert text.endswith("\n```\n\nMore prose.\n")
@@ -80,7 +80,7 @@ def test_record_rewrites_a_drifted_output_named_by_id_and_leaves_others(project:
     )
     done = snipcheck(project, "record", "rec/b")
     assert done.returncode == 0, done.stderr
-    assert [p.body for p in scan(index)] == ["a is wrong", printed(project, "rec/b")]
+    assert [p.stated for p in placements_in(index)] == ["a is wrong", printed(project, "rec/b")]
 
 
 def test_unexpected_exception_is_not_recorded_and_fails(project: Path) -> None:
@@ -97,7 +97,7 @@ def test_unexpected_exception_is_not_recorded_and_fails(project: Path) -> None:
         'expect = "ValueError" to its tag block; no stated output yet: record it from a real run'
     )
     # The failing one stays empty; the good one is still recorded.
-    assert [p.body for p in scan(index)] == ["", "fine"]
+    assert [p.stated for p in placements_in(index)] == ["", "fine"]
 
 
 def test_expected_exception_is_recorded_with_its_traceback(project: Path) -> None:
@@ -108,8 +108,8 @@ def test_expected_exception_is_recorded_with_its_traceback(project: Path) -> Non
     index.write_text("```{snippet} rec/expected\n```\n", encoding="utf-8")
     done = snipcheck(project, "record")
     assert done.returncode == 0, done.stderr
-    (placement,) = scan(index)
-    assert placement.body == (
+    (placement,) = placements_in(index)
+    assert placement.stated == (
         "Traceback (most recent call last):\n"
         '  File "snippets/rec/expected.py", line 4, in <module>\n'
         '    raise ValueError("boom")\n'
@@ -134,10 +134,24 @@ def test_unmet_requirement_is_left_as_is(project: Path) -> None:
 
 
 def test_record_of_an_id_that_is_not_placed_fails(project: Path) -> None:
-    (project / "docs" / "index.md").write_text("# Nothing placed\n", encoding="utf-8")
+    (project / "snippets" / "rec" / "there.py").write_text('print("there")\n', encoding="utf-8")
+    (project / "docs" / "index.md").write_text("# One placed\n\n```{snippet} rec/there\n```\n", encoding="utf-8")
     done = snipcheck(project, "record", "rec/nowhere")
     assert done.returncode == 1
     assert done.stderr.strip() == f"error: snippet 'rec/nowhere' is not placed in any page under {project / 'docs'}"
+
+
+@pytest.mark.parametrize("command", [["record"], ["verify"], ["record", "rec/nowhere"]])
+def test_no_placement_at_all_fails_and_says_where_it_looked(project: Path, command: list[str]) -> None:
+    # false-green.md #1: "0 stated output(s) recorded", exit 0, on a folder with no page placing anything
+    (project / "docs" / "index.md").write_text("# Nothing placed\n", encoding="utf-8")
+    done = snipcheck(project, *command)
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        f"error: no snippet placed in {project / 'docs'}: Sphinx read 1 document(s) there with "
+        f"{project / 'conf.py'} and found no snippet directive; give the pages' folder with --source-dir, "
+        "or set snipcheck_source_dir in conf.py"
+    )
 
 
 def test_record_refuses_an_output_that_changes_from_run_to_run(project: Path) -> None:

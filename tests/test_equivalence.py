@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from snipcheck import docsource
 from snipcheck.runner.fork import ForkRunner
 from snipcheck.runner.python import SubprocessRunner
 from snipcheck.settings import Settings
@@ -23,26 +22,31 @@ from snipcheck.snippets import load
 REPO = Path(__file__).parent.parent
 
 
-def chapter_python_snippets(settings: Settings) -> list:
-    ids = sorted({p.snippet_id for p in docsource.scan_tree(REPO / "docs")})
+def chapter_python_snippets(settings: Settings, placements: list) -> list:
+    ids = sorted({p.snippet_id for p in placements})
     snippets = [load(i, settings.snippets_dir, settings.root) for i in ids]
     return [s for s in snippets if s.language == "python" and not s.tags.requires]
 
 
+def limit(snippet) -> float:  # noqa: ANN001
+    """The snippet's own timeout tag (the torch.compile one needs minutes on a busy machine), else 120 s."""
+    return max(snippet.tags.timeout or 0.0, 120.0)
+
+
 @pytest.mark.chapter
-def test_every_chapter_snippet_gives_the_same_result_forked_and_alone(stamp) -> None:  # noqa: ANN001
+def test_every_chapter_snippet_gives_the_same_result_forked_and_alone(stamp, chapter_placements) -> None:  # noqa: ANN001
     settings, _ = Settings.from_conf(REPO)
-    snippets = chapter_python_snippets(settings)
+    snippets = chapter_python_snippets(settings, chapter_placements)
     assert len(snippets) > 30
     fork = ForkRunner(settings.python, stamp, preload=settings.preload)
     assert fork.unavailable is None, fork.unavailable  # the chapter must not fall back
     plain = SubprocessRunner(settings.python, stamp)
     try:
-        forked = [fork.run(s, timeout=120, output_limit=settings.output_limit) for s in snippets]
+        forked = [fork.run(s, timeout=limit(s), output_limit=settings.output_limit) for s in snippets]
     finally:
         fork.close()
     with ThreadPoolExecutor(max_workers=2) as pool:
-        alone = list(pool.map(lambda s: plain.run(s, timeout=120, output_limit=settings.output_limit), snippets))
+        alone = list(pool.map(lambda s: plain.run(s, timeout=limit(s), output_limit=settings.output_limit), snippets))
     different = []
     for snippet, a, b in zip(snippets, forked, alone):
         if (a.events, a.exit_status, a.signal, a.exception) != (b.events, b.exit_status, b.signal, b.exception):

@@ -18,26 +18,43 @@ from pathlib import Path
 
 import pytest
 
-from snipcheck import accept, cli, docsource
+from snipcheck import accept, cli
+from snipcheck.files import WriteError
+from snipcheck.project import Project
+from snipcheck.rewrite import Unwritable
 from snipcheck.model import Stamp
 from snipcheck.verify import Report, SnippetReport
 
 STAMP = Stamp("3.11.7", "2.15.0+cpu", "CPU", "Linux x86_64")
 PAGES = {
+    "index.md": "# Index\n",
     "a.md": "# A\n\nProse.\n\n```{snippet} demo/a\nold a\n```\n\nMore prose.\n",
     "b.md": "# B\n\n```{snippet} demo/b\nold b 1\nold b 2\n```\n",
 }
 PYPROJECT = '[project]\nname = "x"\n\n[tool.snipcheck]\nreference-torch = "2.13.0"\n'
 
 
+def make_root(root: Path) -> Path:
+    (root / "docs").mkdir(parents=True)
+    for name, text in PAGES.items():
+        (root / "docs" / name).write_text(text)
+    (root / "pyproject.toml").write_text(PYPROJECT)
+    cache = root.parent / f"{root.name}-cache"  # outside the project: the tests compare every file in it
+    (root / "conf.py").write_text(
+        f'extensions = ["myst_parser", "sphinx_design", "snipcheck"]\nsnipcheck_source_dir = "docs"\nsnipcheck_cache_dir = {str(cache)!r}\n'
+    )
+    return root
+
+
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
-    (tmp_path / "docs").mkdir()
-    for name, text in PAGES.items():
-        (tmp_path / "docs" / name).write_text(text)
-    (tmp_path / "pyproject.toml").write_text(PYPROJECT)
-    (tmp_path / "conf.py").write_text('extensions = ["snipcheck"]\n')
-    return tmp_path
+    return make_root(tmp_path / "project")
+
+
+def run_accept(rep: Report, root: Path) -> list[Path]:
+    """``accept`` of ``rep`` on the project at ``root``, through the placement index."""
+    project, _ = Project.load(root)
+    return accept.apply(accept.plan(rep, project.placements(), root), project)
 
 
 def report() -> Report:
@@ -63,11 +80,9 @@ def contents(root: Path) -> dict[str, bytes]:
 def old_and_new(root: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, bytes], dict[str, bytes]]:
     """The project's files before, and after an accept that nothing stopped."""
     old = contents(root)
-    clean = tmp_path_factory.mktemp("clean")
-    for rel, data in old.items():
-        (clean / rel).parent.mkdir(parents=True, exist_ok=True)
-        (clean / rel).write_bytes(data)
-    accept.apply(accept.plan(report(), clean), clean)
+    clean = make_root(tmp_path_factory.mktemp("clean") / "project")
+    assert contents(clean) == {k: v for k, v in old.items() if k != "conf.py"} | {"conf.py": contents(clean)["conf.py"]}
+    run_accept(report(), clean)
     new = contents(clean)
     assert new["docs/a.md"] != old["docs/a.md"] and new["docs/b.md"] != old["docs/b.md"]
     assert b'reference-torch = "2.15.0"' in new["pyproject.toml"]
@@ -140,11 +155,11 @@ def test_interrupted_mid_write_of_the_second_file_leaves_every_file_old_or_new(
     old, new = old_and_new
     hit = _writes_half_then_fails("b.md", exc, monkeypatch)
     with pytest.raises(type(exc)):
-        accept.apply(accept.plan(report(), root), root)
+        run_accept(report(), root)
     monkeypatch.undo()
     assert hit, "the injected failure never fired"
     # All or nothing: a.md was written first, and is put back.
-    assert assert_old_or_new(root, old, new) == {"docs/a.md": "old", "docs/b.md": "old", "pyproject.toml": "old", "conf.py": "old"}
+    assert assert_old_or_new(root, old, new) == {"docs/a.md": "old", "docs/b.md": "old", "docs/index.md": "old", "pyproject.toml": "old", "conf.py": "old"}
 
 
 def test_failing_rename_of_the_second_file_leaves_every_file_old_or_new(
@@ -162,10 +177,10 @@ def test_failing_rename_of_the_second_file_leaves_every_file_old_or_new(
 
     monkeypatch.setattr(os, "replace", replace)
     with pytest.raises(OSError, match="No space left on device"):
-        accept.apply(accept.plan(report(), root), root)
+        run_accept(report(), root)
     monkeypatch.undo()
     assert calls[1].endswith("b.md")
-    assert assert_old_or_new(root, old, new) == {"docs/a.md": "old", "docs/b.md": "old", "pyproject.toml": "old", "conf.py": "old"}
+    assert assert_old_or_new(root, old, new) == {"docs/a.md": "old", "docs/b.md": "old", "docs/index.md": "old", "pyproject.toml": "old", "conf.py": "old"}
 
 
 def test_a_file_that_cannot_be_put_back_is_named(root: Path, old_and_new, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
@@ -182,10 +197,11 @@ def test_a_file_that_cannot_be_put_back_is_named(root: Path, old_and_new, monkey
 
     monkeypatch.setattr(os, "replace", replace)
     with pytest.raises(OSError) as info:
-        accept.apply(accept.plan(report(), root), root)
+        run_accept(report(), root)
     monkeypatch.undo()
-    assert str(info.value) == (
-        f"[Errno 28] cannot write {root / 'docs' / 'b.md'}: No space left on device; "
+    assert isinstance(info.value, WriteError)
+    assert info.value.strerror == (
+        f"cannot write {root / 'docs' / 'b.md'}: No space left on device; "
         f"and could not put back {root / 'docs' / 'a.md'}"
     )
     assert assert_old_or_new(root, old, new)["docs/a.md"] == "new"
@@ -203,8 +219,8 @@ def test_an_edit_that_cannot_be_made_stops_accept_before_any_file_is_written(
         STAMP, "torch 2.13.0", (1, 1),
         (report().snippets[0], SnippetReport("demo/b", "docs/b.md", 4, "drifted", diff="-x\n+y", stated="old b 1\nold b 2", actual="````\nnew b")),
     )  # fmt: skip
-    with pytest.raises(docsource.UnwritableBody):
-        accept.apply(accept.plan(bad, root), root)
+    with pytest.raises(Unwritable, match="demo/b"):
+        run_accept(bad, root)
     assert contents(root) == old
 
 

@@ -67,6 +67,7 @@ class Build:
     warnings_text: str
     before: dict[str, str]
     after: dict[str, str]
+    statuscode: int = 0
 
     @property
     def all_warnings(self) -> list[str]:
@@ -83,16 +84,23 @@ class Build:
         return [w for w in self.warnings if f"snippet {snippet_id!r}" in w]
 
     @property
+    def summary(self) -> str | None:
+        """snipcheck's closing error that fails the build, if any."""
+        found = [w for w in self.all_warnings if w.startswith("ERROR: snipcheck: ")]
+        assert len(found) <= 1, found
+        return found[0] if found else None
+
+    @property
     def other_warnings(self) -> list[str]:
         """The warnings that are not snipcheck's (Sphinx, MyST, Pygments)."""
-        return [w for w in self.all_warnings if w not in self.warnings]
+        return [w for w in self.all_warnings if w not in self.warnings and w != self.summary]
 
 
 def split_warnings(text: str) -> list[str]:
     """A Sphinx warning stream cut into warnings: each starts with a line
-    ``[<location>: ]WARNING: ``; helpers.snipcheck_warnings would glue a
-    warning of another type to the snipcheck one after it."""
-    return [w.rstrip("\n") for w in re.split(r"^(?=(?:\S+: )?WARNING: )", plain(text), flags=re.M) if w.strip()]
+    ``[<location>: ]WARNING: `` (or ``ERROR: ``); helpers.snipcheck_warnings
+    would glue a warning of another type to the snipcheck one after it."""
+    return [w.rstrip("\n") for w in re.split(r"^(?=(?:\S+: )?(?:WARNING|ERROR): )", plain(text), flags=re.M) if w.strip()]
 
 
 def copy_root(name: str, dest: Path) -> Path:
@@ -136,6 +144,7 @@ def sphinx_build(
         warnings_text=app.warning.getvalue(),
         before=before,
         after=snapshot(srcdir),
+        statuscode=app.statuscode,
     )
 
 

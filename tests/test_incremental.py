@@ -26,7 +26,7 @@ def make_project(root: Path, counter: Path, *, torch: bool = False) -> Path:
     (root / "docs").mkdir(parents=True)
     (root / "snippets" / "inc").mkdir(parents=True)
     (root / "conf.py").write_text(
-        'extensions = ["myst_nb", "snipcheck"]\nnb_execution_mode = "off"\n'
+        'extensions = ["myst_nb", "snipcheck"]\nnb_execution_mode = "off"\nsnipcheck_source_dir = "docs"\n'
         f"snipcheck_preload = {['torch'] if torch else []!r}\n"
     )
     toc = []
@@ -147,7 +147,7 @@ def test_a_build_with_few_runs_uses_plain_subprocesses_and_many_runs_fork(tmp_pa
     snippet = root / "snippets" / "inc" / "p2s0.py"
     snippet.write_text(snippet.read_text() + "# edited\n")
     build(root, tmp_path / "cache")  # one run
-    report = json.loads((root / "_build" / "snipcheck" / "report.json").read_text())
+    report = json.loads((root / "_build" / "doctrees" / "snipcheck-report" / "report.json").read_text())
     assert [r["snippet_id"] for r in report["snippets"] if r["origin"] == "run"] == ["inc/p2s0"]
     entries = [json.loads(p.read_text())["result"] for p in (tmp_path / "cache" / "results").rglob("*.json")]
     runners = sorted(r["runner"] for r in entries)

@@ -13,8 +13,10 @@
   ``requires`` are unmet where they were written and that were therefore
   never recorded: a ``requires`` tag and an empty body.  Those are listed.
 
-The Markdown is read with myst-parser's own parser (as the build reads it),
-so a fence inside a ```` ```text ```` example is an example, not code.
+Placements come from the placement index (the pages read by Sphinx as the
+build reads them).  Bare code blocks are found with myst-parser's own
+tokenizer, so a fence inside a ```` ```text ```` example is an example, not
+code.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from docutils import nodes
 from markdown_it.renderer import RendererHTML
 from myst_parser.config.main import MdParserConfig
 from myst_parser.parsers.mdit import create_md_parser
-from snipcheck.docsource import DIRECTIVES, LITERAL, Placement, scan_tree
+from snipcheck.placement import Placement
 from snipcheck.snippets import SnippetError, discover, load
 
 DOCS = REPO / "docs"
@@ -41,7 +43,11 @@ CODE_LANGUAGES = frozenset({"python", "python3", "py", "py3", "pycon", "ipython"
 #: Directives that show code given in their body or argument.
 CODE_DIRECTIVES = frozenset({"code-block", "code", "sourcecode", "code-cell"})
 #: Directives whose body is not Markdown: not searched for nested code blocks.
-OPAQUE = LITERAL | DIRECTIVES | {"toctree", "reading-time", "snipcheck-environment"}
+OPAQUE = frozenset(
+    {"code-block", "code", "sourcecode", "code-cell", "literalinclude", "raw", "math", "mermaid", "graphviz",
+     "csv-table", "eval-rst", "parsed-literal", "highlight", "snipcheck-versions", "snippet", "refuted-claim",
+     "toctree", "reading-time", "snipcheck-environment"}
+)
 
 
 @dataclass(frozen=True)
@@ -105,8 +111,9 @@ def _relative(path: Path) -> str:
 
 
 @pytest.fixture(scope="module")
-def placements() -> list[Placement]:
-    return scan_tree(DOCS)
+def placements(chapter_placements: list[Placement]) -> list[Placement]:
+    """The placement index: the same set the build, record and verify see."""
+    return chapter_placements
 
 
 def show(request: pytest.FixtureRequest, text: str) -> None:
@@ -179,7 +186,7 @@ def test_every_code_block_in_docs_is_a_snippet() -> None:
 def test_each_snippet_is_placed_once_and_anchors_are_unique(placements: list[Placement]) -> None:
     counts = Counter(p.snippet_id for p in placements)
     twice = {
-        snippet_id: [f"{_relative(p.path)}:{p.line}" for p in placements if p.snippet_id == snippet_id]
+        snippet_id: [f"{_relative(Path(p.source))}:{p.line}" for p in placements if p.snippet_id == snippet_id]
         for snippet_id, n in counts.items()
         if n > 1
     }
@@ -198,9 +205,9 @@ def test_every_placed_id_has_a_file_and_every_file_is_placed(placements: list[Pl
 def test_every_snippet_states_its_output(placements: list[Placement], request: pytest.FixtureRequest) -> None:
     empty, never_recorded = [], []
     for placement in placements:
-        if placement.body.strip():
+        if placement.stated.strip():
             continue
-        where = f"{_relative(placement.path)}:{placement.line}"
+        where = f"{_relative(Path(placement.source))}:{placement.line}"
         try:
             requires = load(placement.snippet_id, SNIPPETS, REPO).tags.requires
         except SnippetError as exc:

@@ -1,4 +1,4 @@
-"""Reading aids: the reading-time estimate and resume points (sphinxext/reading.py).
+"""Reading aids: the reading-time estimate and resume points (chapter/reading.py).
 
 The test root ``test-reading`` is built so that every count is known: a title
 and three headings (2 + 3 × 3 Chinese characters), paragraphs of 700, 1,400
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from helpers import html, snipcheck_warnings
-from snipcheck.sphinxext.reading import RATES, Counts, lines, minutes, prose
+from snipcheck.chapter.reading import RATES, Counts, lines, minutes, prose
 
 # --- the formula ---------------------------------------------------------------
 
@@ -115,3 +115,35 @@ def test_an_edited_page_gets_new_numbers_on_the_next_build(app) -> None:
     left = minutes((total - BEFORE_FIRST_STOP).seconds())
     assert f"后面还有约 {left} 分钟" in first.get_text()
     assert left == 11
+
+
+# --- the reading list (chapter/reading_list.py) ------------------------------------------
+
+
+def listed(page: Path) -> list[tuple[str, str, str]]:
+    """``(link, minutes, description)`` per item of the page's reading list."""
+    soup = html(page)
+    return [
+        (li.find("a")["href"], li.select_one(".snipcheck-reading-minutes").get_text(), li.find_all("p")[-1].get_text())
+        for li in soup.select("ol.snipcheck-reading-list > li")
+    ]
+
+
+@pytest.mark.sphinx("html", testroot="reading-list", copy_test_root=True)
+def test_the_reading_list_gives_each_page_its_own_reading_time_and_follows_edits(app) -> None:
+    app.build()
+    out = Path(app.outdir)
+    assert snipcheck_warnings(app.warning.getvalue()) == []
+    assert listed(out / "order.html") == [
+        ("a.html", "约 2 分钟", "第一页，先读。"),  # 1 + 700 characters
+        ("b.html", "约 5 分钟", "第二页， 接着读。"),  # 1 + 1,750 characters
+    ]
+    assert "全部读完约 7 分钟。" in html(out / "order.html").get_text()
+    for name, minutes_ in (("a", 2), ("b", 5)):
+        own = html(out / f"{name}.html").select_one(".snipcheck-reading-time strong").get_text()
+        assert own == f"阅读时间约 {minutes_} 分钟"
+    # An edit to a listed page changes the list on the next (incremental) build.
+    page = Path(app.srcdir) / "a.md"
+    page.write_text(page.read_text(encoding="utf-8").replace("读" * 700, "读" * 2100), encoding="utf-8")
+    app.build()
+    assert listed(out / "order.html")[0][:2] == ("a.html", "约 6 分钟")

@@ -70,7 +70,8 @@ def test_missing_file_names_both_candidates_and_the_next_step(project: Path) -> 
         load("inplace/nope", project / "snippets", project)
     assert info.value.message == (
         "snippet 'inplace/nope' not found: no file snippets/inplace/nope.py or "
-        "snippets/inplace/nope.rs; create it (nox -s new -- inplace/nope) or fix the id"
+        "snippets/inplace/nope.rs, and no snippet-code block with this id earlier in the page; create the file "
+        "(snipcheck new inplace/nope), write the code in the page, or fix the id"
     )
     assert info.value.path is None
 

@@ -18,8 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from helpers import snipcheck_cli
-from snipcheck import accept, docsource
+from helpers import placements_in, snipcheck_cli
+from snipcheck import accept
+from snipcheck.files import write_all
+from snipcheck.placement import Placement
+from snipcheck.project import Project
 from snipcheck.model import Stamp
 from snipcheck.verify import Report, SnippetReport, finish, merge, parse_shard, select_shard
 
@@ -108,13 +111,14 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     for name, code in SNIPPETS.items():
         (root / "snippets" / "demo" / f"{name}.py").write_text(code)
     (root / "docs" / "index.md").write_text(PAGE)
-    (root / "conf.py").write_text('extensions = ["snipcheck"]\nsnipcheck_runner = "subprocess"\n')
+    (root / "conf.py").write_text('extensions = ["myst_parser", "snipcheck"]\nsnipcheck_runner = "subprocess"\n')
     (root / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.snipcheck]\nreference-torch = "1.0.0"\n')
     (root / ".gitignore").write_text(".cache/\n")
     py1 = _fake_python(tmp, "1.0.0")
     py2 = _fake_python(tmp, "2.0.0")
     (root / "conf.py").write_text(
-        f'extensions = ["snipcheck"]\nsnipcheck_runner = "subprocess"\nsnipcheck_python = "{py1}"\n'
+        'extensions = ["myst_parser", "snipcheck"]\nsnipcheck_source_dir = "docs"\n'
+        f'snipcheck_runner = "subprocess"\nsnipcheck_python = "{py1}"\n'
     )
     out = _cli(root, "record")
     assert out.returncode == 0, out.stderr
@@ -188,7 +192,8 @@ def test_shards_are_deterministic_and_merge_to_the_full_report(project: dict[str
         assert {s["id"]: s["status"] for s in merged["snippets"]} == {s["id"]: s["status"] for s in full["snippets"]}
     # a missing shard is refused
     out = _cli(root, "merge", "s1.json")
-    assert out.returncode == 2 and "need each of 1..2" in out.stderr
+    assert out.returncode == 2
+    assert out.stderr.strip() == "error: cannot merge: shard 2/2 missing; give each of the 2 shards exactly once"
 
 
 def test_accept_refuses_uncommitted_changes_then_dry_run_then_accepts(project: dict[str, Path]) -> None:
@@ -206,16 +211,16 @@ def test_accept_refuses_uncommitted_changes_then_dry_run_then_accepts(project: d
     assert "+saved: a tensor saved for backward was modified" in out.stdout
     assert page.read_text() == original  # a dry run writes nothing
 
+    old_p = {p.snippet_id: p for p in placements_in(page)}
     out = _cli(root, "accept", "--python", py2)
     assert out.returncode == 0, out.stdout + out.stderr
     new = page.read_text()
     assert 'reference-torch = "2.0.0"' in (root / "pyproject.toml").read_text()
     # every byte outside the accepted directive bodies is unchanged
-    old_p = {p.snippet_id: p for p in docsource.scan_text(original, page)}
-    new_p = {p.snippet_id: p for p in docsource.scan_text(new, page)}
+    new_p = {p.snippet_id: p for p in placements_in(page)}
     assert _outside_bodies(original, old_p.values()) == _outside_bodies(new, new_p.values())
-    assert new_p["demo/plain"].body == old_p["demo/plain"].body
-    assert "a tensor saved for backward" in new_p["demo/saved"].body
+    assert new_p["demo/plain"].stated == old_p["demo/plain"].stated
+    assert "a tensor saved for backward" in new_p["demo/saved"].stated
     # verify again: the chapter now holds on the new release
     out = _cli(root, "verify", "--python", py2)
     assert out.returncode == 0, out.stdout
@@ -227,7 +232,7 @@ def _outside_bodies(text: str, placements) -> list[str]:  # type: ignore[no-unty
     keep = []
     skip = set()
     for p in placements:
-        skip.update(range(p.body_start, p.body_end))
+        skip.update(range(p.head_end, p.body_end))
     for i, line in enumerate(lines):
         if i not in skip:
             keep.append(line)
@@ -260,17 +265,62 @@ def test_parse_and_select_shard() -> None:
     for bad in ("0/2", "3/2", "a/b", "2"):
         with pytest.raises(ValueError, match="write k/n"):
             parse_shard(bad)
-    placements = docsource.scan_text(PAGE, Path("p.md"))
+    placements = [_placement(i, line) for line, i in enumerate(("demo/leaf", "demo/saved", "demo/version", "demo/plain"))]
     slices = [select_shard(placements, (k, 3)) for k in (1, 2, 3)]
     assert sorted(p.snippet_id for s in slices for p in s) == sorted(p.snippet_id for p in placements)
     assert select_shard(list(reversed(placements)), (1, 3)) == slices[0]
 
 
+def _shard(k: int, n: int, ids: tuple[str, ...], *, fingerprint: str = "f1", reference: str = "torch 1.0.0",
+           stamp: Stamp = STAMP, total: int = 5) -> Report:
+    snippets = tuple(_snip(i, "unchanged", line=int(i[-1])) for i in ids)
+    return Report(stamp, reference, (k, n), snippets, total=total, fingerprint=fingerprint)
+
+
 def test_merge_refuses_mixed_environments() -> None:
-    a = Report(STAMP, "", (1, 2), (_snip("a", "unchanged"),))
-    b = Report(Stamp("3.11.7", "9.9.9", "CPU", "Linux x86_64"), "", (2, 2), (_snip("b", "unchanged"),))
+    a = _shard(1, 2, ("f/s0", "f/s2", "f/s4"))
+    b = _shard(2, 2, ("f/s1", "f/s3"), stamp=Stamp("3.11.7", "9.9.9", "CPU", "Linux x86_64"))
     with pytest.raises(ValueError, match="different environments"):
         merge([a, b])
+
+
+def test_merge_of_every_shard_of_one_chapter_holds_all_placements() -> None:
+    merged = merge([_shard(2, 2, ("f/s1", "f/s3")), _shard(1, 2, ("f/s0", "f/s2", "f/s4"))])
+    assert [s.id for s in merged.snippets] == ["f/s0", "f/s1", "f/s2", "f/s3", "f/s4"]
+    assert merged.total == 5 and merged.holds
+
+
+def test_merge_refuses_shards_of_two_revisions_of_the_chapter() -> None:
+    # false-green.md #2: shards from two revisions merged into "holds: 4 unchanged", ids
+    # [f/s1, f/s1, f/s3, f/s3], while f/s0, f/s2 and f/s4 never ran
+    old = _shard(1, 2, ("f/s1", "f/s3"), fingerprint="aaaa")
+    new = _shard(2, 2, ("f/s1", "f/s3"), fingerprint="bbbb")
+    with pytest.raises(ValueError, match="shards of different chapters: shard 1/2 has fingerprint aaaa, shard 2/2 has bbbb"):
+        merge([old, new])
+
+
+def test_merge_refuses_shards_against_different_references() -> None:
+    with pytest.raises(ValueError, match="different references: 'torch 1.0.0' and 'torch 2.0.0'"):
+        merge([_shard(1, 2, ("f/s0",)), _shard(2, 2, ("f/s1",), reference="torch 2.0.0")])
+
+
+def test_merge_refuses_a_shard_given_twice_and_names_the_missing_one() -> None:
+    one = _shard(1, 3, ("f/s0", "f/s3"))
+    with pytest.raises(ValueError, match=r"^shard 1/3 given more than once; shard 2/3, 3/3 missing"):
+        merge([one, one])
+
+
+def test_merge_refuses_shards_that_do_not_cover_the_chapter() -> None:
+    # same fingerprint, yet the slices do not add up to the chapter's placements
+    with pytest.raises(ValueError, match="report 4 placements but the chapter has 5"):
+        merge([_shard(1, 2, ("f/s0", "f/s2")), _shard(2, 2, ("f/s1", "f/s3"))])
+    with pytest.raises(ValueError, match=r"placements reported by more than one shard: f/s1 \(docs/a.md:1\)"):
+        merge([_shard(1, 2, ("f/s0", "f/s1", "f/s2")), _shard(2, 2, ("f/s1", "f/s3"))])
+
+
+def test_merge_refuses_reports_without_a_fingerprint() -> None:
+    with pytest.raises(ValueError, match="no chapter fingerprint"):
+        merge([_shard(1, 1, ("f/s0",), fingerprint="")])
 
 
 def test_report_json_round_trip() -> None:
@@ -286,14 +336,22 @@ def test_move_pin_keeps_other_bytes() -> None:
         accept.move_pin("[project]\n", "1")
 
 
+def _placement(snippet_id: str, line: int, stated: str = "", source: str = "p.md") -> Placement:
+    return Placement(
+        snippet_id, "snippet", "p", source, line, "myst", "backtick", "```", line, line, True, "", (), stated
+    )
+
+
 def test_accept_plan_skips_snippets_edited_since_the_report(tmp_path: Path) -> None:
-    page = tmp_path / "docs" / "a.md"
+    page = tmp_path / "docs" / "index.md"
     page.parent.mkdir()
+    (tmp_path / "conf.py").write_text('extensions = ["myst_parser", "snipcheck"]\nsnipcheck_source_dir = "docs"\n')
     page.write_text("```{snippet} demo/x\nold\n```\n")
-    stale = SnippetReport("demo/x", "docs/a.md", 1, "drifted", diff="-x\n+y", stated="something else", actual="new")
-    plan = accept.plan(Report(STAMP, "", (1, 1), (stale,)), tmp_path)
+    project, _ = Project.load(tmp_path)
+    stale = SnippetReport("demo/x", "docs/index.md", 1, "drifted", diff="-x\n+y", stated="something else", actual="new")
+    plan = accept.plan(Report(STAMP, "", (1, 1), (stale,)), project.placements(), tmp_path)
     assert plan.accepted == [] and "edited since the report" in plan.skipped[0][1]
-    fresh = SnippetReport("demo/x", "docs/a.md", 1, "drifted", diff="-x\n+y", stated="old", actual="new")
-    plan = accept.plan(Report(STAMP, "", (1, 1), (fresh,)), tmp_path)
-    accept.apply(plan, tmp_path)
+    fresh = SnippetReport("demo/x", "docs/index.md", 1, "drifted", diff="-x\n+y", stated="old", actual="new")
+    plan = accept.plan(Report(STAMP, "", (1, 1), (fresh,)), project.placements(), tmp_path)
+    write_all({path: new for path, (_, new) in accept.new_files(plan, project).items()})
     assert page.read_text() == "```{snippet} demo/x\nnew\n```\n"

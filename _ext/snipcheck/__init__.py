@@ -7,7 +7,7 @@ stated in the chapter source drifts from the actual one.
 Layout: a pure core (:mod:`~snipcheck.model`, :mod:`~snipcheck.tags`,
 :mod:`~snipcheck.snippets`, :mod:`~snipcheck.runner`, :mod:`~snipcheck.cache`,
 :mod:`~snipcheck.normalize`, :mod:`~snipcheck.compare`,
-:mod:`~snipcheck.docsource`, :mod:`~snipcheck.execute`, :mod:`~snipcheck.cli`)
+:mod:`~snipcheck.placement`, :mod:`~snipcheck.rewrite`, :mod:`~snipcheck.execute`, :mod:`~snipcheck.cli`)
 that imports no Sphinx, and a thin Sphinx layer in :mod:`snipcheck.sphinxext`.
 """
 

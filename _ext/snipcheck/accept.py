@@ -1,72 +1,79 @@
 """Accept new outputs: rewrite drifted stated outputs and move the reference pin.
 
-Given a verify report, :func:`plan` collects an edit for every ``drifted``
-snippet (never for ``failing`` ones, which need a person), after checking that
-the chapter source still states what the report compared against.
-:func:`apply` then rewrites each file once, bottom-up, atomically (see
-:func:`snipcheck.docsource.rewrite`), and moves ``reference-torch`` in
-``pyproject.toml``; every other byte stays as it was.
+Given a verify report and the placement index, :func:`plan` collects an edit
+for every ``drifted`` snippet (never for ``failing`` ones, which need a
+person), after checking that the page still states what the report compared
+against.  :func:`new_files` works out every new file (the pages, read back
+through the build's parser by :meth:`snipcheck.project.Project.rewrite`, and
+the pin), and :func:`snipcheck.files.write_all` writes them all or nothing.
 
-Pure core: standard library and snipcheck's core modules.
+The reference pin lives where the project keeps it: ``reference-torch`` under
+``[tool.snipcheck]`` in ``pyproject.toml`` (this chapter), or
+``snipcheck_reference = "torch X"`` in ``conf.py`` (any project).
+
+Pure core: no Sphinx import (the project reads the index through it lazily).
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 import subprocess
-from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from . import docsource
-from .cache import write_atomic
+from .files import write_all
+from .placement import Placement
+from .project import Project
+from .rewrite import Edit
 from .verify import Report
 
-_PIN = re.compile(r'^(\s*reference-torch\s*=\s*)"([^"]*)"', re.MULTILINE)
+_PYPROJECT_PIN = re.compile(r'^(\s*reference-torch\s*=\s*)"([^"]*)"', re.MULTILINE)
+_CONF_PIN = re.compile(r'^(snipcheck_reference\s*=\s*)(["\'])torch ([^"\']*)\2', re.MULTILINE)
 
 
 @dataclass
 class Plan:
     """Edits to make.
 
-    :param edits: source file → {directive line → (new body, options to set)}.
+    :param edits: one per accepted snippet.
     :param accepted: ids of the snippets whose output will be rewritten.
     :param skipped: ``(id, reason)`` for drifted snippets left alone.
-    :param pin: the new ``reference-torch`` value, or ``None`` to keep it.
+    :param pin: the new reference torch version, or ``None`` to keep it.
     """
 
-    edits: dict[Path, dict[int, tuple[str, dict[str, str]]]] = field(default_factory=lambda: defaultdict(dict))
+    edits: list[Edit] = field(default_factory=list)
     accepted: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     pin: str | None = None
 
 
-def plan(report: Report, root: Path) -> Plan:
+def plan(report: Report, placements: Sequence[Placement], root: Path, only: Sequence[str] = ()) -> Plan:
     """Work out the edits that accept ``report``'s drifted outputs.
 
+    :param placements: the placement index now.
     :param root: the project root the report's ``doc`` paths are relative to.
+    :param only: accept just these snippet ids (all drifted ones when empty).
     """
     result = Plan()
-    current = {}
+    by_place = {(p.snippet_id, _rel(Path(p.source), root)): p for p in placements}
     for snippet in report.snippets:
-        if snippet.status != "drifted" or snippet.actual is None:
+        if snippet.status != "drifted" or snippet.actual is None or (only and snippet.id not in only):
             continue
-        path = root / snippet.doc
-        if path not in current:
-            current[path] = {p.line: p for p in docsource.scan(path)} if path.is_file() else {}
-        placement = current[path].get(snippet.line)
-        if placement is None or placement.snippet_id != snippet.id:
-            result.skipped.append((snippet.id, f"{snippet.doc}:{snippet.line} no longer places it; verify again"))
+        placement = by_place.get((snippet.id, snippet.doc))
+        if placement is None:
+            result.skipped.append((snippet.id, f"{snippet.doc} no longer places it; verify again"))
             continue
-        if placement.body != snippet.stated:
-            result.skipped.append((snippet.id, f"{snippet.doc}:{snippet.line} was edited since the report; verify again"))
+        if placement.stated != snippet.stated:
+            result.skipped.append((snippet.id, f"{snippet.doc}:{placement.line} was edited since the report; verify again"))
             continue
         options = {}
         if placement.option("stated-env") is not None:
             options["stated-env"] = f"{report.stamp.label()} · {report.stamp.platform}"
-        result.edits[path][snippet.line] = (snippet.actual, options)
+        result.edits.append(Edit(placement, snippet.actual, options))
         result.accepted.append(snippet.id)
     if report.stamp.torch:
         try:
@@ -76,21 +83,68 @@ def plan(report: Report, root: Path) -> Plan:
     return result
 
 
-def preview(p: Plan) -> str:
-    """A unified diff of every file the plan changes (for ``--dry-run``)."""
-    import difflib
+def pin_file(root: Path) -> Path | None:
+    """The file that holds the reference pin, or ``None`` when the project has none."""
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file() and _PYPROJECT_PIN.search(pyproject.read_text(encoding="utf-8")):
+        return pyproject
+    conf = root / "conf.py"
+    if conf.is_file() and _CONF_PIN.search(conf.read_text(encoding="utf-8")):
+        return conf
+    return None
 
+
+def move_pin(text: str, version: str, kind: str = "pyproject") -> str:
+    """``text`` (of ``pyproject.toml`` or ``conf.py``) with the pin set to ``version``.
+
+    :raises ValueError: if the text has no pin line.
+    """
+    if kind == "pyproject":
+        if not _PYPROJECT_PIN.search(text):
+            raise ValueError('pyproject.toml has no line reference-torch = "..." under [tool.snipcheck]')
+        return _PYPROJECT_PIN.sub(lambda m: f'{m.group(1)}"{version}"', text, count=1)
+    if not _CONF_PIN.search(text):
+        raise ValueError('conf.py has no line snipcheck_reference = "torch ..."')
+    return _CONF_PIN.sub(lambda m: f"{m.group(1)}{m.group(2)}torch {version}{m.group(2)}", text, count=1)
+
+
+def new_files(p: Plan, project: Project) -> dict[Path, tuple[bytes, bytes]]:
+    """Every file the plan changes: ``path → (old bytes, new bytes)``.
+
+    :raises snipcheck.rewrite.Unwritable: see :meth:`Project.rewrite`.
+    """
+    files = project.rewrite(p.edits) if p.edits else {}
+    pinned = pin_file(project.confdir)
+    if p.pin and pinned is not None:
+        old = pinned.read_bytes()
+        kind = "pyproject" if pinned.name == "pyproject.toml" else "conf"
+        new = move_pin(old.decode("utf-8"), p.pin, kind).encode("utf-8")
+        if new != old:
+            files[pinned] = (old, new)
+    return files
+
+
+def apply(p: Plan, project: Project) -> list[Path]:
+    """Work out and write every file of the plan, all or nothing.
+
+    :return: the files changed.
+    :raises snipcheck.rewrite.Unwritable: before anything is written.
+    :raises snipcheck.files.WriteError: if a write fails (every file keeps its old bytes).
+    """
+    return write_all({path: new for path, (_, new) in new_files(p, project).items()})
+
+
+def preview(files: dict[Path, tuple[bytes, bytes]]) -> str:
+    """A unified diff of every file (for ``--dry-run``)."""
     chunks: list[str] = []
-    for path in sorted(p.edits):
-        old = path.read_text(encoding="utf-8")
-        new = docsource.rewrite_text(old, p.edits[path], path)
-        chunks.extend(
-            difflib.unified_diff(old.splitlines(), new.splitlines(), str(path), str(path), lineterm="")
-        )
+    for path, (old, new) in sorted(files.items()):
+        a = old.decode("utf-8", "replace").splitlines()
+        b = new.decode("utf-8", "replace").splitlines()
+        chunks.extend(difflib.unified_diff(a, b, str(path), str(path), lineterm=""))
     return "\n".join(chunks)
 
 
-def uncommitted(paths: list[Path], root: Path) -> list[str] | None:
+def uncommitted(paths: Sequence[Path], root: Path) -> list[str] | None:
     """Paths among ``paths`` with uncommitted changes, or ``None`` outside a git checkout."""
     try:
         out = subprocess.run(
@@ -105,58 +159,8 @@ def uncommitted(paths: list[Path], root: Path) -> list[str] | None:
     return [line[3:] for line in out.stdout.splitlines() if line.strip()]
 
 
-def move_pin(text: str, version: str) -> str:
-    """``pyproject.toml`` text with ``reference-torch`` set to ``version``.
-
-    :raises ValueError: if the file has no ``reference-torch = "..."`` line.
-    """
-    if not _PIN.search(text):
-        raise ValueError('pyproject.toml has no line reference-torch = "..." under [tool.snipcheck]')
-    return _PIN.sub(lambda m: f'{m.group(1)}"{version}"', text, count=1)
-
-
-def apply(p: Plan, root: Path) -> list[Path]:
-    """Write the plan: the source files and the pin, all or nothing.
-
-    Every new text is worked out before the first write, so an edit that
-    cannot be made (:class:`~snipcheck.docsource.UnwritableBody`, a moved
-    directive) stops the accept with nothing written.  Each file is written
-    atomically; if a write fails or is interrupted (a full disk, Ctrl-C), the
-    files already rewritten are put back, so the chapter never states outputs
-    of two torch versions under one pin.
-
-    :return: the files changed.
-    :raises OSError: if a file cannot be written (nothing is left changed,
-        unless putting a file back failed too: the message then names it).
-    """
-    writes: list[tuple[Path, bytes, bytes]] = []  # (path, old bytes, new bytes)
-    for path in sorted(p.edits):
-        old = path.read_bytes()
-        new = docsource.rewrite_bytes(old, p.edits[path], path)
-        if new != old:
-            writes.append((path, old, new))
-    pyproject = root / "pyproject.toml"
-    if p.pin and pyproject.is_file():
-        old = pyproject.read_bytes()
-        new = move_pin(old.decode("utf-8"), p.pin).encode("utf-8")
-        if new != old:
-            writes.append((pyproject, old, new))
-    done: list[tuple[Path, bytes]] = []
+def _rel(path: Path, root: Path) -> str:
     try:
-        for path, old, new in writes:
-            try:
-                write_atomic(path, new)
-            except OSError as exc:
-                raise OSError(exc.errno, f"cannot write {path}: {exc.strerror or exc}") from exc
-            done.append((path, old))
-    except BaseException as exc:
-        stuck = []
-        for path, old in reversed(done):
-            try:
-                write_atomic(path, old)
-            except OSError:
-                stuck.append(str(path))
-        if stuck and isinstance(exc, OSError):
-            raise OSError(exc.errno, f"{exc.strerror}; and could not put back {', '.join(stuck)}") from exc
-        raise
-    return [path for path, _, _ in writes]
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return str(path)

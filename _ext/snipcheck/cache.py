@@ -1,8 +1,14 @@
 """Result cache: raw run results on disk, keyed by everything that can change them.
 
-The key hashes the runner version, the snippet's language, source and tags,
-the output limit, and the environment stamp (Python version, torch build,
-device, platform, rustc): a new torch release never reuses an old output.
+The key hashes the runner version and kind (``fork``, ``subprocess``; they
+may differ for some snippets), the snippet's language, source, helper modules
+and tags, the output limit, the environment stamp (Python version, torch
+build, device, platform, rustc, and the id of the environment fingerprint:
+every installed distribution and the variables passed to snippets, see
+:mod:`snipcheck.fingerprint`), and the snippet's declared inputs (the contents
+of its data files and the values of its variables, see
+:mod:`snipcheck.inputs`): a new torch release, numpy release or ``PATH``
+never reuses an old output.
 Entries are JSON files written atomically (temporary file, then
 ``os.replace``), so a reader sees either the old entry or the new one, never a
 partial one.  A per-key file lock (:mod:`filelock`) lets several builds share
@@ -17,13 +23,17 @@ import dataclasses
 import hashlib
 import json
 import os
-import stat
 import tempfile
 from pathlib import Path
 
 from filelock import FileLock
 
+from .files import write_atomic
+from .inputs import Digests
+from .inputs import values as variable_values
 from .model import RunResult, Snippet, Stamp
+
+__all__ = ["CacheError", "ResultCache", "cache_key", "write_atomic"]
 
 #: Bump when a runner change alters what a run of the same source produces.
 RUNNER_VERSION = "2"
@@ -34,41 +44,22 @@ class CacheError(Exception):
     """A cache entry that exists but cannot be used (the message says why)."""
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that readers never see a partial file.
+def cache_key(
+    snippet: Snippet, stamp: Stamp, output_limit: int, *, runner: str, digests: Digests | None = None
+) -> str:
+    """The hex key of a snippet's result in the given environment.
 
-    :raises OSError: if the directory cannot be created or written.
+    :param runner: the kind of runner that runs it (``"fork"``, ``"subprocess"``, ``"rust"``).
+    :param digests: reads the declared data files (one per build, so each file
+        is read once); a new one if ``None``.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)  # an existing file keeps its permissions
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-
-
-def cache_key(snippet: Snippet, stamp: Stamp, output_limit: int) -> str:
-    """The hex key of a snippet's result in the given environment."""
     tags = dataclasses.asdict(snippet.tags)
     tags.pop("timeout", None)  # a run that finished in time is valid under any longer limit
+    digest = digests or Digests()
     payload = json.dumps(
         {
             "runner": RUNNER_VERSION,
+            "kind": runner,
             "language": snippet.language,
             "path": snippet.path,
             "source": snippet.source,
@@ -76,6 +67,8 @@ def cache_key(snippet: Snippet, stamp: Stamp, output_limit: int) -> str:
             "tags": tags,
             "output_limit": output_limit,
             "stamp": dataclasses.asdict(stamp),
+            "files": [[rel, digest(path)] for rel, path in snippet.files],
+            "env": variable_values(snippet.env),
         },
         sort_keys=True,
     )
@@ -90,6 +83,25 @@ class ResultCache:
 
     def __init__(self, directory: Path) -> None:
         self.directory = Path(directory)
+
+    def unwritable(self) -> str | None:
+        """Why results cannot be stored here, or ``None`` if they can.
+
+        Creates the results folder and writes a small unnamed file in it, so a
+        read-only folder, a file in its place or a full disk shows before any
+        run.  (A blocked ``locks`` folder only costs the locks: see
+        :meth:`snipcheck.execute.Executor`.)
+        """
+        try:
+            folder = self.directory / "results"
+            folder.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryFile(dir=folder) as f:  # unnamed: nothing to leave behind
+                f.write(b"x" * 4096)
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as exc:
+            return f"cannot write to the cache directory {self.directory} ({exc.strerror or exc})"
+        return None
 
     def path(self, key: str) -> Path:
         return self.directory / "results" / key[:2] / f"{key}.json"

@@ -1,31 +1,23 @@
-"""Command line: ``python -m snipcheck <command>`` (no Sphinx needed).
+"""The ``snipcheck`` command line (also ``python -m snipcheck``).
 
-``run ID...``
-    run snippets and print their output as a terminal shows it, and how each
-    run ended; the exit status is the snippet's as a shell reports it (128 + N
-    when signal N ended it, 124 at its timeout; with several ids, the first
-    that is not 0);
-``record [ID...]``
-    run snippets and write their actual output into the chapter source as the
-    stated output.  Without ids, every placed snippet whose stated output is
-    missing or drifted.  Only stated outputs that differ are rewritten; every
-    other byte of the source stays as it was, and each file is written
-    atomically.  A run that ends differently from what its tags expect is not
-    recorded.
-``verify [--python PY] [--shard k/n] [--json F] [--html F]``
-    run every placed snippet on PY and report drift (terminal, JSON, HTML);
-    exit status 1 when the chapter does not hold.
-``merge REPORT.json... [--json F] [--html F]``
-    combine shard reports into one.
-``accept [--python PY | --report F] [--dry-run] [--force]``
-    rewrite the drifted stated outputs and move the reference pin.
-``new ID [--rust] [--expect TYPE] [--requires R]``
-    scaffold a snippet file and print the directive to paste into a page;
-``normalizers``
-    list the normalizers and what each does.
+Commands::
 
-Exit status: 0 on success, 1 if something drifted or could not be run or
-recorded, 2 on bad usage.
+    snipcheck run ID...            run snippets, print their output as a terminal shows it
+    snipcheck record [ID...]       write actual outputs into the pages as stated outputs
+    snipcheck verify               run every placed snippet, report drift
+    snipcheck merge REPORT...      combine shard reports of one verify run
+    snipcheck accept               rewrite drifted stated outputs, move the reference pin
+    snipcheck review               go through drifted outputs one by one: accept, reject or skip
+    snipcheck new ID               create a snippet file, print the directive to paste
+    snipcheck normalizers          list the normalizers
+
+Every command reads the project through its ``conf.py`` (``--conf-dir``,
+default ``.``) and finds snippets through the placement index: the pages read
+by Sphinx, execution off, exactly as the build reads them.
+
+Exit status: 0 success; 1 drift, a failing snippet, or something not
+recorded or accepted; 2 bad usage or input (an unknown option, an unreadable
+report, a project Sphinx cannot read, no placement found).
 """
 
 from __future__ import annotations
@@ -33,56 +25,117 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import signal
 import sys
-from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TextIO
 
+from . import __version__, normalize, report_format, scaffold
 from . import accept as accept_mod
-from . import docsource, normalize, report_format, scaffold
-from .cache import write_atomic
-from .compare import judge, terminal_text, text_diff
+from .compare import judge, terminal_text, text_diff, truncation_advice
 from .environment import ProbeError, probe
-from .model import RunResult
+from .execute import Executor
+from .files import WriteError, write_all, write_atomic
+from .model import RunResult, Snippet, Stamp
+from .placement import Placement
+from .project import Project, ProjectError
+from .review import Review, walk
+from .rewrite import Edit, Unwritable, holdable
 from .settings import Settings, absolute_command
 from .snippets import SnippetError, load
 from .verify import Report, merge, parse_shard, verify
 
+USAGE_ERROR = 2
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m snipcheck", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--root", type=Path, default=Path("."), help="directory holding conf.py (default: .)")
-    parser.add_argument("--docs", type=Path, default=None, help="chapter sources (default: ROOT/docs)")
-    parser.add_argument("--no-cache", action="store_true", help="run every snippet, ignoring cached results")
-    sub = parser.add_subparsers(dest="command", required=True)
-    p_run = sub.add_parser("run", help="run snippets and print their output")
-    p_run.add_argument("ids", nargs="+")
-    p_rec = sub.add_parser("record", help="write actual outputs into the chapter source")
-    p_rec.add_argument("ids", nargs="*")
-    p_rec.add_argument("--dry-run", action="store_true", help="show what would change, write nothing")
-    p_ver = sub.add_parser("verify", help="run every placed snippet and report drift")
-    p_ver.add_argument("--python", help="interpreter to run the snippets (default: snipcheck_python)")
-    p_ver.add_argument("--shard", default="1/1", help="run the k-th of n deterministic slices, e.g. 2/8")
-    p_ver.add_argument("--json", type=Path, help="write the report as JSON here")
-    p_ver.add_argument("--html", type=Path, help="write the report as an HTML page here")
-    p_mrg = sub.add_parser("merge", help="combine shard reports")
-    p_mrg.add_argument("reports", nargs="+", type=Path)
-    p_mrg.add_argument("--json", type=Path)
-    p_mrg.add_argument("--html", type=Path)
-    p_acc = sub.add_parser("accept", help="rewrite drifted stated outputs, move the reference pin")
-    src = p_acc.add_mutually_exclusive_group()
+
+def use_color(stream: TextIO) -> bool:
+    """Colour on a terminal; ``NO_COLOR`` turns it off, ``FORCE_COLOR`` on (https://no-color.org)."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return stream.isatty()
+
+
+def _common(defaults: bool) -> argparse.ArgumentParser:
+    """The options every command takes, before or after the command's name.
+
+    The main parser holds the defaults; each command's copy leaves a value
+    alone unless given (``SUPPRESS``), so ``snipcheck -c docs record`` and
+    ``snipcheck record -c docs`` mean the same.
+    """
+
+    def default(value: object) -> object:
+        return value if defaults else argparse.SUPPRESS
+
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "-c", "--conf-dir", "--root", dest="root", type=Path, default=default(Path(".")),
+        help="the directory holding conf.py (default: .)",
+    )
+    common.add_argument(
+        "-s", "--source-dir", "--docs", dest="docs", type=Path, default=default(None),
+        help="the pages' folder (default: snipcheck_source_dir, else the conf.py directory)",
+    )
+    common.add_argument(
+        "--no-cache", action="store_true", default=default(False), help="run every snippet, ignoring cached results"
+    )
+    common.add_argument("-q", "--quiet", action="count", default=default(0), help="print less (errors only with -qq)")
+    common.add_argument("-v", "--verbose", action="count", default=default(0), help="print more")
+    return common
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = _common(defaults=False)
+    parser = argparse.ArgumentParser(
+        prog="snipcheck",
+        description="Run the snippets of a Sphinx project, record and verify their stated outputs.",
+        epilog="Exit status: 0 success; 1 drift or something not recorded or accepted; 2 bad usage or input.",
+        parents=[_common(defaults=True)],
+    )
+    parser.add_argument("--version", action="version", version=f"snipcheck {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    p = sub.add_parser("run", parents=[common], help="run snippets and print their output as a terminal shows it")
+    p.add_argument("ids", nargs="+", metavar="ID")
+    p = sub.add_parser("record", parents=[common], help="write actual outputs into the pages as stated outputs")
+    p.add_argument("ids", nargs="*", metavar="ID", help="snippet ids (default: every empty or drifted one)")
+    p.add_argument("--dry-run", action="store_true", help="show what would change, write nothing")
+    p = sub.add_parser("verify", parents=[common], help="run every placed snippet and report drift")
+    p.add_argument("--python", help="interpreter to run the snippets (default: snipcheck_python)")
+    p.add_argument("--shard", default="1/1", help="run the k-th of n deterministic slices, e.g. 2/8")
+    p.add_argument("--json", type=Path, help="write the report as JSON here")
+    p.add_argument("--html", type=Path, help="write the report as an HTML page here")
+    p = sub.add_parser("merge", parents=[common], help="combine the shard reports of one verify run")
+    p.add_argument("reports", nargs="+", type=Path, metavar="REPORT")
+    p.add_argument("--json", type=Path, help="write the merged report as JSON here")
+    p.add_argument("--html", type=Path, help="write the merged report as an HTML page here")
+    p = sub.add_parser("accept", parents=[common], help="rewrite drifted stated outputs, move the reference pin")
+    src = p.add_mutually_exclusive_group()
     src.add_argument("--python", help="verify on this interpreter first (default: snipcheck_python)")
     src.add_argument("--report", type=Path, help="accept from a verify JSON report instead of running")
-    p_acc.add_argument("--dry-run", action="store_true", help="show the diff, write nothing")
-    p_acc.add_argument("--force", action="store_true", help="write even over uncommitted changes or failing snippets")
-    p_new = sub.add_parser("new", help="scaffold a snippet and print its directive")
-    p_new.add_argument("id", help="snippet id, e.g. inplace/my-example")
-    p_new.add_argument("--rust", action="store_true", help="a Rust snippet (.rs) instead of Python")
-    p_new.add_argument("--expect", default="ok", help='what it must end with, e.g. "RuntimeError"')
-    p_new.add_argument("--requires", action="append", default=[], help="a requirement, e.g. cuda (repeatable)")
-    sub.add_parser("normalizers", help="list the normalizers")
-    args = parser.parse_args(argv)
+    p.add_argument("--only", nargs="+", default=[], metavar="ID", help="accept only these snippets")
+    p.add_argument("--dry-run", action="store_true", help="show the diff, write nothing")
+    p.add_argument("--force", action="store_true", help="write even over uncommitted changes or failing snippets")
+    p = sub.add_parser("review", parents=[common], help="go through drifted outputs one by one: accept, reject or skip")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--python", help="verify on this interpreter to start a review (default: snipcheck_python)")
+    src.add_argument("--report", type=Path, help="start a review of this verify JSON report")
+    p.add_argument("--restart", action="store_true", help="forget a review in progress and start afresh")
+    p.add_argument("--force", action="store_true", help="write even over uncommitted changes")
+    p = sub.add_parser("new", parents=[common], help="create a snippet file and print the directive to paste")
+    p.add_argument("id", help="snippet id, e.g. tutorial/first-step")
+    p.add_argument("--rust", action="store_true", help="a Rust snippet (.rs) instead of Python")
+    p.add_argument("--expect", default="ok", help='what it must end with, e.g. "RuntimeError"')
+    p.add_argument("--requires", action="append", default=[], help="a requirement, e.g. cuda (repeatable)")
+    sub.add_parser("normalizers", parents=[common], help="list the normalizers and what each does")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status."""
+    args = _parser().parse_args(argv)
     if args.command == "normalizers":
         for n in normalize.REGISTRY.values():
             kind = "display" if n.display else "compare-only"
@@ -91,33 +144,43 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "merge":
         return _merge(args.reports, args.json, args.html)
     try:
-        settings, messages = Settings.from_conf(args.root)
-    except FileNotFoundError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        project, messages = Project.load(args.root, args.docs)
+    except ProjectError as exc:
+        return _fail(str(exc), USAGE_ERROR)
     for message in messages:
         print(f"warning: {message}", file=sys.stderr)
-    docs = args.docs or settings.root / "docs"
-    if args.command == "run":
-        return _run(settings, args.ids, use_cache=not args.no_cache)
-    if args.command == "new":
-        return scaffold.new(settings, args.id, rust=args.rust, expect=args.expect, requires=args.requires)
-    if args.command == "verify":
-        try:
-            shard = parse_shard(args.shard)
-        except ValueError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        report = _verify(settings, docs, args.python, shard, use_cache=not args.no_cache)
-        if report is None:
-            return 1
-        return _emit(report, args.json, args.html)
-    if args.command == "accept":
-        return _accept(settings, docs, args, use_cache=not args.no_cache)
-    return _record(settings, docs, args.ids, dry_run=args.dry_run, use_cache=not args.no_cache)
+    use_cache = not args.no_cache
+    try:
+        if args.command == "run":
+            return _run(project, args.ids, use_cache=use_cache)
+        if args.command == "new":
+            return scaffold.new(
+                project.settings, args.id, rust=args.rust, expect=args.expect, requires=args.requires
+            )
+        if args.command == "verify":
+            try:
+                shard = parse_shard(args.shard)
+            except ValueError as exc:
+                return _fail(str(exc), USAGE_ERROR)
+            report = _verify(project, args.python, shard, use_cache=use_cache, quiet=args.quiet)
+            if report is None:
+                return 1
+            return _emit(report, args.json, args.html)
+        if args.command == "accept":
+            return _accept(project, args, use_cache=use_cache)
+        if args.command == "review":
+            return _review(project, args, use_cache=use_cache)
+        return _record(project, args.ids, dry_run=args.dry_run, use_cache=use_cache, quiet=args.quiet)
+    except ProjectError as exc:
+        return _fail(str(exc), USAGE_ERROR)
 
 
-def _stamp(settings: Settings):  # type: ignore[no-untyped-def]
+def _fail(message: str, status: int = 1) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return status
+
+
+def _stamp(settings: Settings) -> Stamp | None:
     try:
         return probe(settings.python, settings.cache_dir)
     except ProbeError as exc:
@@ -125,26 +188,24 @@ def _stamp(settings: Settings):  # type: ignore[no-untyped-def]
         return None
 
 
-def _run(settings: Settings, ids: list[str], use_cache: bool) -> int:
+def _run(project: Project, ids: list[str], use_cache: bool) -> int:
+    settings = project.settings
     stamp = _stamp(settings)
     if stamp is None:
         return 1
     executor = settings.executor(stamp, use_cache=use_cache)
     status = 0
+    loaded = []
     for snippet_id in ids:
         try:
-            snippet = load(snippet_id, settings.snippets_dir, settings.root)
+            loaded.append(_load_by_id(project, snippet_id))
         except SnippetError as exc:
             where = f"{exc.path}:{exc.line}: " if exc.path and exc.line else ""
             print(f"error: {where}{exc.message}", file=sys.stderr)
             status = 1
-            continue
+    for snippet in loaded:
         executor.submit(snippet)
-    for snippet_id in ids:
-        try:
-            snippet = load(snippet_id, settings.snippets_dir, settings.root)
-        except SnippetError:
-            continue
+    for snippet in loaded:
         outcome = executor.outcome(snippet)
         print(f"── {snippet.path}")
         if outcome.origin == "error":
@@ -160,6 +221,7 @@ def _run(settings: Settings, ids: list[str], use_cache: bool) -> int:
         print(f"── {ended} · {r.stamp.label()} · {r.duration:.2f} s · {outcome.origin}")
         if status == 0:
             status = code
+    executor.close()
     return status
 
 
@@ -175,14 +237,28 @@ def _ended(result: RunResult) -> tuple[str, int]:
     return f"exit status {code}", code
 
 
-def _record(settings: Settings, docs: Path, ids: list[str], dry_run: bool, use_cache: bool) -> int:
-    placements = docsource.scan_tree(docs)
+def _load_by_id(project: Project, snippet_id: str) -> Snippet:
+    """A snippet by id: its file, or else its code written in a page (which needs the index)."""
+    try:
+        return load(snippet_id, project.settings.snippets_dir, project.settings.root)
+    except SnippetError as exc:
+        if "not found" not in exc.message:
+            raise
+        placed = [p for p in project.placements() if p.snippet_id == snippet_id]
+        if not placed:
+            raise
+        return project.snippet(placed[0])
+
+
+def _record(project: Project, ids: list[str], dry_run: bool, use_cache: bool, quiet: int = 0) -> int:
+    settings = project.settings
+    placements = project.placements()
     if ids:
         placed = {p.snippet_id for p in placements}
         unknown = [i for i in ids if i not in placed]
         if unknown:
             for i in unknown:
-                print(f"error: snippet {i!r} is not placed in any page under {docs}", file=sys.stderr)
+                print(f"error: snippet {i!r} is not placed in any page under {project.srcdir}", file=sys.stderr)
             return 1
         placements = [p for p in placements if p.snippet_id in set(ids)]
     stamp = _stamp(settings)
@@ -193,36 +269,46 @@ def _record(settings: Settings, docs: Path, ids: list[str], dry_run: bool, use_c
     status = 0
     for p in placements:
         try:
-            snippet = load(p.snippet_id, settings.snippets_dir, settings.root)
+            snippet = project.snippet(p)
         except SnippetError as exc:
-            print(f"{_rel(p.path)}:{p.line}: {exc.message}", file=sys.stderr)
+            print(f"{_where(project, p)}: {exc.message}", file=sys.stderr)
             status = 1
             continue
         loaded.append((p, snippet))
     executor.plan(s for _, s in loaded)
     for _, snippet in loaded:
         executor.submit(snippet)
-    edits: dict[Path, dict[int, tuple[str, dict[str, str]]]] = defaultdict(dict)
+    edits: list[Edit] = []
     # Every output about to be recorded is produced a second time, afresh: an
     # output that changes from run to run (a time, an address, unseeded
     # randomness) would drift on the next build, and no recording can fix it.
     second = settings.executor(stamp, use_cache=False)
     for p, snippet in loaded:
-        where = f"{_rel(p.path)}:{p.line}"
+        where = f"{_where(project, p)}: {p.snippet_id}"
         outcome = executor.outcome(snippet)
         if outcome.origin == "error":
-            print(f"{where}: {p.snippet_id}: " + "; ".join(outcome.notes), file=sys.stderr)
+            print(f"{where}: " + "; ".join(outcome.notes), file=sys.stderr)
             status = 1
             continue
         if outcome.result is None:
-            print(f"{where}: {p.snippet_id}: not run here (lacks {', '.join(outcome.missing)}); left as is")
+            if quiet < 1:
+                print(f"{where}: not run here (lacks {', '.join(outcome.missing)}); left as is")
             continue
-        verdict = judge(snippet.tags, outcome.result, p.body, settings.normalizers)
+        verdict = judge(snippet.tags, outcome.result, p.stated, settings.normalizers)
         if verdict.ended_wrong:
-            print(f"{where}: {p.snippet_id}: not recorded: " + "; ".join(verdict.problems), file=sys.stderr)
+            print(f"{where}: not recorded: " + "; ".join(verdict.problems), file=sys.stderr)
+            status = 1
+            continue
+        if outcome.result.truncated_bytes:
+            print(f"{where}: not recorded: {truncation_advice(outcome.result)}", file=sys.stderr)
             status = 1
             continue
         if not verdict.diff:
+            continue
+        why = p.writable or holdable(verdict.actual, p.markup)
+        if why:
+            print(f"{where}: not recorded: {why}", file=sys.stderr)
+            status = 1
             continue
         again = second.outcome(snippet).result
         unstable = text_diff(
@@ -234,7 +320,7 @@ def _record(settings: Settings, docs: Path, ids: list[str], dry_run: bool, use_c
         )
         if unstable:
             print(
-                f"{where}: {p.snippet_id}: not recorded: its output differs between two runs of the same code, "
+                f"{where}: not recorded: its output differs between two runs of the same code, "
                 "so any recording would drift on the next build; make it deterministic (seed random generators, "
                 "do not print times, addresses or durations):\n" + unstable,
                 file=sys.stderr,
@@ -242,39 +328,78 @@ def _record(settings: Settings, docs: Path, ids: list[str], dry_run: bool, use_c
             status = 1
             continue
         options = {"stated-env": f"{stamp.label()} · {stamp.platform}"} if snippet.tags.requires else {}
-        edits[p.path][p.line] = (verdict.actual, options)
-        print(f"{where}: {p.snippet_id}: {'would record' if dry_run else 'recorded'}")
-        if dry_run:
+        edits.append(Edit(p, verdict.actual, options))
+        if dry_run and quiet < 1:
+            print(f"{where}: would record")
             print(verdict.diff)
-    if not dry_run:
-        for path, file_edits in edits.items():
-            try:
-                docsource.rewrite(path, file_edits)
-            except docsource.UnwritableBody as exc:
-                print(f"error: {exc}; nothing in {_rel(path)} was changed", file=sys.stderr)
-                status = 1
     second.close()
-    count = sum(len(e) for e in edits.values())
-    print(f"{count} stated output(s) {'would change' if dry_run else 'recorded'}; {len(loaded) - count} unchanged or skipped")
+    executor.close()
+    if edits:
+        try:
+            files = project.rewrite(edits)
+        except Unwritable as exc:
+            return _fail(f"{exc}; nothing was recorded")
+        if not dry_run:
+            try:
+                write_all({path: new for path, (_, new) in files.items()})
+            except WriteError as exc:
+                return _fail(str(exc))
+            if quiet < 1:
+                for edit in edits:
+                    print(f"{_where(project, edit.placement)}: {edit.placement.snippet_id}: recorded")
+    if quiet < 2:
+        verb = "would change" if dry_run else "recorded"
+        print(f"{len(edits)} stated output(s) {verb}; {len(loaded) - len(edits)} unchanged or skipped")
     return status
 
 
-def _verify(
-    settings: Settings, docs: Path, python: str | None, shard: tuple[int, int], use_cache: bool
-) -> Report | None:
+def _where(project: Project, p: Placement) -> str:
+    return f"{_rel(Path(p.source))}:{p.line}"
+
+
+def _verify(project: Project, python: str | None, shard: tuple[int, int], use_cache: bool, quiet: int = 0) -> Report | None:
+    settings = project.settings
     if python:
         settings = dataclasses.replace(settings, python=absolute_command(python))
+    placements = project.placements()
     stamp = _stamp(settings)
     if stamp is None:
         return None
-    executor = settings.executor(stamp, use_cache=use_cache)
-    return verify(settings, docs, executor, stamp, shard)
+    executor: Executor = settings.executor(stamp, use_cache=use_cache)
+    try:
+        return verify(
+            settings, placements, executor, stamp, shard, progress=_progress if quiet < 1 else None, loader=project.snippet
+        )
+    finally:
+        executor.close()
+        if quiet < 1 and sys.stderr.isatty():
+            print(file=sys.stderr)
+
+
+def _progress(done: int, total: int, snippet_id: str) -> None:
+    """One progress line on stderr, rewritten in place on a terminal."""
+    line = f"[{done}/{total}] {snippet_id}"
+    if sys.stderr.isatty():
+        print("\r\x1b[K" + line, end="", file=sys.stderr, flush=True)
+    elif done == total or done % 25 == 0:
+        print(line, file=sys.stderr, flush=True)
+
+
+def _write_report(path: Path, report: Report) -> None:
+    """Write the JSON report only when it changed (a committed report stays untouched)."""
+    data = (json.dumps(report.to_json(), ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+    try:
+        if path.read_bytes() == data:
+            return
+    except OSError:
+        pass
+    write_atomic(path, data)
 
 
 def _emit(report: Report, json_path: Path | None, html_path: Path | None) -> int:
-    print(report_format.terminal(report, color=sys.stdout.isatty()))
+    print(report_format.terminal(report, color=use_color(sys.stdout)))
     if json_path:
-        write_atomic(json_path, (json.dumps(report.to_json(), ensure_ascii=False, indent=1) + "\n").encode("utf-8"))
+        _write_report(json_path, report)
         print(f"JSON report: {json_path}")
     if html_path:
         write_atomic(html_path, report_format.html(report).encode("utf-8"))
@@ -282,75 +407,142 @@ def _emit(report: Report, json_path: Path | None, html_path: Path | None) -> int
     return 0 if report.holds else 1
 
 
-def _merge(paths: list[Path], json_path: Path | None, html_path: Path | None) -> int:
-    reports = []
-    for path in paths:
-        try:
-            reports.append(Report.from_json(json.loads(path.read_text(encoding="utf-8"))))
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            print(f"error: cannot read report {path}: {exc}", file=sys.stderr)
-            return 2
+def _read_report(path: Path) -> Report:
+    """:raises ValueError: naming the file and what is wrong with it."""
     try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ValueError(f"cannot read report {path}: {exc.strerror}") from None
+    except ValueError as exc:
+        raise ValueError(f"report {path} is not JSON: {exc}") from None
+    try:
+        return Report.from_json(data)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"{path} is not a snipcheck verify report: {exc}") from None
+
+
+def _merge(paths: list[Path], json_path: Path | None, html_path: Path | None) -> int:
+    try:
+        reports = [_read_report(path) for path in paths]
         merged = merge(reports)
     except ValueError as exc:
-        print(f"error: cannot merge: {exc}", file=sys.stderr)
-        return 2
+        return _fail(f"cannot merge: {exc}", USAGE_ERROR)
     return _emit(merged, json_path, html_path)
 
 
-def _accept(settings: Settings, docs: Path, args: argparse.Namespace, use_cache: bool) -> int:
+def _accept(project: Project, args: argparse.Namespace, use_cache: bool) -> int:
+    settings = project.settings
     if args.report:
         try:
-            report = Report.from_json(json.loads(args.report.read_text(encoding="utf-8")))
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            print(f"error: cannot read report {args.report}: {exc}", file=sys.stderr)
-            return 2
+            report = _read_report(args.report)
+        except ValueError as exc:
+            return _fail(str(exc), USAGE_ERROR)
     else:
-        found = _verify(settings, docs, args.python, (1, 1), use_cache)
+        found = _verify(project, args.python, (1, 1), use_cache)
         if found is None:
             return 1
         report = found
-        print(report_format.terminal(report, color=sys.stdout.isatty()))
+        print(report_format.terminal(report, color=use_color(sys.stdout)))
     if report.shard != (1, 1):
-        print("error: this is one shard's report; merge the shards first (python -m snipcheck merge)", file=sys.stderr)
-        return 2
+        return _fail("this is one shard's report; merge the shards first (snipcheck merge)", USAGE_ERROR)
     failing = [s.id for s in report.snippets if s.status in ("failing", "error")]
     if failing and not args.force:
-        print(
-            "error: not accepting: these snippets fail on this version and need a person: "
-            + ", ".join(failing) + " (fix them, or --force to accept the rest anyway)",
-            file=sys.stderr,
-        )
-        return 1
-    plan = accept_mod.plan(report, settings.root)
+        return _fail(
+            "not accepting: these snippets fail on this version and need a person: "
+            + ", ".join(failing) + " (fix them, or --force to accept the rest anyway)"
+        )  # fmt: skip
+    plan = accept_mod.plan(report, project.placements(), settings.root, args.only)
+    return _write_plan(project, plan, report, dry_run=args.dry_run, force=args.force)
+
+
+def _write_plan(project: Project, plan: accept_mod.Plan, report: Report, *, dry_run: bool, force: bool) -> int:
+    """Write an accept plan (pages and pin), all or nothing; the pin moves only
+    when every drifted output of the report is accepted."""
+    settings = project.settings
+    drifted = {s.id for s in report.snippets if s.status == "drifted"}
+    left = sorted(drifted - set(plan.accepted))
+    if left:
+        plan.pin = None
     for snippet_id, reason in plan.skipped:
         print(f"skipped {snippet_id}: {reason}", file=sys.stderr)
-    targets = sorted(plan.edits) + [settings.root / "pyproject.toml"]
-    if args.dry_run:
-        print(accept_mod.preview(plan) or "(no stated output changes)")
-        print(f"would accept {len(plan.accepted)} output(s) and set reference-torch = {plan.pin!r}")
-        return 0
-    if not args.force:
-        dirty = accept_mod.uncommitted(targets, settings.root)
-        if dirty is None:
-            print("error: not a git checkout, so uncommitted changes cannot be protected; use --force", file=sys.stderr)
-            return 1
-        if dirty:
-            print(
-                "error: uncommitted changes in " + ", ".join(dirty)
-                + "; commit or stash them first (or --force)",
-                file=sys.stderr,
-            )
-            return 1
     try:
-        changed = accept_mod.apply(plan, settings.root)
-    except (OSError, docsource.UnwritableBody, KeyError, ValueError) as exc:
-        print(f"error: accept wrote nothing: {exc}", file=sys.stderr)
-        return 1
+        files = accept_mod.new_files(plan, project)
+    except Unwritable as exc:
+        return _fail(f"accept wrote nothing: {exc}")
+    pinned = accept_mod.pin_file(settings.root)
+    if left:
+        pin_note = f"the reference pin stays: {len(left)} drifted output(s) not accepted ({', '.join(left)})"
+    elif pinned is not None and plan.pin:
+        pin_note = f"reference {plan.pin!r} in {_rel(pinned)}"
+    else:
+        pin_note = "no reference pin to move (set snipcheck_reference = \"torch X\" in conf.py to keep one)"
+    if dry_run:
+        print(accept_mod.preview(files) or "(no stated output changes)")
+        print(f"would accept {len(plan.accepted)} output(s); {pin_note}")
+        return 0
+    if not force:
+        dirty = accept_mod.uncommitted(sorted(files), settings.root)
+        if dirty is None:
+            return _fail("not a git checkout, so uncommitted changes cannot be protected; use --force")
+        if dirty:
+            return _fail("uncommitted changes in " + ", ".join(dirty) + "; commit or stash them first (or --force)")
+    try:
+        changed = write_all({path: new for path, (_, new) in files.items()})
+    except WriteError as exc:
+        return _fail(f"accept: {exc}")
     for path in changed:
         print(f"rewrote {_rel(path)}")
-    print(f"accepted {len(plan.accepted)} output(s); reference-torch = {plan.pin!r}")
+    print(f"accepted {len(plan.accepted)} output(s); {pin_note}")
     return 0
+
+
+def _review(project: Project, args: argparse.Namespace, use_cache: bool) -> int:
+    state = project.settings.cache_dir / "review.json"
+    try:
+        review = None if (args.restart or args.python or args.report) else Review.load(state)
+    except ValueError as exc:
+        return _fail(str(exc), USAGE_ERROR)
+    if review is None:
+        if args.report:
+            try:
+                report = _read_report(args.report)
+            except ValueError as exc:
+                return _fail(str(exc), USAGE_ERROR)
+        else:
+            found = _verify(project, args.python, (1, 1), use_cache)
+            if found is None:
+                return 1
+            report = found
+        if report.shard != (1, 1):
+            return _fail("this is one shard's report; merge the shards first (snipcheck merge)", USAGE_ERROR)
+        review = Review(report)
+        if not review.drifted:
+            print("nothing drifted: nothing to review")
+            return 0
+        review.save(state)
+    else:
+        done = len(review.drifted) - len(review.undecided)
+        print(f"resuming the review of {review.report.stamp.label()}: {done} of {len(review.drifted)} decided")
+
+    def ask(prompt: str) -> str:
+        try:
+            return input(prompt)
+        except EOFError:
+            return ""
+
+    if not walk(review, state, ask, print):
+        print(f"review paused, {len(review.undecided)} output(s) undecided; run snipcheck review again to resume")
+        return 1
+    accepted = review.accepted
+    status = 0
+    if accepted:
+        plan = accept_mod.plan(review.report, project.placements(), project.settings.root, accepted)
+        status = _write_plan(project, plan, review.report, dry_run=False, force=args.force)
+    else:
+        print("no output accepted; the pages are unchanged")
+    if status == 0:
+        state.unlink(missing_ok=True)
+    return status
 
 
 def _rel(path: Path) -> str:

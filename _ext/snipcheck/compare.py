@@ -71,6 +71,22 @@ def truncation_marker(dropped: int, limit: int) -> str:
     return f"[snipcheck: output limit of {limit:,} bytes reached; {dropped:,} more bytes not shown]\n"
 
 
+def truncation_advice(result: RunResult) -> str:
+    """What a truncated run means and how to raise its limit (``""`` if the
+    output was not cut): the limit, the bytes dropped, and a round
+    ``output-limit`` that would keep them (the next power of two)."""
+    if not result.truncated_bytes:
+        return ""
+    limit = 1
+    while limit < result.output_limit + result.truncated_bytes:
+        limit *= 2
+    return (
+        f"its output reached the output limit of {result.output_limit:,} bytes and "
+        f"{result.truncated_bytes:,} more bytes were not shown or checked; print less, or raise the "
+        f"limit for this snippet with output-limit = {limit} in its tag block"
+    )
+
+
 def display_events(result: RunResult, normalizers: Sequence[Normalizer]) -> tuple[Event, ...]:
     """Events as the page shows them: carriage returns applied, display
     normalizers applied, colour codes kept (the page renders them as colour)

@@ -8,13 +8,15 @@ in a serial Sphinx build; daemon threads let Ctrl-C end the build at once
 (the children are killed at exit, see :mod:`snipcheck.runner.capture`).
 
 A run is cached only if it finished in time and ended as its tags expect;
-failed and timed-out runs are run again next time.
+failed and timed-out runs are run again next time.  The cache key names the
+runner kind that runs the snippet (see :func:`snipcheck.cache.cache_key`).
 
 Pure core: no Sphinx or docutils.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import queue
@@ -29,6 +31,7 @@ from filelock import FileLock
 from . import requirements
 from .cache import CacheError, ResultCache, cache_key
 from .compare import outcome_problem
+from .inputs import Digests
 from .model import Outcome, RunResult, Snippet, Stamp
 from .runner import Runner, make_runner
 
@@ -54,6 +57,10 @@ class ExecutorConfig:
     :param memory_limit: memory limit of each process of a run in bytes
         (``RLIMIT_DATA``), unless the snippet's ``memory`` tag says otherwise;
         0 for none.
+    :param env: variables passed through to every Python snippet
+        (``snipcheck_env``), besides those its tags declare.
+    :param files: ``(relative path, absolute path)`` of data files copied into
+        every Python snippet's run directory (``snipcheck_depends``).
     """
 
     python: str
@@ -68,6 +75,8 @@ class ExecutorConfig:
     build_dir: Path | None = None
     fork_min_runs: int = 3
     memory_limit: int = 4 << 30
+    env: tuple[str, ...] = ()
+    files: tuple[tuple[str, str], ...] = ()
 
 
 class Executor:
@@ -102,6 +111,27 @@ class Executor:
         self.ran = 0
         self.cached = 0
         self._count_lock = threading.Lock()
+        self._digests = Digests()  # each declared data file is read once per build
+
+    def key(self, snippet: Snippet, kind: str | None = None) -> str:
+        """The cache key of ``snippet`` run here by runner ``kind`` (default:
+        the kind this executor uses for its language)."""
+        snippet = self.declared(snippet)
+        if kind is None:
+            kind = self._kind if snippet.language == "python" else snippet.language
+        runner = self._runners.get(snippet.language)
+        stamp = getattr(runner, "stamp", self.config.stamp) if runner is not None else self.config.stamp
+        return cache_key(snippet, stamp, self.config.output_limit, runner=kind, digests=self._digests)
+
+    def declared(self, snippet: Snippet) -> Snippet:
+        """``snippet`` with the project-wide declared inputs (``snipcheck_env``,
+        ``snipcheck_depends``) added to its own; Python snippets only."""
+        cfg = self.config
+        if snippet.language != "python" or not (cfg.env or cfg.files):
+            return snippet
+        env = tuple(dict.fromkeys(cfg.env + snippet.env))
+        files = tuple(sorted(dict(cfg.files + snippet.files).items()))
+        return dataclasses.replace(snippet, env=env, files=files)
 
     def plan(self, snippets: Iterable[Snippet]) -> int:
         """Count the Python runs ``snippets`` will need (those not in the cache);
@@ -111,19 +141,35 @@ class Executor:
         in a live preview, say).  Call it before submitting; it changes nothing
         once a runner exists.
 
+        The runner kind is part of every cache key: fork and subprocess runs
+        can differ.  A switched build takes from the cache what the fork
+        runner made and what earlier switched builds made (stored under the
+        subprocess runner's key), and stores its own runs under that key; a
+        build that forks takes only the fork runner's results.
+
         :return: the number of Python runs expected.
         """
         cfg = self.config
-        needed = 0
-        for snippet in snippets:
+        missing: dict[str, set[int]] = {"fork": set(), "subprocess": set()}
+        for n, snippet in enumerate(snippets):
             if snippet.language != "python" or requirements.missing(snippet.tags.requires, cfg.stamp, cfg.provides):
                 continue
-            if cfg.cache is None or not cfg.cache.path(cache_key(snippet, cfg.stamp, cfg.output_limit)).exists():
-                needed += 1
+            for kind, absent in missing.items():
+                if cfg.cache is None or not cfg.cache.path(self.key(snippet, kind)).exists():
+                    absent.add(n)
         with self._lock:
-            if self._kind == "fork" and needed < cfg.fork_min_runs and "python" not in self._runners:
+            if self._kind == "fork" and 0 < len(missing["fork"]) < cfg.fork_min_runs and "python" not in self._runners:
                 self._kind = "subprocess"
-        return needed
+            if self._kind == cfg.runner:
+                return len(missing[self._kind])
+            return len(missing["fork"] & missing["subprocess"])
+
+    def lookup_kinds(self, snippet: Snippet) -> tuple[str, ...]:
+        """Runner kinds whose cached results ``snippet`` may take in this
+        build: the configured one, and the one it runs with (see :meth:`plan`)."""
+        if snippet.language != "python":
+            return (snippet.language,)
+        return tuple(dict.fromkeys((self.config.runner, self._kind)))
 
     def submit(self, snippet: Snippet) -> Future[Outcome]:
         """Schedule ``snippet`` (once per id and source) and return its future."""
@@ -148,6 +194,12 @@ class Executor:
         """Outcomes of ``snippets`` in order, all run in parallel."""
         futures = [self.submit(s) for s in snippets]
         return [f.result() for f in futures]
+
+    def cancel_pending(self) -> int:
+        """Cancel the submitted snippets that have not started; return how many."""
+        with self._lock:
+            futures = list(self._futures.values())
+        return sum(1 for fut in futures if fut.cancel())
 
     def close(self) -> None:
         """Stop the worker threads once the queue is empty, and the runners."""
@@ -186,16 +238,17 @@ class Executor:
         if missing:
             return Outcome(None, "not-run", missing)
         runner = self._runner(snippet.language)
-        stamp = getattr(runner, "stamp", cfg.stamp)
+        snippet = self.declared(snippet)
         timeout = snippet.tags.timeout or cfg.timeout
         if cfg.cache is None:
             self._count("ran")
             return Outcome(runner.run(snippet, timeout=timeout, output_limit=cfg.output_limit), "run")
-        key = cache_key(snippet, stamp, cfg.output_limit)
+        key = self.key(snippet)
         notes: list[str] = []
-        cached = self._cached(key, notes)
-        if cached is not None:
-            return Outcome(cached, "cache", notes=tuple(notes))
+        for kind in self.lookup_kinds(snippet):
+            cached = self._cached(self.key(snippet, kind), notes)
+            if cached is not None:
+                return Outcome(cached, "cache", notes=tuple(notes))
         lock = self._lock_entry(key, notes)
         try:
             cached = self._cached(key, notes)  # another build may have run it meanwhile

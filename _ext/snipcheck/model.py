@@ -33,6 +33,11 @@ class Tags:
     :param refutes: for a refuted-claim snippet, the belief it tests.
     :param memory: memory limit of the run in bytes, or ``None`` for the
         configured default (``snipcheck_memory_limit``).
+    :param env: names of environment variables the snippet reads: passed
+        through to its run and part of its cache key.
+    :param depends: data files the snippet reads, as paths or glob patterns
+        relative to the project root: copied into its run directory at the
+        same relative path and part of its cache key.
     """
 
     expect: str = "ok"
@@ -40,6 +45,8 @@ class Tags:
     timeout: float | None = None
     refutes: str | None = None
     memory: int | None = None
+    env: tuple[str, ...] = ()
+    depends: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -60,6 +67,11 @@ class Snippet:
     :param helpers: ``(shown path, source)`` of the helper modules beside the
         snippet (files whose names start with ``_``), which it may import; they
         are copied next to it for every run and are part of its cache key.
+    :param env: names of the environment variables passed through to its run
+        (its ``env`` tag, plus ``snipcheck_env`` once the executor adds it).
+    :param files: ``(path relative to the run directory, absolute source
+        path)`` of the data files copied into its run directory (its
+        ``depends`` tag, plus ``snipcheck_depends`` once the executor adds it).
     """
 
     id: str
@@ -71,6 +83,8 @@ class Snippet:
     code_lineno: int
     tags: Tags
     helpers: tuple[tuple[str, str], ...] = ()
+    env: tuple[str, ...] = ()
+    files: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -110,6 +124,11 @@ class Stamp:
     :param device: ``"CPU"`` or ``"CUDA (<device name>)"``.
     :param platform: e.g. ``"Linux x86_64"``.
     :param rustc: ``rustc --version`` output for Rust runs, else ``None``.
+    :param env: short id of the environment fingerprint of Python runs (see
+        :mod:`snipcheck.fingerprint`): the interpreter, every installed
+        distribution and the variables passed to snippets.  It names one
+        machine's environment, so it takes no part in comparing stamps (shard
+        reports from different machines describe the same release).
     """
 
     python: str
@@ -117,6 +136,7 @@ class Stamp:
     device: str
     platform: str
     rustc: str | None = None
+    env: str | None = field(default=None, compare=False)
 
     @property
     def cuda(self) -> bool:

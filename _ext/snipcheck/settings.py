@@ -12,16 +12,17 @@ Pure core: standard library and snipcheck's core modules.
 from __future__ import annotations
 
 import os
+import re
 import runpy
 import shutil
 import sys
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import normalize
+from . import inputs, normalize, tags
 from .cache import ResultCache
 from .execute import Executor, ExecutorConfig
 from .model import Stamp
@@ -29,43 +30,71 @@ from .runner import PYTHON_RUNNERS
 from .tags import parse_size
 
 
+def _number(text: str) -> float:
+    return float(text.strip())
+
+
+def _integer(text: str) -> int:
+    return int(text.strip())
+
+
+def _names(text: str) -> list[str]:
+    return [item.strip() for item in text.split(",") if item.strip()]
+
+
 @dataclass(frozen=True)
 class Value:
-    """Declaration of one setting (see :data:`VALUES`)."""
+    """Declaration of one setting (see :data:`VALUES`).
+
+    :param parse: turns a command-line string (``sphinx-build -D name=text``)
+        into a value; ``None`` leaves the string to Sphinx.
+    """
 
     default: Any
     types: tuple[type, ...]
     rebuild: str
     help: str
+    parse: Callable[[str], Any] | None = None
 
 
 VALUES: dict[str, Value] = {
     "snipcheck_snippets_dir": Value("snippets", (str,), "env", "directory of snippet files"),
     "snipcheck_python": Value("", (str,), "env", "interpreter that runs Python snippets (default: the running one)"),
     "snipcheck_execute": Value(True, (bool,), "env", "run snippets; False shows the stated outputs only"),
-    "snipcheck_cache_dir": Value("_build/snipcheck-cache", (str,), "", "directory of the result cache"),
-    "snipcheck_report_dir": Value("_build/snipcheck", (str,), "", "directory for full diffs and the build report"),
-    "snipcheck_timeout": Value(60.0, (int, float), "env", "default per-snippet timeout, in seconds"),
-    "snipcheck_output_limit": Value(1 << 20, (int,), "env", "bytes of output kept per run"),
-    "snipcheck_jobs": Value(0, (int,), "", "parallel runs; 0 means one per CPU core"),
-    "snipcheck_normalizers": Value(list(normalize.DEFAULT), (list, tuple), "env", "normalizer names, in order"),
-    "snipcheck_provides": Value([], (list, tuple), "env", "features this build declares present, e.g. ['burn']"),
-    "snipcheck_runner": Value("fork", (str,), "", "Python runner: 'fork' (warm server, default) or 'subprocess'"),
-    "snipcheck_fork_min_runs": Value(3, (int,), "", "start the fork server only when a build needs at least this many Python runs; fewer run as plain subprocesses (0: always fork)"),
-    "snipcheck_preload": Value(["torch"], (list, tuple), "", "modules the fork runner's server imports once"),
+    "snipcheck_cache_dir": Value("", (str,), "", "directory of the result cache, relative to conf.py; default: snipcheck-cache in the build's doctree directory (the command line: BUILDDIR/doctrees, see build_dir)"),
+    "snipcheck_report_dir": Value("", (str,), "", "directory for full diffs and the build report, relative to conf.py; default: snipcheck-report beside the cache"),
+    "snipcheck_timeout": Value(60.0, (int, float), "env", "default per-snippet timeout, in seconds (more than 0, at most 86400)", _number),
+    "snipcheck_output_limit": Value(1 << 20, (int,), "env", "bytes of output kept per run", _integer),
+    "snipcheck_jobs": Value(0, (int,), "", "parallel runs; 0 means one per CPU core", _integer),
+    "snipcheck_normalizers": Value(list(normalize.DEFAULT), (list, tuple), "env", "normalizer names, in order", _names),
+    "snipcheck_provides": Value([], (list, tuple), "env", "features this build declares present, e.g. ['burn']", _names),
+    "snipcheck_runner": Value("fork", (str,), "env", "Python runner: 'fork' (warm server, default) or 'subprocess'"),
+    "snipcheck_fork_min_runs": Value(3, (int,), "", "start the fork server only when a build needs at least this many Python runs; fewer run as plain subprocesses (0: always fork)", _integer),
+    "snipcheck_preload": Value(["torch"], (list, tuple), "", "modules the fork runner's server imports once", _names),
+    "snipcheck_env": Value([], (list, tuple), "env", "environment variables every Python snippet reads: passed through to its run and part of its cache key", _names),
+    "snipcheck_depends": Value([], (list, tuple), "env", "data files every Python snippet reads, relative to the project root (globs allowed): copied into its run directory and part of its cache key", _names),
+    "snipcheck_source_dir": Value("", (str,), "", "the pages the command line reads (record, verify, accept), relative to conf.py; default: conf.py's own directory, as sphinx-quickstart lays a project out"),
+    "snipcheck_fail_on_drift": Value(True, (bool,), "", "drift, failed runs, timeouts and truncated outputs make sphinx-build exit with status 1, with or without -W"),
+    "snipcheck_record_command": Value("snipcheck record {id}", (str,), "", "the command hints name for recording a snippet's output; {id} is replaced by the snippet id"),
     "snipcheck_memory_limit": Value("4 GiB", (str, int), "env", "memory limit of each process of a run (RLIMIT_DATA), e.g. '4 GiB'; 0 for none; a snippet's memory tag overrides it"),
     "snipcheck_reference": Value("", (str,), "env", "reference environment of the stated outputs; default from pyproject.toml [tool.snipcheck] reference-torch"),
 }
 
 
-def problem(name: str, value: Any) -> str | None:
-    """Why ``value`` is invalid for setting ``name``, or ``None`` if it is valid."""
+def problem(name: str, value: Any, root: Path | None = None) -> str | None:
+    """Why ``value`` is invalid for setting ``name``, or ``None`` if it is valid.
+
+    :param root: the project root; with it, ``snipcheck_depends`` patterns
+        are also checked to match files inside the project.
+    """
     decl = VALUES[name]
     wanted = " or ".join(t.__name__ for t in decl.types)
     ok_type = isinstance(value, decl.types) and not (isinstance(value, bool) and bool not in decl.types)
     if not ok_type:
         return f"expected {wanted}, got {type(value).__name__}"
-    if name in ("snipcheck_timeout", "snipcheck_output_limit") and float(value) <= 0:
+    if name == "snipcheck_timeout":
+        return tags.timeout_problem(value)
+    if name == "snipcheck_output_limit" and value <= 0:
         return "must be positive"
     if name in ("snipcheck_jobs", "snipcheck_fork_min_runs") and int(value) < 0:
         return "must be 0 (one per core) or more"
@@ -74,8 +103,22 @@ def problem(name: str, value: Any) -> str | None:
             normalize.resolve(value)
         except KeyError as exc:
             return str(exc.args[0])
-    if name in ("snipcheck_provides", "snipcheck_preload") and not all(isinstance(x, str) for x in value):
+    if name in ("snipcheck_provides", "snipcheck_preload", "snipcheck_env", "snipcheck_depends") and not all(
+        isinstance(x, str) for x in value
+    ):
         return "expected a list of strings"
+    if name == "snipcheck_env":
+        return next((why for why in map(tags.variable_problem, value) if why), None)
+    if name == "snipcheck_depends":
+        why = next((why for why in map(tags.pattern_problem, value) if why), None)
+        if why or root is None:
+            return why
+        try:
+            inputs.resolve(value, root)
+        except inputs.InputError as exc:
+            return str(exc)
+    if name == "snipcheck_record_command" and "{id}" not in value:
+        return "must contain {id}, where the snippet id goes"
     if name == "snipcheck_runner" and value not in PYTHON_RUNNERS:
         return f"expected one of {', '.join(PYTHON_RUNNERS)}"
     if name == "snipcheck_memory_limit":
@@ -96,6 +139,24 @@ def reference_from_pyproject(root: Path) -> str:
         return ""
     torch = data.get("tool", {}).get("snipcheck", {}).get("reference-torch")
     return f"torch {torch}" if torch else ""
+
+
+def build_dir(confdir: Path) -> Path:
+    """Where a project's builds go, for the command line (which has no build).
+
+    ``BUILDDIR`` of the ``Makefile`` sphinx-quickstart writes beside
+    ``conf.py`` or, with separate source and build folders, one level up;
+    else ``_build`` beside ``conf.py``.  ``make clean`` removes it.
+    """
+    for folder in (confdir, confdir.parent):
+        try:
+            text = (folder / "Makefile").read_text(encoding="utf-8")
+        except OSError:
+            continue
+        m = re.search(r"^BUILDDIR\s*\??=\s*(\S+)\s*$", text, re.MULTILINE)
+        if m and "$" not in m.group(1):
+            return (folder / m.group(1)).resolve()
+    return (confdir / "_build").resolve()
 
 
 def absolute_command(command: str) -> str:
@@ -129,10 +190,22 @@ class Settings:
     preload: tuple[str, ...] = ("torch",)
     fork_min_runs: int = 3
     memory_limit: int = 4 << 30
+    source_dir: Path | None = None
+    fail_on_drift: bool = True
+    record_command: str = "snipcheck record {id}"
+    env: tuple[str, ...] = ()
+    depends: tuple[str, ...] = ()
 
     @classmethod
-    def from_mapping(cls, root: Path, values: Mapping[str, Any]) -> tuple[Settings, list[str]]:
-        """Resolve ``values`` (missing names take their default).
+    def from_mapping(
+        cls, root: Path, values: Mapping[str, Any], doctreedir: Path | None = None
+    ) -> tuple[Settings, list[str]]:
+        r"""Resolve ``values`` (missing names take their default).
+
+        :param doctreedir: the build's doctree directory, where the cache and
+            report go by default; ``None`` outside a build (the command
+            line), which then uses :func:`build_dir`\ ``/doctrees``: the
+            same place for the projects sphinx-quickstart makes.
 
         :return: the settings and one message per invalid value (replaced by
             its default).
@@ -141,18 +214,22 @@ class Settings:
         v: dict[str, Any] = {}
         for name, decl in VALUES.items():
             value = values.get(name, decl.default)
-            why = problem(name, value)
+            why = problem(name, value, Path(root))
             if why:
                 messages.append(f"invalid {name} = {value!r}: {why}; using the default {decl.default!r}")
                 value = decl.default
             v[name] = value
         root = Path(root)
+        doctrees = Path(doctreedir) if doctreedir is not None else build_dir(root) / "doctrees"
         return (
             cls(
                 root=root,
                 snippets_dir=root / v["snipcheck_snippets_dir"],
-                cache_dir=Path(os.environ.get("SNIPCHECK_CACHE_DIR") or root / v["snipcheck_cache_dir"]),
-                report_dir=root / v["snipcheck_report_dir"],
+                cache_dir=Path(
+                    os.environ.get("SNIPCHECK_CACHE_DIR")
+                    or (root / v["snipcheck_cache_dir"] if v["snipcheck_cache_dir"] else doctrees / "snipcheck-cache")
+                ),
+                report_dir=root / v["snipcheck_report_dir"] if v["snipcheck_report_dir"] else doctrees / "snipcheck-report",
                 python=absolute_command(v["snipcheck_python"]) or sys.executable,
                 execute=v["snipcheck_execute"],
                 timeout=float(v["snipcheck_timeout"]),
@@ -165,6 +242,11 @@ class Settings:
                 preload=tuple(v["snipcheck_preload"]),
                 fork_min_runs=v["snipcheck_fork_min_runs"],
                 memory_limit=parse_size(v["snipcheck_memory_limit"]),
+                source_dir=(root / v["snipcheck_source_dir"]) if v["snipcheck_source_dir"] else root,
+                fail_on_drift=v["snipcheck_fail_on_drift"],
+                record_command=v["snipcheck_record_command"],
+                env=tuple(v["snipcheck_env"]),
+                depends=tuple(v["snipcheck_depends"]),
             ),
             messages,
         )
@@ -188,6 +270,20 @@ class Settings:
         values.update(overrides)
         return cls.from_mapping(Path(root).resolve(), values)
 
+    def declared_files(self) -> tuple[tuple[str, str], ...]:
+        """The files of ``snipcheck_depends`` (see :func:`snipcheck.inputs.resolve`).
+
+        A pattern that stopped matching since the settings were checked adds
+        nothing: the snippets that read its files then fail to open them, visibly.
+        """
+        found: dict[str, str] = {}
+        for pattern in self.depends:
+            try:
+                found.update(inputs.resolve([pattern], self.root))
+            except inputs.InputError:
+                continue
+        return tuple(sorted(found.items()))
+
     def executor(self, stamp: Stamp, *, use_cache: bool = True) -> Executor:
         """An executor for snippets under these settings."""
         return Executor(
@@ -204,5 +300,7 @@ class Settings:
                 build_dir=self.cache_dir / "rust",
                 fork_min_runs=self.fork_min_runs,
                 memory_limit=self.memory_limit,
+                env=self.env,
+                files=self.declared_files(),
             )
         )

@@ -3,18 +3,36 @@
 A snippet id is the file's path under the snippets directory without its
 suffix (``inplace/leaf-add`` for ``snippets/inplace/leaf-add.py``).  Ids are
 checked before any file is touched, so an id cannot name a file outside the
-snippets directory.
+snippets directory, nor one longer than file systems allow
+(:data:`MAX_ID_LENGTH`).
 
-Pure core: standard library and :mod:`snipcheck.model`, :mod:`snipcheck.tags`.
+A snippet is shown, and run, at a relative path: ``snippets/inplace/x.py``,
+the snippets directory's path from the project root followed by the id, or,
+for a snippets directory outside the project
+(``snipcheck_snippets_dir = "../shared-snippets"``), its own name followed by
+the id (``shared-snippets/x.py``).  Runs copy the snippet and its helper
+modules (``_*.py`` beside it, which must lie inside the snippets directory) to
+these paths inside a run directory; nothing is run in place.
+
+Pure core: standard library and :mod:`snipcheck.model`, :mod:`snipcheck.tags`,
+:mod:`snipcheck.inputs`.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import re
 from pathlib import Path
 
+from . import inputs
 from . import tags as tags_mod
 from .model import Snippet
+from .placement import CodeBlock
+
+#: The longest snippet id, in characters: an id becomes file names (the
+#: snippet's, its diff's) that must stay well under the usual 255-byte limit.
+MAX_ID_LENGTH = 100
 
 #: File suffix → language.
 SUFFIXES = {".py": "python", ".rs": "rust"}
@@ -40,8 +58,14 @@ def check_id(snippet_id: str) -> None:
     """Reject ids that are not plain relative paths.
 
     :raises SnippetError: for an empty id, an absolute path, ``..`` segments,
-        a suffix, or characters outside ``A-Z a-z 0-9 _ - . /``.
+        a suffix, characters outside ``A-Z a-z 0-9 _ - . /``, or more than
+        :data:`MAX_ID_LENGTH` characters.
     """
+    if len(snippet_id) > MAX_ID_LENGTH:
+        raise SnippetError(
+            f"snippet id {snippet_id[:40]!r}... is {len(snippet_id)} characters long; an id names files, "
+            f"so it may have at most {MAX_ID_LENGTH}: shorten it (and rename its file)"
+        )
     if not _ID_RE.match(snippet_id) or any(part in ("", ".", "..") for part in snippet_id.split("/")):
         raise SnippetError(
             f"invalid snippet id {snippet_id!r}: an id is a path under the snippets "
@@ -63,14 +87,18 @@ def locate(snippet_id: str, snippets_dir: Path) -> Path:
         matches more than one (``x.py`` and ``x.rs``).
     """
     check_id(snippet_id)
-    root = snippets_dir.resolve()
-    found = [snippets_dir / f"{snippet_id}{suffix}" for suffix in SUFFIXES]
-    found = [p for p in found if p.is_file()]
+    try:
+        root = snippets_dir.resolve()
+        found = [snippets_dir / f"{snippet_id}{suffix}" for suffix in SUFFIXES]
+        found = [p for p in found if p.is_file()]
+    except OSError as exc:  # e.g. ENAMETOOLONG under a deep snippets directory
+        raise SnippetError(f"cannot look up snippet {snippet_id!r} in {snippets_dir}: {exc.strerror or exc}") from None
     if not found:
         tried = " or ".join(f"{snippets_dir.name}/{snippet_id}{s}" for s in SUFFIXES)
         raise SnippetError(
-            f"snippet {snippet_id!r} not found: no file {tried}; create it "
-            f"(nox -s new -- {snippet_id}) or fix the id"
+            f"snippet {snippet_id!r} not found: no file {tried}, and no snippet-code block with this id "
+            f"earlier in the page; create the file (snipcheck new {snippet_id}), write the code in the page, "
+            "or fix the id"
         )
     if len(found) > 1:
         raise SnippetError(
@@ -97,42 +125,108 @@ def load(snippet_id: str, snippets_dir: Path, project_root: Path) -> Snippet:
         or its tag block is malformed (then ``path`` and ``line`` are set).
     """
     path = locate(snippet_id, snippets_dir)
-    shown = _shown_path(path, project_root)
+    shown = shown_path(snippet_id + path.suffix, snippets_dir, project_root)
     try:
         source = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise SnippetError(f"{shown} is not valid UTF-8 ({exc.reason}); save it as UTF-8", shown) from None
     except OSError as exc:
         raise SnippetError(f"cannot read {shown}: {exc.strerror}", shown) from None
-    language = SUFFIXES[path.suffix]
+    snippet = from_text(snippet_id, source, SUFFIXES[path.suffix], shown, path.resolve(), project_root)
+    return dataclasses.replace(snippet, helpers=_helpers(path, shown, snippets_dir))
+
+
+def from_text(
+    snippet_id: str, source: str, language: str, shown: str, abspath: Path, project_root: Path, line: int = 1
+) -> Snippet:
+    """A snippet from its text: a file's, or the body of a ``snippet-code`` block in a page.
+
+    :param shown: the path it runs under and tracebacks show (relative).
+    :param abspath: the file that holds it (a page, for code in a page).
+    :param line: the line of ``abspath`` where ``source`` starts: tag errors
+        name that file's lines.
+    :raises SnippetError: if its tag block is malformed or names a missing data file.
+    """
+    where = shown if line == 1 else str(abspath)
     try:
         block = tags_mod.parse(source, language)
     except tags_mod.TagError as exc:
-        raise SnippetError(exc.message, shown, exc.line) from None
+        raise SnippetError(exc.message, where, exc.line + line - 1) from None
+    try:
+        files = inputs.resolve(block.tags.depends, project_root)
+    except inputs.InputError as exc:
+        at = block.key_lines.get("depends")
+        raise SnippetError(f"bad value for 'depends': {exc}", where, at + line - 1 if at else None) from None
     return Snippet(
         id=snippet_id,
         path=shown,
-        abspath=str(path.resolve()),
+        abspath=str(abspath),
         language=language,
         source=source,
         code=block.code,
         code_lineno=block.code_lineno,
         tags=block.tags,
-        helpers=_helpers(path, project_root),
+        env=block.tags.env,
+        files=files,
     )
 
 
-def _helpers(path: Path, project_root: Path) -> tuple[tuple[str, str], ...]:
-    """Helper modules beside ``path`` (``_name.py``): what a plain run could import."""
+def _helpers(path: Path, shown: str, snippets_dir: Path) -> tuple[tuple[str, str], ...]:
+    """Helper modules beside ``path`` (``_name.py``): what a plain run could import.
+
+    Each is shown beside the snippet (``shown``'s folder), where the run
+    directory gets its copy.
+
+    :raises SnippetError: for a helper that resolves outside the snippets
+        directory (a symbolic link out of it): it is never read.
+    """
     if path.suffix != ".py":
         return ()
+    root = snippets_dir.resolve()
+    folder = shown.rpartition("/")[0]
     found = []
     for helper in sorted(path.parent.glob("_*.py")):
+        helper_shown = f"{folder}/{helper.name}" if folder else helper.name
+        real = helper.resolve()
+        if not real.is_relative_to(root):
+            raise SnippetError(
+                f"helper module {helper_shown} resolves to {real}, outside the snippets directory "
+                f"{root}; helper modules must live in the snippets directory: copy it there "
+                "instead of linking to it",
+                helper_shown,
+            )
         try:
-            found.append((_shown_path(helper, project_root), helper.read_text(encoding="utf-8")))
+            found.append((helper_shown, helper.read_text(encoding="utf-8")))
         except (OSError, UnicodeDecodeError):
             continue  # an unreadable helper fails the snippet's import, visibly
     return tuple(found)
+
+
+def shown_prefix(snippets_dir: Path, project_root: Path) -> str:
+    """The snippets directory as shown in snippet paths: its path from the
+    project root (``snippets``), or its own name when it lies outside the
+    project (``shared-snippets``); ``""`` when it is the project root."""
+    rel = os.path.relpath(os.path.abspath(snippets_dir), os.path.abspath(project_root))
+    if rel == os.curdir:
+        return ""
+    if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+        return os.path.basename(os.path.abspath(snippets_dir))
+    return Path(rel).as_posix()
+
+
+def shown_path(rel: str, snippets_dir: Path, project_root: Path) -> str:
+    """The shown path of file ``rel`` (POSIX, relative to the snippets directory);
+    always relative, without ``..`` (see the module docstring)."""
+    prefix = shown_prefix(snippets_dir, project_root)
+    return f"{prefix}/{rel}" if prefix else rel
+
+
+def source_of(shown: str, snippets_dir: Path, project_root: Path) -> Path:
+    """The file under ``snippets_dir`` that a shown path (a snippet's or a
+    helper's) stands for: the inverse of :func:`shown_path`."""
+    prefix = shown_prefix(snippets_dir, project_root)
+    rel = shown[len(prefix) + 1 :] if prefix and shown.startswith(prefix + "/") else shown
+    return snippets_dir / rel
 
 
 def discover(snippets_dir: Path) -> list[str]:
@@ -150,8 +244,36 @@ def discover(snippets_dir: Path) -> list[str]:
     return sorted(ids)
 
 
-def _shown_path(path: Path, project_root: Path) -> str:
-    try:
-        return path.resolve().relative_to(project_root.resolve()).as_posix()
-    except ValueError:
-        return path.as_posix()
+def from_page(block: CodeBlock, project_root: Path) -> Snippet:
+    """The snippet whose code a page holds (see :class:`~snipcheck.placement.CodeBlock`).
+
+    It runs as ``<id>.py`` (or ``.rs``), the file it would be in the snippets
+    directory, so its tracebacks number its lines as the page shows them.
+
+    :raises SnippetError: naming the page's line, for a bad id or tag block.
+    """
+    check_id(block.snippet_id)
+    suffix = next(s for s, lang in SUFFIXES.items() if lang == block.language)
+    return from_text(
+        block.snippet_id, block.text + "\n", block.language, block.snippet_id + suffix, Path(block.source),
+        project_root, line=block.body_line,
+    )  # fmt: skip
+
+
+def find(snippet_id: str, code: CodeBlock | None, snippets_dir: Path, project_root: Path) -> Snippet:
+    """The snippet a placement runs: its code in the page when ``code`` is
+    given, else its file (see :func:`load`).
+
+    :raises SnippetError: as :func:`load` and :func:`from_page` do, and when a
+        snippet has both a file and code in the page (which one runs?).
+    """
+    if code is None:
+        return load(snippet_id, snippets_dir, project_root)
+    files = [snippets_dir / f"{snippet_id}{suffix}" for suffix in SUFFIXES]
+    clash = next((p for p in files if p.is_file()), None)
+    if clash is not None:
+        raise SnippetError(
+            f"snippet {snippet_id!r} has its code both in the page (line {code.body_line}) and in "
+            f"{shown_path(snippet_id + clash.suffix, snippets_dir, project_root)}; keep one of them"
+        )
+    return from_page(code, project_root)

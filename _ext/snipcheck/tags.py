@@ -18,20 +18,30 @@ Pure core: imports only the standard library and :mod:`snipcheck.model`.
 
 from __future__ import annotations
 
+import math
 import re
+import signal
 import tomllib
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from .model import Tags
+
+#: The longest timeout a tag or ``snipcheck_timeout`` may set, in seconds (24 h).
+MAX_TIMEOUT = 24 * 3600.0
 
 #: Keys a tag block may hold, with a one-line description used in errors.
 KNOWN_KEYS = {
     "expect": 'what the run must do: "ok", an exception type name, "panic" or '
-    '"compile error" (Rust), "exit N" or "signal NAME"',
+    '"compile error" (Rust), "exit N" (0 to 255) or "signal NAME" (e.g. "signal SIGSEGV")',
     "requires": 'a list of requirements, e.g. ["cuda"], ["burn"], ["torch>=2.14"]',
-    "timeout": "wall-clock limit in seconds (a positive number)",
+    "timeout": f"wall-clock limit in seconds (a finite number greater than 0 and at most {MAX_TIMEOUT:g}, i.e. 24 h)",
     "refutes": "for a refuted-claim snippet: the belief it tests (a string)",
     "memory": 'memory limit of the run, e.g. "8 GiB" (default: snipcheck_memory_limit)',
+    "env": 'names of environment variables the snippet reads, e.g. ["MY_VAR"] '
+    "(passed through to the run; a change re-runs the snippet)",
+    "depends": 'data files the snippet reads, relative to the project root (globs allowed), '
+    'e.g. ["data/table.csv", "data/*.json"] (copied into the run directory; a change re-runs the snippet)',
 }
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(B|KiB|MiB|GiB|TiB|KB|MB|GB|TB)?\s*$")
 _UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40,
@@ -49,6 +59,12 @@ def parse_size(value: object) -> int:
     if not m:
         raise ValueError(f'expected a size such as "4 GiB" or "512 MiB", got {value!r}')
     return int(float(m.group(1)) * _UNITS[m.group(2) or "B"])
+
+#: Variables every run gets from the runner (see runner/python.py
+#: ``child_environment``); an ``env`` tag cannot pass them through.
+FIXED_VARIABLES = frozenset({"HOME", "TMPDIR", "LANG", "LC_ALL", "TZ"})
+FIXED_PREFIXES = ("PYTHON", "SNIPCHECK_")
+_VARIABLE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 _COMMENT = {"python": "#", "rust": "//"}
 _EXPECT_RE = re.compile(
@@ -77,11 +93,13 @@ class TagBlock:
     :param code: the file without the block (and without the blank lines that
         separated it from the code).
     :param code_lineno: file line number of the first line of ``code``.
+    :param key_lines: file line number of each key of the block.
     """
 
     tags: Tags
     code: str
     code_lineno: int
+    key_lines: Mapping[str, int] = field(default_factory=dict)
 
 
 def parse(source: str, language: str = "python") -> TagBlock:
@@ -143,15 +161,17 @@ def parse(source: str, language: str = "python") -> TagBlock:
                 f"every line inside the tag block must start with {marker + ' '!r}",
                 start + 2 + offset,
             )
-    tags = _to_tags("\n".join(body), first_line=start + 2)
+    text = "\n".join(body)
+    tags = _to_tags(text, first_line=start + 2, language=language)
+    key_lines = _key_lines(text, start + 2)
     if at_top:
         code_lines = after
         first = end + 2
         while code_lines and not code_lines[0].strip():
             code_lines = code_lines[1:]
             first += 1
-        return TagBlock(tags, _strip_blank_edges(code_lines), first)
-    return TagBlock(tags, _strip_blank_edges(before), _first_nonblank(before))
+        return TagBlock(tags, _strip_blank_edges(code_lines), first, key_lines)
+    return TagBlock(tags, _strip_blank_edges(before), _first_nonblank(before), key_lines)
 
 
 def _first_nonblank(lines: list[str]) -> int:
@@ -171,7 +191,67 @@ def _strip_blank_edges(lines: list[str]) -> str:
     return "\n".join(lines[start:end])
 
 
-def _to_tags(text: str, first_line: int) -> Tags:
+def timeout_problem(value: object) -> str | None:
+    """Why ``value`` cannot be a timeout in seconds, or ``None`` if it can.
+
+    A timeout must be a real number (not a bool), finite, greater than 0 and
+    at most :data:`MAX_TIMEOUT`: ``nan``, ``inf`` or ``1e308`` would leave a
+    run without any limit.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"expected a number, got {type(value).__name__}"
+    if not math.isfinite(value):
+        return "must be a finite number of seconds"
+    if value <= 0:
+        return "must be positive"
+    if value > MAX_TIMEOUT:
+        return f"must be at most {MAX_TIMEOUT:g} seconds (24 h)"
+    return None
+
+
+def _expect_problem(expect: str) -> str | None:
+    """Why a well-formed ``expect`` can never hold here (unknown signal, exit status > 255)."""
+    kind, _, arg = expect.partition(" ")
+    if kind == "signal" and arg not in signal.Signals.__members__:
+        known = ", ".join(sorted(n for n in signal.Signals.__members__ if not n.startswith("SIG_")))
+        return f"unknown signal {arg!r}; known signals are: {known}"
+    if kind == "exit" and int(arg) > 255:
+        return f"exit status {arg} is impossible: a process exits with 0 to 255"
+    return None
+
+
+def _names(key: str, value: object, where: int) -> list[str]:
+    """A tag value that is a string or a list of non-empty strings, as a list."""
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise TagError(f"bad value for {key!r}: {value!r}; {KNOWN_KEYS[key]}", where)
+    return [v.strip() for v in value]
+
+
+def variable_problem(name: str) -> str | None:
+    """Why ``name`` cannot be passed through to a run, or ``None`` if it can."""
+    if not _VARIABLE_RE.match(name):
+        return f"{name!r} is not an environment variable name (letters, digits and '_')"
+    if name in FIXED_VARIABLES or name.startswith(FIXED_PREFIXES):
+        return f"{name!r} is set by the runner for every run (a fixed environment) and cannot be passed through"
+    return None
+
+
+def pattern_problem(pattern: str) -> str | None:
+    """Why ``pattern`` cannot name data files in the project, or ``None`` if it can.
+
+    A pattern is a relative POSIX path or glob (``data/table.csv``,
+    ``data/*.json``, ``data/**/*.csv``) with no ``..`` segment.
+    """
+    if "\\" in pattern or pattern.startswith("/") or re.match(r"^[A-Za-z]:", pattern):
+        return f"{pattern!r} must be a relative path with '/' separators, relative to the project root"
+    if any(part in ("..", "") for part in pattern.rstrip("/").split("/")):
+        return f"{pattern!r} must stay inside the project: no '..' and no empty segments"
+    return None
+
+
+def _to_tags(text: str, first_line: int, language: str = "python") -> Tags:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -193,6 +273,9 @@ def _to_tags(text: str, first_line: int) -> Tags:
     expect = data.get("expect", "ok")
     if not isinstance(expect, str) or not _EXPECT_RE.match(expect):
         raise TagError(f"bad value for 'expect': {expect!r}; {KNOWN_KEYS['expect']}", where("expect"))
+    never = _expect_problem(expect)
+    if never:
+        raise TagError(f"bad value for 'expect': {expect!r}: {never}", where("expect"))
     requires = data.get("requires", [])
     if isinstance(requires, str):
         requires = [requires]
@@ -201,9 +284,7 @@ def _to_tags(text: str, first_line: int) -> Tags:
     ):
         raise TagError(f"bad value for 'requires': {requires!r}; {KNOWN_KEYS['requires']}", where("requires"))
     timeout = data.get("timeout")
-    if timeout is not None and (
-        isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0
-    ):
+    if timeout is not None and timeout_problem(timeout):
         raise TagError(f"bad value for 'timeout': {timeout!r}; {KNOWN_KEYS['timeout']}", where("timeout"))
     refutes = data.get("refutes")
     if refutes is not None and (not isinstance(refutes, str) or not refutes.strip()):
@@ -216,12 +297,27 @@ def _to_tags(text: str, first_line: int) -> Tags:
             memory = 0
         if not memory:
             raise TagError(f"bad value for 'memory': {data['memory']!r}; {KNOWN_KEYS['memory']}", where("memory"))
+    env = _names("env", data.get("env", []), where("env"))
+    depends = _names("depends", data.get("depends", []), where("depends"))
+    if (env or depends) and language != "python":
+        key = "env" if env else "depends"
+        raise TagError(f"tag {key!r} is supported for Python snippets only", where(key))
+    for name in env:
+        why = variable_problem(name)
+        if why:
+            raise TagError(f"bad value for 'env': {why}", where("env"))
+    for pattern in depends:
+        why = pattern_problem(pattern)
+        if why:
+            raise TagError(f"bad value for 'depends': {why}", where("depends"))
     return Tags(
         expect=expect,
         requires=tuple(r.strip() for r in requires),
         timeout=float(timeout) if timeout is not None else None,
         refutes=refutes,
         memory=memory,
+        env=tuple(dict.fromkeys(env)),
+        depends=tuple(dict.fromkeys(depends)),
     )
 
 
@@ -252,6 +348,10 @@ def render(tags: Tags, language: str = "python") -> str:
         body.append(f"refutes = {_toml_str(tags.refutes)}")
     if tags.memory is not None:
         body.append(f"memory = {tags.memory}")
+    if tags.env:
+        body.append("env = [" + ", ".join(_toml_str(n) for n in tags.env) + "]")
+    if tags.depends:
+        body.append("depends = [" + ", ".join(_toml_str(d) for d in tags.depends) + "]")
     if not body:
         return ""
     return "\n".join([f"{marker} /// snipcheck", *(f"{marker} {b}" for b in body), f"{marker} ///"])

@@ -1,10 +1,10 @@
 """Verify every placed snippet on some interpreter and build a drift report.
 
-This is the maintainer's check on a new torch release, done with the pure core
-only (no Sphinx build): scan the chapter sources for snippet directives, run
-each snippet on the given interpreter (through the result cache, whose key
-holds the torch build, so nothing from another release is reused), and judge
-actual against stated output exactly as the Sphinx build does.
+This is the maintainer's check on a new torch release, done without a Sphinx
+build: take the placements of the placement index (read as the build reads
+the pages), run each snippet on the given interpreter (through the result
+cache, whose key holds the whole environment, so nothing from another release
+is reused), and judge actual against stated output exactly as the build does.
 
 Each snippet gets one status:
 
@@ -28,20 +28,24 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import docsource
 from .compare import judge, masking_normalizers, text_diff
-from .docsource import Placement
 from .execute import Executor
-from .model import Stamp
+from .model import Snippet, Stamp
+from .placement import Placement, fingerprint
 from .settings import Settings
 from .snippets import SnippetError, load
 
-SCHEMA = "snipcheck-verify/1"
+SCHEMA = "snipcheck-verify/2"
+#: Older schemas :meth:`Report.from_json` still reads (for the versions page).
+OLD_SCHEMAS = ("snipcheck-verify/1",)
+#: Per-snippet fields that vary from run to run: shown in the terminal and the
+#: HTML page, left out of the JSON file (which is committed).
+VOLATILE = ("duration", "origin")
 STATUSES = ("unchanged", "drifted", "failing", "not-run", "error")
 #: A changed line is environment-wide when it appears in the diffs of at least
 #: this share of the snippets that ran (and in at least two of them).
@@ -107,6 +111,7 @@ class Report:
     snippets: tuple[SnippetReport, ...]
     environment_wide: tuple[EnvWideChange, ...] = ()
     total: int = 0  # placements in the whole chapter (all shards)
+    fingerprint: str = ""  # the chapter's placements and sources (see snipcheck.placement.fingerprint)
 
     def counts(self) -> dict[str, int]:
         c = Counter(s.status for s in self.snippets)
@@ -121,16 +126,29 @@ class Report:
         return not any(s.status in ("drifted", "failing", "error") for s in self.snippets)
 
     def to_json(self) -> dict[str, Any]:
+        """The documented JSON form: deterministic for the same chapter, runs
+        and environment (no timings), so a committed report only changes when
+        a result does."""
+
+        def snippet(s: SnippetReport) -> dict[str, Any]:
+            data = dataclasses.asdict(s)
+            for name in VOLATILE:
+                data.pop(name)
+            return data
+
+        stamp = dataclasses.asdict(self.stamp)
+        stamp.pop("env", None)  # the environment's id differs from machine to machine
         return {
             "schema": SCHEMA,
-            "stamp": dataclasses.asdict(self.stamp),
+            "stamp": stamp,
             "reference": self.reference,
+            "fingerprint": self.fingerprint,
             "shard": {"index": self.shard[0], "count": self.shard[1]},
             "total": self.total,
             "counts": self.counts(),
             "holds": self.holds,
             "environment_wide": [dataclasses.asdict(c) for c in self.environment_wide],
-            "snippets": [dataclasses.asdict(s) for s in self.snippets],
+            "snippets": [snippet(s) for s in self.snippets],
         }
 
     @classmethod
@@ -140,8 +158,9 @@ class Report:
         :raises ValueError: for another schema; ``KeyError``/``TypeError`` for a
             damaged file.
         """
-        if data.get("schema") != SCHEMA:
-            raise ValueError(f"not a {SCHEMA} report (schema {data.get('schema')!r})")
+        if not isinstance(data, dict) or data.get("schema") not in (SCHEMA, *OLD_SCHEMAS):
+            found = data.get("schema") if isinstance(data, dict) else type(data).__name__
+            raise ValueError(f"not a {SCHEMA} report (found {found!r})")
 
         def snip(d: dict[str, Any]) -> SnippetReport:
             d = dict(d)
@@ -159,6 +178,7 @@ class Report:
                 EnvWideChange(c["sign"], c["text"], tuple(c["snippets"])) for c in data["environment_wide"]
             ),
             total=data.get("total", 0),
+            fingerprint=data.get("fingerprint", ""),
         )
 
 
@@ -176,50 +196,81 @@ def parse_shard(text: str) -> tuple[int, int]:
 def select_shard(placements: Sequence[Placement], shard: tuple[int, int]) -> list[Placement]:
     """The k-th of n deterministic slices: placements sorted by snippet id, every n-th."""
     k, n = shard
-    ordered = sorted(placements, key=lambda p: (p.snippet_id, str(p.path), p.line))
+    ordered = sorted(placements, key=lambda p: (p.snippet_id, p.docname, p.line))
     return ordered[k - 1 :: n]
+
+
+Loader = Callable[[Placement], Snippet]
+
+
+def file_loader(settings: Settings) -> Loader:
+    """Loads each placement's snippet from its file (for code written in pages, see
+    :meth:`snipcheck.project.Project.snippet`)."""
+    return lambda p: load(p.snippet_id, settings.snippets_dir, settings.root)
+
+
+def chapter_fingerprint(settings: Settings, placements: Sequence[Placement], loader: Loader | None = None) -> str:
+    """:func:`snipcheck.placement.fingerprint` of ``placements`` and the
+    snippets (and helpers) they place, as they are on disk now."""
+    load_one = loader or file_loader(settings)
+    sources = []
+    for p in placements:
+        try:
+            snippet = load_one(p)
+        except SnippetError as exc:
+            sources.append((p.snippet_id, f"error: {exc.message}"))
+            continue
+        sources.append((p.snippet_id, snippet.source + "".join(text for _, text in snippet.helpers)))
+    return fingerprint(placements, sources)
 
 
 def verify(
     settings: Settings,
-    docs: Path,
+    all_placements: Sequence[Placement],
     executor: Executor,
     stamp: Stamp,
     shard: tuple[int, int] = (1, 1),
+    progress: Callable[[int, int, str], None] | None = None,
+    loader: Loader | None = None,
 ) -> Report:
-    """Run and judge every placed snippet of ``docs`` (or one shard of them).
+    """Run and judge every placement (or one shard of them).
 
+    :param all_placements: the whole chapter's placements, from the placement index.
     :param executor: runs the snippets (its stamp must be ``stamp``).
+    :param progress: called as ``(done, total, snippet id)`` after each outcome.
+    :param loader: loads a placement's snippet (default: from its file).
     """
-    all_placements = docsource.scan_tree(docs)
+    load_one = loader or file_loader(settings)
     placements = select_shard(all_placements, shard)
     loaded = []
     reports: list[SnippetReport] = []
     for p in placements:
-        doc = _rel(p.path, settings.root)
+        doc = _rel(Path(p.source), settings.root)
         try:
-            snippet = load(p.snippet_id, settings.snippets_dir, settings.root)
+            snippet = load_one(p)
         except SnippetError as exc:
             where = f"{exc.path}:{exc.line}: " if exc.path and exc.line else ""
-            reports.append(SnippetReport(p.snippet_id, doc, p.line, "error", (where + exc.message,), stated=p.body))
+            reports.append(SnippetReport(p.snippet_id, doc, p.line, "error", (where + exc.message,), stated=p.stated))
             continue
         loaded.append((p, doc, snippet))
     executor.plan(s for _, _, s in loaded)
     for _, _, snippet in loaded:
         executor.submit(snippet)
-    for p, doc, snippet in loaded:
+    for done, (p, doc, snippet) in enumerate(loaded, start=1):
         outcome = executor.outcome(snippet)
+        if progress is not None:
+            progress(done, len(loaded), p.snippet_id)
         if outcome.origin == "error":
-            reports.append(SnippetReport(p.snippet_id, doc, p.line, "error", outcome.notes, stated=p.body))
+            reports.append(SnippetReport(p.snippet_id, doc, p.line, "error", outcome.notes, stated=p.stated))
             continue
         if outcome.result is None:
             reports.append(
-                SnippetReport(p.snippet_id, doc, p.line, "not-run", stated=p.body, missing=outcome.missing)
+                SnippetReport(p.snippet_id, doc, p.line, "not-run", stated=p.stated, missing=outcome.missing)
             )
             continue
         labels = (f"stated ({doc}:{p.line})", f"actual ({stamp.label()})")
         verdict = judge(
-            snippet.tags, outcome.result, p.body, settings.normalizers, stated_label=labels[0], actual_label=labels[1]
+            snippet.tags, outcome.result, p.stated, settings.normalizers, stated_label=labels[0], actual_label=labels[1]
         )
         status = "unchanged" if verdict.ok else ("failing" if verdict.ended_wrong else "drifted")
         reports.append(
@@ -230,18 +281,26 @@ def verify(
                 status,
                 verdict.problems,
                 verdict.diff,
-                p.body,
+                p.stated,
                 verdict.actual,
                 duration=outcome.result.duration,
                 origin=outcome.origin,
-                masked=masking_normalizers(p.body, verdict.actual, settings.normalizers) if verdict.ok else (),
-                masked_diff=text_diff(p.body, verdict.actual, settings.normalizers, labels[0], labels[1], masking=False)
+                masked=masking_normalizers(p.stated, verdict.actual, settings.normalizers) if verdict.ok else (),
+                masked_diff=text_diff(p.stated, verdict.actual, settings.normalizers, labels[0], labels[1], masking=False)
                 if verdict.ok
                 else "",
             )
         )
     reports.sort(key=lambda r: (r.doc, r.line))
-    return finish(Report(stamp, settings.reference, shard, tuple(reports), total=len(all_placements)))
+    report = Report(
+        stamp,
+        settings.reference,
+        shard,
+        tuple(reports),
+        total=len(all_placements),
+        fingerprint=chapter_fingerprint(settings, all_placements, load_one),
+    )
+    return finish(report)
 
 
 def diff_lines(diff: str) -> list[tuple[str, str]]:
@@ -273,25 +332,54 @@ def finish(report: Report) -> Report:
 
 
 def merge(reports: Sequence[Report]) -> Report:
-    """Combine shard reports of one environment into one report.
+    """Combine the shard reports of one verify run into one report.
 
-    :raises ValueError: if the reports come from different environments or
-        shard counts, repeat a shard, or do not cover every shard.
+    :raises ValueError: naming what is wrong, if the reports come from
+        different chapters (fingerprints), references, environments or shard
+        counts, carry no fingerprint (made by an older snipcheck), repeat or
+        miss a shard, or together do not cover every placement exactly once.
     """
     if not reports:
         raise ValueError("no reports to merge")
     first = reports[0]
-    for r in reports[1:]:
-        if r.stamp != first.stamp:
-            raise ValueError(f"cannot merge reports of different environments: {first.stamp.label()} and {r.stamp.label()}")
-        if r.shard[1] != first.shard[1]:
-            raise ValueError(f"cannot merge shards of {first.shard[1]} and of {r.shard[1]}")
-    indices = sorted(r.shard[0] for r in reports)
     n = first.shard[1]
-    if indices != list(range(1, n + 1)):
-        raise ValueError(f"shards given: {indices}; need each of 1..{n} exactly once")
+    for r in reports:
+        if not r.fingerprint:
+            raise ValueError(
+                f"shard {r.shard[0]}/{r.shard[1]} has no chapter fingerprint (written by an older snipcheck); "
+                "run verify again"
+            )
+        if r.fingerprint != first.fingerprint:
+            raise ValueError(
+                f"shards of different chapters: shard {first.shard[0]}/{n} has fingerprint {first.fingerprint}, "
+                f"shard {r.shard[0]}/{r.shard[1]} has {r.fingerprint}; verify every shard from the same revision"
+            )
+        if r.reference != first.reference:
+            raise ValueError(f"shards against different references: {first.reference!r} and {r.reference!r}")
+        if r.stamp != first.stamp:
+            raise ValueError(f"shards of different environments: {first.stamp.label()} and {r.stamp.label()}")
+        if r.shard[1] != n:
+            raise ValueError(f"cannot merge shards of {n} and of {r.shard[1]}")
+    indices = Counter(r.shard[0] for r in reports)
+    duplicated = sorted(k for k, c in indices.items() if c > 1)
+    missing = sorted(set(range(1, n + 1)) - set(indices))
+    if duplicated or missing:
+        parts = []
+        if duplicated:
+            parts.append("shard " + ", ".join(f"{k}/{n}" for k in duplicated) + " given more than once")
+        if missing:
+            parts.append("shard " + ", ".join(f"{k}/{n}" for k in missing) + " missing")
+        raise ValueError("; ".join(parts) + f"; give each of the {n} shards exactly once")
     snippets = sorted((s for r in reports for s in r.snippets), key=lambda s: (s.doc, s.line))
-    merged = Report(first.stamp, first.reference, (1, 1), tuple(snippets), total=first.total)
+    ids = Counter((s.id, s.doc, s.line) for s in snippets)
+    twice = sorted(f"{i} ({d}:{line})" for (i, d, line), c in ids.items() if c > 1)
+    if twice:
+        raise ValueError(f"placements reported by more than one shard: {', '.join(twice)}")
+    if len(snippets) != first.total:
+        raise ValueError(
+            f"the shards report {len(snippets)} placements but the chapter has {first.total}; verify again"
+        )
+    merged = Report(first.stamp, first.reference, (1, 1), tuple(snippets), total=first.total, fingerprint=first.fingerprint)
     return finish(dataclasses.replace(merged, snippets=tuple(dataclasses.replace(s, env_wide_only=False) for s in snippets)))
 
 

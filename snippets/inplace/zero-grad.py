@@ -10,8 +10,9 @@ opt.zero_grad(set_to_none=False)            # 把 0 写回原来那块梯度存�
 print(f"zero_grad(set_to_none=False): 同一个 grad 张量 {w.grad is g}，版本 +{g._version - ver}，grad = {w.grad.tolist()}")
 
 (w * 3).sum().backward()
+ver = g._version
 w.grad.zero_()                              # 手写清零，同样就地
-print(f"w.grad.zero_():               同一个 grad 张量 {w.grad is g}，grad = {w.grad.tolist()}")
+print(f"w.grad.zero_():               同一个 grad 张量 {w.grad is g}，版本 +{g._version - ver}，grad = {w.grad.tolist()}")
 
 (w * 3).sum().backward()
 opt.zero_grad()                             # 默认 set_to_none=True：不写 0，直接丢掉

@@ -310,7 +310,7 @@ class ForkRunner:
         limit = memory_limit_of(snippet, self.memory_limit)
         run_dir, script = prepare_run_dir(snippet)
         try:
-            env = child_environment(run_dir)
+            env = child_environment(run_dir, snippet.env)
             env.pop("PYTHONPATH", None)
             request = {"script": script, "run_dir": run_dir, "env": env, "memory_limit": limit}
             captured = run_captured(

@@ -39,9 +39,13 @@ PASSTHROUGH = ("PATH", "CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "SYSTEMROOT")
 DEFAULT_MEMORY_LIMIT = 4 << 30
 
 
-def child_environment(run_dir: str) -> dict[str, str]:
-    """The fixed environment of a snippet run (see the module docstring)."""
-    env = {k: os.environ[k] for k in PASSTHROUGH if k in os.environ}
+def child_environment(run_dir: str, declared: tuple[str, ...] = ()) -> dict[str, str]:
+    """The fixed environment of a snippet run (see the module docstring).
+
+    :param declared: further variables passed through, when set: those the
+        snippet declares (``Snippet.env``); the fixed ones below always win.
+    """
+    env = {k: os.environ[k] for k in PASSTHROUGH + tuple(declared) if k in os.environ}
     env.setdefault("PATH", os.defpath)
     env.update(
         {
@@ -61,21 +65,39 @@ def child_environment(run_dir: str) -> dict[str, str]:
     return env
 
 
+def _inside(run_dir: str, rel: str) -> Path:
+    """``run_dir / rel``, created folders included, refusing any path that
+    would land outside ``run_dir`` (absolute, ``..``, a link out).
+
+    :raises ValueError: for such a path (a bug upstream: shown paths are relative).
+    """
+    target = Path(run_dir, rel)
+    if os.path.isabs(rel) or not target.resolve().is_relative_to(run_dir):
+        raise ValueError(f"refusing to write {rel!r} outside the run directory {run_dir}")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return target
+
+
 def prepare_run_dir(snippet: Snippet) -> tuple[str, str]:
-    """Create a fresh run directory holding the snippet at its shown path.
+    """Create a fresh run directory holding the snippet at its shown path, its
+    helper modules beside it and its declared data files (``Snippet.files``)
+    at their paths relative to the project root.  Nothing is written outside it.
 
     :return: ``(run_dir, relative_script_path)``.
+    :raises OSError: if a declared data file cannot be copied.
     """
     run_dir = os.path.realpath(tempfile.mkdtemp(prefix="snipcheck-"))
-    script = Path(run_dir) / snippet.path
-    script.parent.mkdir(parents=True, exist_ok=True)
-    script.write_text(snippet.source, encoding="utf-8")
-    for shown, source in snippet.helpers:
-        helper = Path(run_dir) / shown
-        helper.parent.mkdir(parents=True, exist_ok=True)
-        helper.write_text(source, encoding="utf-8")
-    for sub in ("home", "tmp"):
-        os.mkdir(os.path.join(run_dir, sub))
+    try:
+        for rel, source_path in snippet.files:
+            shutil.copyfile(source_path, _inside(run_dir, rel))
+        _inside(run_dir, snippet.path).write_text(snippet.source, encoding="utf-8")
+        for shown, source in snippet.helpers:
+            _inside(run_dir, shown).write_text(source, encoding="utf-8")
+        for sub in ("home", "tmp"):
+            os.mkdir(os.path.join(run_dir, sub))
+    except BaseException:
+        shutil.rmtree(run_dir, ignore_errors=True)
+        raise
     return run_dir, snippet.path
 
 
@@ -169,7 +191,7 @@ class SubprocessRunner:
                 supervised_spawner(
                     [self.python, script],
                     cwd=run_dir,
-                    env=child_environment(run_dir),
+                    env=child_environment(run_dir, snippet.env),
                     memory_limit=limit,
                     run_dir=run_dir,
                 ),

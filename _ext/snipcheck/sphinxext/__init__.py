@@ -1,7 +1,9 @@
 """The thin Sphinx layer of snipcheck: config, directives, nodes, collector, output.
 
 Everything here may import Sphinx and docutils; nothing in the core may import
-this package.
+this package.  Features that only the chapter of this repository uses
+(reading aids, the Chinese search fixes, the versions page, CJK line joining,
+the theme's translations) are opt-in sub-extensions in :mod:`snipcheck.chapter`.
 """
 
 from __future__ import annotations
@@ -10,16 +12,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import (
+    ansi,
     claims,
+    code,
     collector,
     config,
+    dependencies,
     directive,
     environment_box,
-    reading,
-    search_zh,
+    fill,
+    i18n,
+    index,
+    results,
     state,
     summary,
-    versions,
 )
 
 if TYPE_CHECKING:
@@ -31,30 +37,37 @@ STATIC = Path(__file__).parent.parent / "static"
 
 def setup(app: Sphinx) -> dict[str, Any]:
     """Register snipcheck with Sphinx (``extensions = ["snipcheck"]``)."""
+    i18n.register(app)
     config.register(app)
     state.register(app)
     collector.register(app)
+    index.register(app)
+    dependencies.register(app)
     directive.register(app)
+    code.register(app)
+    results.register(app)
+    fill.register(app)
     environment_box.register(app)
     summary.register(app)
-    versions.register(app)
     claims.register(app)
-    reading.register(app)
-    search_zh.register(app)
+    ansi.register(app)
     app.connect("config-inited", _add_static)
     from .. import __version__
 
     return {
         "version": __version__,
-        "env_version": 3,  # 3: section index entries for the search dictionary's terms
+        "env_version": 5,  # 5: labels are document text (translated); 4: the placement index, results judged after reading
         "parallel_read_safe": True,
         "parallel_write_safe": True,
     }
 
 
 def _add_static(app: Sphinx, config: Config) -> None:
-    # At config-inited, so the pickled config already has it and an
-    # incremental build does not see a configuration change.
+    # At config-inited, before Sphinx compares the configuration with the
+    # pickled one, so a rebuild sees no change.  A new list: appending would
+    # change the option's default list, shared by every Sphinx app of the
+    # process (the tests run many).
     if str(STATIC) not in config.html_static_path:
-        config.html_static_path.append(str(STATIC))
+        config.html_static_path = [*config.html_static_path, str(STATIC)]
     app.add_css_file("snipcheck.css")
+    app.add_js_file("snipcheck.js", loading_method="defer")  # wide blocks scroll from the keyboard too

@@ -1,10 +1,11 @@
 """The ``claim`` role and the ``refuted-claim`` directive.
 
 ``{claim}`VALUE <snippet-id>``` renders VALUE in running text, linked to the
-snippet when it is on the same page, and checks while the page is read that
-VALUE appears in that snippet's actual output (its stated output when this
-build cannot run it).  A value that does not is a ``snipcheck.drift`` warning
-at the role's line.
+snippet when it is on the same page.  Once every snippet of the build is
+judged (:func:`resolve`, from ``env-updated``), the build checks that VALUE
+appears in that snippet's actual output (its stated output when this build
+cannot run it).  A value that does not is a ``snipcheck.drift`` warning at
+the role's line.
 
 ``{refuted-claim} <snippet-id>`` places a snippet like ``{snippet}`` (its body
 is the stated output) under a quoted belief (option ``:belief:``, default the
@@ -15,6 +16,8 @@ is true.
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -22,60 +25,42 @@ from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx.util.docutils import SphinxRole
 
-from .. import docsource
-from ..claims import belief_problem, belief_verdict, claim_problem, parse_claim
+from ..claims import belief_problem, claim_problem, parse_claim
 from ..compare import terminal_text
 from ..snippets import SnippetError
+from . import dependencies, index, render
 from . import state as state_mod
-from .collector import mark_problem
+from .collector import SnippetRecord, location, records, replace
 from .directive import SnippetDirective
 from .log import warn
 
 if TYPE_CHECKING:
     from docutils.nodes import Node, system_message
     from sphinx.application import Sphinx
+    from sphinx.environment import BuildEnvironment
 
 
-def placements_here(env) -> dict[str, docsource.Placement]:  # type: ignore[no-untyped-def]
-    """Snippet placements of the document being read, by snippet id (scanned once)."""
-    key = "snipcheck_placements"  # temp_data is per document being read
-    if key not in env.temp_data:
-        source = Path(env.doc2path(env.docname))
-        env.temp_data[key] = {p.snippet_id: p for p in docsource.scan(source)} if source.is_file() else {}
-    return env.temp_data[key]  # type: ignore[no-any-return]
+@dataclass(frozen=True)
+class Claim:
+    """One cited value.
 
-
-def snippet_output(env, snippet_id: str) -> tuple[str | None, bool]:  # type: ignore[no-untyped-def]
-    """The text a claim about ``snippet_id`` is checked against.
-
-    :return: ``(text, verified)``: the actual terminal text and ``True`` when
-        this build ran it; the stated output on this page and ``False`` when
-        it cannot run it; ``(None, False)`` when neither exists.
-    :raises SnippetError: if the snippet cannot be loaded.
+    :param status: ``pending`` (read, not checked yet), ``ok``, ``drift``,
+        ``unverified`` (no output to check it against) or ``error``.
+    :param verified: checked against an output this build produced.
     """
-    state = state_mod.for_env(env)
-    snippet = state.load(snippet_id)
-    env.note_dependency(snippet.abspath)
-    for helper, _ in snippet.helpers:
-        env.note_dependency(str(state.root / helper))
-    if state.execute:
-        outcome = state.executor.outcome(snippet)
-        if outcome.result is not None:
-            return terminal_text(outcome.result, state.settings.normalizers), True
-    placement = placements_here(env).get(snippet_id)
-    if placement is None:
-        placement = _placement_anywhere(env, snippet_id)
-        if placement is not None:
-            env.note_dependency(str(placement.path))  # its stated output is what the claim cites
-    return (placement.body, False) if placement is not None else (None, False)
+
+    line: int
+    snippet_id: str
+    value: str
+    status: str = "pending"
+    verified: bool = False
 
 
-def _placement_anywhere(env, snippet_id: str) -> docsource.Placement | None:  # type: ignore[no-untyped-def]
-    """The placement of ``snippet_id`` on any page of the project (scanned once per process)."""
-    state = state_mod.for_env(env)
-    if state.placements is None:
-        state.placements = {p.snippet_id: p for p in docsource.scan_tree(Path(env.srcdir))}
-    return state.placements.get(snippet_id)
+def claims(env: BuildEnvironment) -> dict[str, list[Claim]]:
+    """``env.snipcheck_claims``: docname → the page's claims."""
+    if not hasattr(env, "snipcheck_claims"):
+        env.snipcheck_claims = {}  # type: ignore[attr-defined]
+    return env.snipcheck_claims  # type: ignore[attr-defined,no-any-return]
 
 
 class ClaimRole(SphinxRole):
@@ -89,47 +74,24 @@ class ClaimRole(SphinxRole):
             warn("tag", f"malformed claim {self.text!r}: write {{claim}}`VALUE <snippet-id>`", location)
             return [nodes.inline(self.text, self.text)], []
         value, snippet_id = parsed
-        docname = self.env.docname
+        state = state_mod.for_env(self.env)
+        status = "pending"
         try:
-            output, verified = snippet_output(self.env, snippet_id)
+            snippet = state.load(snippet_id)
         except SnippetError as exc:
-            where = f" ({exc.path}:{exc.line})" if exc.path and exc.line else ""
+            at = f" ({exc.path}:{exc.line})" if exc.path and exc.line else ""
             warn(
                 "tag" if exc.line else "missing",
-                f"claim {value!r} cites snippet {snippet_id!r}, which cannot be loaded: {exc.message}{where}",
+                f"claim {value!r} cites snippet {snippet_id!r}, which cannot be loaded: {exc.message}{at}",
                 location,
             )
-            return [nodes.inline(value, value)], []
-        status = "ok"
-        if output is None:
-            status = "unverified"
+            status = "error"
         else:
-            problem = claim_problem(value, output)
-            if problem:
-                status = "drift"
-                excerpt = "\n".join(output.splitlines()[:12])
-                warn(
-                    "drift",
-                    f"claim {value!r} from snippet {snippet_id!r}: {problem}; the prose must cite what the "
-                    f"snippet prints. Its {'actual' if verified else 'stated'} output begins:\n{excerpt}",
-                    location,
-                )
-        claims(self.env).setdefault(docname, []).append((line, snippet_id, value, status, verified))
-        classes = ["snipcheck-claim"] + ([] if verified else ["snipcheck-claim-unverified"])
-        if snippet_id in placements_here(self.env):
-            title = (
-                f"取自代码片段 {snippet_id} 的实际输出，本次构建已核对"
-                if verified
-                else f"取自代码片段 {snippet_id} 陈述的输出，未经本次构建验证"
-            )
-            node: nodes.Element = nodes.reference(
-                value, value, refuri=f"#{nodes.make_id('snippet-' + snippet_id)}", reftitle=title
-            )
-        else:
-            node = nodes.inline(value, value)
-        node["classes"] += classes
+            self.env.note_dependency(snippet.abspath)
+            dependencies.note(self.env, snippet)
+        claims(self.env).setdefault(self.env.docname, []).append(Claim(line, snippet_id, value, status))
+        node = render.claim_ref(value, value, value=value, snippet_id=snippet_id, line=line)
         return [node], []
-
 
     def _exact_line(self) -> int:
         """The source line of this role.  MyST reports the line where the
@@ -147,13 +109,6 @@ class ClaimRole(SphinxRole):
         return self.lineno
 
 
-def claims(env) -> dict[str, list[tuple[int, str, str, str, bool]]]:  # type: ignore[no-untyped-def]
-    """``env.snipcheck_claims``: docname → (line, snippet id, value, status, verified)."""
-    if not hasattr(env, "snipcheck_claims"):
-        env.snipcheck_claims = {}
-    return env.snipcheck_claims  # type: ignore[no-any-return]
-
-
 class RefutedClaimDirective(SnippetDirective):
     """A quoted belief and the snippet that tests it."""
 
@@ -167,43 +122,108 @@ class RefutedClaimDirective(SnippetDirective):
         placed = super().run()
         if not self.arguments:
             return placed  # the snippet directive has warned
-        holds = "holds" in self.options
-        snippet_id = self.arguments[0]
+        serial = len(index.placements(self.env)[self.env.docname]) - 1
         belief = self.options.get("belief")
-        try:
-            snippet = state_mod.for_env(self.env).load(snippet_id)
-            belief = belief or snippet.tags.refutes
-            output, verified = snippet_output(self.env, snippet_id)
-        except SnippetError:
-            return placed  # the snippet directive already warned
         if not belief:
-            warn("tag", f"refuted claim {snippet_id!r}: give the belief with :belief: or the snippet's refutes tag", self.get_location())
-        problem = belief_problem(output or "", holds=holds) if output is not None else None
-        if problem:
-            subtype, sentence = problem
-            warn(subtype, f"refuted claim {snippet_id!r}: {sentence}", self.get_location())
-        verdict = belief_verdict(output or "")
-        if verdict is None:
-            label, color = "常见说法 · 代码没有给出结论", "warning"
-        elif verdict:
-            label, color = "常见说法 · 实测成立", "success"
-        else:
-            label, color = "常见说法 · 实测推翻", "danger"
+            try:
+                belief = state_mod.for_env(self.env).load(self.arguments[0]).tags.refutes
+            except SnippetError:
+                return placed  # the snippet directive already warned
+        if not belief:
+            warn(
+                "tag",
+                f"refuted claim {self.arguments[0]!r}: give the belief with :belief: or the snippet's refutes tag",
+                self.get_location(),
+            )
         box = nodes.container(classes=["snipcheck-belief"])
-        head = nodes.paragraph(classes=["snipcheck-belief-head"])
-        head += nodes.inline(label, label, classes=["sd-badge", f"sd-bg-{color}", f"sd-bg-text-{color}"])
-        box += head
+        box += render.belief_head(serial=serial)
         if belief:
             quote = nodes.block_quote()
             quote += nodes.paragraph(belief, belief)
             box += quote
-        if not verified:
-            note = "（本次构建没有运行这个代码片段：结论依据正文陈述的输出。）"
-            box += nodes.paragraph(note, note, classes=["snipcheck-note"])
         box += placed
-        if problem:
-            mark_problem(self.env, self.lineno, problem[1])
         return [box]
+
+
+def cited_output(app: Sphinx, env: BuildEnvironment, snippet_id: str) -> tuple[str | None, bool]:
+    """The text a claim about ``snippet_id`` is checked against.
+
+    :return: ``(text, verified)``: the actual terminal text and ``True`` when
+        this build has its run; its stated output and ``False`` when this
+        build cannot run it; ``(None, False)`` when neither exists.
+    """
+    state = state_mod.get(app)
+    stated = None
+    for recs in records(env).values():
+        for rec in recs:
+            if rec.snippet_id != snippet_id:
+                continue
+            if rec.outcome is not None and rec.outcome.result is not None:
+                return terminal_text(rec.outcome.result, state.settings.normalizers), True
+            stated = rec.stated if stated is None else stated
+    if stated is not None:
+        return stated, False
+    if state.execute:  # cited, but placed on no page: run it for the claim
+        try:
+            outcome = state.executor.outcome(state.load(snippet_id))
+        except SnippetError:
+            return None, False
+        if outcome.result is not None:
+            return terminal_text(outcome.result, state.settings.normalizers), True
+    return None, False
+
+
+def resolve(app: Sphinx, env: BuildEnvironment) -> None:
+    """Check refuted-claim verdicts and claims of the pages read now (after the snippets)."""
+    state = state_mod.get(app)
+    for docname in sorted(state.read_now):
+        for placement, rec in _beliefs(env, docname):
+            _check_belief(env, placement.options, rec)
+        page = claims(env).get(docname, [])
+        for i, claim in enumerate(page):
+            if claim.status == "pending":
+                page[i] = _check_claim(app, env, docname, claim)
+
+
+def _beliefs(env: BuildEnvironment, docname: str) -> list[tuple[Any, SnippetRecord]]:
+    by_serial = {r.serial: r for r in records(env).get(docname, [])}
+    found = []
+    for serial, placement in enumerate(index.placements(env).get(docname, [])):
+        rec = by_serial.get(serial)
+        if placement.directive == "refuted-claim" and rec is not None and rec.status not in ("error", "pending"):
+            found.append((placement, rec))
+    return found
+
+
+def _check_belief(env: BuildEnvironment, options: tuple[tuple[str, str], ...], rec: SnippetRecord) -> None:
+    state = state_mod.for_env(env)
+    if rec.outcome is not None and rec.outcome.result is not None:
+        output = terminal_text(rec.outcome.result, state.settings.normalizers)
+    else:
+        output = rec.stated
+    problem = belief_problem(output, holds="holds" in dict(options))
+    if problem is None:
+        return
+    subtype, sentence = problem
+    warn(subtype, f"refuted claim {rec.snippet_id!r}: {sentence}", location(env, rec))
+    replace(env, dataclasses.replace(rec, status="drift", problems=rec.problems + (sentence,)))
+
+
+def _check_claim(app: Sphinx, env: BuildEnvironment, docname: str, claim: Claim) -> Claim:
+    output, verified = cited_output(app, env, claim.snippet_id)
+    if output is None:
+        return dataclasses.replace(claim, status="unverified")
+    problem = claim_problem(claim.value, output)
+    if problem is None:
+        return dataclasses.replace(claim, status="ok", verified=verified)
+    excerpt = "\n".join(output.splitlines()[:12])
+    warn(
+        "drift",
+        f"claim {claim.value!r} from snippet {claim.snippet_id!r}: {problem}; the prose must cite what the "
+        f"snippet prints. Its {'actual' if verified else 'stated'} output begins:\n{excerpt}",
+        (docname, claim.line),
+    )
+    return dataclasses.replace(claim, status="drift", verified=verified)
 
 
 def register(app: Sphinx) -> None:

@@ -19,10 +19,11 @@ from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sphinx.environment.collectors import EnvironmentCollector
 
+from ..model import Outcome, Snippet
 from . import state as state_mod
 from .log import warn
 
@@ -31,20 +32,31 @@ if TYPE_CHECKING:
     from sphinx.application import Sphinx
     from sphinx.environment import BuildEnvironment
 
-#: Statuses that keep a document outdated.
-PROBLEMS = frozenset({"drift", "exec", "timeout", "error"})
+#: Statuses that keep a document outdated, and fail the build.
+PROBLEMS = frozenset({"drift", "exec", "timeout", "truncated", "error"})
 
 
 @dataclass(frozen=True)
 class SnippetRecord:
     """What happened to one placed snippet in this build.
 
-    :param status: ``ok``, ``drift``, ``exec``, ``timeout``, ``not-run``,
-        ``error`` (could not be loaded) or ``off`` (execution disabled).
+    :param status: ``pending`` (read, not judged yet), ``ok``, ``drift``,
+        ``exec``, ``timeout``, ``truncated`` (output cut at the output
+        limit), ``not-run``, ``error`` (could not be loaded or run) or
+        ``off`` (execution disabled).
     :param origin: ``run``, ``cache``, ``not-run`` or ``none``.
     :param duration: seconds the run took (the cached run's, for ``cache``).
     :param stamp: the run's environment label (``torch 2.13.0+cpu · Python
         3.11.7 · CPU`` or ``rustc 1.95.0 · CPU``), empty when not run.
+    :param serial: the placement's position among the document's placements
+        (:func:`snipcheck.sphinxext.index.placements`).
+    :param where: ``path:line`` of the directive, for messages (the included
+        file's, for a placement in an included file).
+    :param snippet: the snippet as loaded while the page was read.
+    :param outcome: what the executor returned (``None`` until judged, or
+        when the snippet could not be loaded).
+    :param stated: the stated output; :param stated_env: its ``stated-env``
+        option.
     """
 
     docname: str
@@ -57,6 +69,29 @@ class SnippetRecord:
     problems: tuple[str, ...] = ()
     diff: str = ""
     stamp: str = ""
+    serial: int = -1
+    where: str = ""
+    snippet: Snippet | None = None
+    outcome: Outcome | None = None
+    stated: str = ""
+    stated_env: str | None = None
+
+    def summary(self) -> dict[str, object]:
+        """Plain data for the build report (no outputs, no sources)."""
+        data = dataclasses.asdict(self)
+        for heavy in ("snippet", "outcome"):
+            data.pop(heavy)
+        return data
+
+
+def location(env: BuildEnvironment, record: SnippetRecord) -> Any:
+    """Where a warning about ``record`` points: ``(docname, line)``, or
+    ``path:line`` for a placement in an included file."""
+    path = record.where.rpartition(":")[0]
+    doc = Path(env.doc2path(record.docname))
+    if not path or (Path(env.srcdir) / path).resolve() == doc.resolve():
+        return (record.docname, record.line)
+    return record.where
 
 
 def records(env: BuildEnvironment) -> dict[str, list[SnippetRecord]]:
@@ -79,13 +114,22 @@ def watch_glob(env: BuildEnvironment, pattern: str, found: list[Path]) -> None:
     globs.setdefault(env.docname, []).append((pattern, sorted(str(p) for p in found)))
 
 
-def mark_problem(env: BuildEnvironment, line: int, problem: str) -> None:
-    """Turn the record of the snippet placed at ``line`` of the current
-    document into a drift (a refuted-claim check failed on it)."""
-    recs = records(env).get(env.docname, [])
+def record_at(env: BuildEnvironment, docname: str, serial: int) -> SnippetRecord | None:
+    """The record of placement ``serial`` of ``docname``, if any."""
+    for rec in records(env).get(docname, []):
+        if rec.serial == serial:
+            return rec
+    return None
+
+
+def replace(env: BuildEnvironment, record: SnippetRecord) -> None:
+    """Put ``record`` in place of the record of the same placement."""
+    recs = records(env).setdefault(record.docname, [])
     for i, rec in enumerate(recs):
-        if rec.line == line:
-            recs[i] = dataclasses.replace(rec, status="drift", problems=rec.problems + (problem,))
+        if rec.serial == record.serial:
+            recs[i] = record
+            return
+    recs.append(record)
 
 
 class SnippetCollector(EnvironmentCollector):
@@ -126,14 +170,15 @@ class SnippetCollector(EnvironmentCollector):
         removed: AbstractSet[str],
     ) -> list[str]:
         state = state_mod.get(app)
-        stamp = state.stamp.label() if state.stamp else None
+        # the whole stamp (its environment fingerprint included), not its label
+        stamp = dataclasses.asdict(state.stamp) if state.stamp else None
         previous = getattr(env, "snipcheck_stamp", None)
         env.snipcheck_stamp = stamp  # type: ignore[attr-defined]
         all_records = records(env)
         if previous is not None and stamp is not None and previous != stamp:
-            return sorted(all_records)
+            return sorted(set(all_records) | set(getattr(env, "snipcheck_claims", {})))
         bad = {d for d, recs in all_records.items() if any(r.status in PROBLEMS for r in recs)}
-        bad |= {d for d, cl in getattr(env, "snipcheck_claims", {}).items() if any(c[3] == "drift" for c in cl)}
+        bad |= {d for d, cl in getattr(env, "snipcheck_claims", {}).items() if any(c.status == "drift" for c in cl)}
         for docname, watched in getattr(env, "snipcheck_globs", {}).items():
             if any(sorted(str(p) for p in Path(pattern).parent.glob(Path(pattern).name)) != files for pattern, files in watched):
                 bad.add(docname)

@@ -3,6 +3,12 @@
 The values are declared once, in :data:`snipcheck.settings.VALUES`.  An invalid
 value is replaced by its default with a ``snipcheck.config`` warning that names
 the value, what was wrong and the default used; the build carries on.
+
+Command-line overrides (``sphinx-build -D snipcheck_timeout=2``) arrive as
+strings.  Sphinx converts a string by the type of the default, and refuses a
+float default ("cannot override config setting ... unsupported type"), so each
+declared value's own parser (:attr:`snipcheck.settings.Value.parse`) converts
+them when the extension is set up, before Sphinx first reads the value.
 """
 
 from __future__ import annotations
@@ -19,12 +25,51 @@ if TYPE_CHECKING:
 
 
 def register(app: Sphinx) -> None:
-    """Declare the config values and connect :func:`validate` to ``config-inited``."""
+    """Declare the config values, convert their ``-D`` overrides and connect
+    :func:`validate` to ``config-inited``."""
     for name, value in VALUES.items():
         app.add_config_value(
             name, value.default, value.rebuild, value.types, description=value.help  # type: ignore[arg-type]
         )
+    convert_overrides(app.config)
     app.connect("config-inited", validate)
+    app.connect("config-inited", own_source_suffix, priority=790)
+
+
+def own_source_suffix(app: Sphinx, config: Config) -> None:
+    """Give a project that leaves ``source_suffix`` unset a dict of its own.
+
+    Sphinx merges the suffixes extensions register (at ``config-inited``,
+    priority 800) into the *shared* default dict (sphinx-doc/sphinx#11795), so
+    the next application in the same process (a test run, the pytest plugin,
+    ``record`` after a build) inherits, say, myst-nb's ``.md`` parser without
+    loading myst-nb and fails with "Source parser for myst-nb not registered".
+    Runs at priority 790, before the merge; a project's own value is kept.
+    """
+    from sphinx.config import Config as SphinxConfig
+
+    shared = SphinxConfig.config_values["source_suffix"].default
+    if config.source_suffix is shared:
+        config.source_suffix = {".rst": "restructuredtext"}
+
+
+def convert_overrides(config: Config) -> None:
+    """Parse the string overrides (``-D name=text``) of snipcheck's values in place.
+
+    Runs at extension set-up, when Sphinx holds the overrides unconverted.  A
+    string that does not parse is dropped with a ``snipcheck.config`` warning;
+    the value then comes from ``conf.py`` or the default.
+    """
+    overrides = config.overrides
+    for name, text in list(overrides.items()):
+        decl = VALUES.get(name)
+        if decl is None or decl.parse is None or not isinstance(text, str):
+            continue
+        try:
+            overrides[name] = decl.parse(text)
+        except ValueError:
+            del overrides[name]
+            warn("config", f"-D {name}={text}: not a valid value ({decl.help}); ignored", None)
 
 
 def validate(app: Sphinx, config: Config) -> None:
@@ -32,7 +77,7 @@ def validate(app: Sphinx, config: Config) -> None:
     conf_py = str(Path(app.confdir) / "conf.py")
     for name, value in VALUES.items():
         current = getattr(config, name)
-        why = problem(name, current)
+        why = problem(name, current, Path(app.confdir))
         if why:
             default = "the interpreter running Sphinx" if name == "snipcheck_python" else repr(value.default)
             # no location: the environment does not exist yet at config-inited

@@ -6,12 +6,19 @@ MyST usage::
     a.add_(1): same storage? True
     ```
 
+reStructuredText::
+
+    .. snippet:: inplace/leaf-add
+
+       a.add_(1): same storage? True
+
 The argument is the snippet id; the body is the stated output.  While the
-document is read, the directive loads the snippet, gets its outcome from the
-executor (already started for the whole page by :func:`prefetch` on
-``source-read``), compares actual with stated output, warns on drift at the
-directive's line, records the result for the environment box and the report,
-and returns the rendered nodes.
+page is read, the directive records its placement in the index
+(:mod:`.index`), loads the snippet, starts its run (in a serial build; a
+parallel build starts every run once all pages are read), and leaves a
+placeholder.  Once every page is read (``env-updated``) :mod:`.results`
+waits for the outcomes, judges them and warns; :mod:`.fill` renders the
+output panels when each page is written.
 
 Option ``stated-env``: the environment the stated output was recorded in, for
 snippets this build may not be able to run (the record command writes it).
@@ -19,7 +26,7 @@ snippets this build may not be able to run (the record command writes it).
 
 from __future__ import annotations
 
-import re
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -27,12 +34,9 @@ from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx.util.docutils import SphinxDirective
 
-from .. import docsource, requirements
-from ..cache import write_atomic
-from ..compare import Verdict, judge
-from ..model import Outcome, Snippet
+from .. import requirements
 from ..snippets import SnippetError
-from . import render
+from . import dependencies, index, render
 from . import state as state_mod
 from .collector import SnippetRecord, add
 from .log import warn
@@ -40,9 +44,6 @@ from .log import warn
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
     from sphinx.environment import BuildEnvironment
-
-_DIFF_LINES = 24
-_DIFF_WIDTH = 300
 
 
 class SnippetDirective(SphinxDirective):
@@ -57,178 +58,107 @@ class SnippetDirective(SphinxDirective):
     def run(self) -> list[nodes.Node]:
         state = state_mod.for_env(self.env)
         if not self.arguments:
-            warn(
-                "tag",
-                f"{self.name} directive without a snippet id: write the id on the opening line, "
-                f"e.g. ```{{{self.name}}} inplace/my-example",
-                (self.env.docname, self.lineno),
-            )
+            warn("tag", self._missing_id(), self.get_location())
             return []
         snippet_id = self.arguments[0]
-        stated = "\n".join(self.content)
+        placement = index.capture(self, snippet_id)
+        serial = len(index.placements(self.env)[self.env.docname]) - 1
         docname = self.env.docname
-        location = (docname, self.lineno)
+        where = self._where(placement.source, placement.line)
+        base = SnippetRecord(
+            docname,
+            placement.line,
+            snippet_id,
+            "pending",
+            "none",
+            serial=serial,
+            where=where,
+            stated=placement.stated,
+            stated_env=self.options.get("stated-env"),
+        )
+        node = render.snippet_node(None, snippet_id)
+        code = index.code_in(self.env, docname, snippet_id)
         try:
-            snippet = state.load(snippet_id)
+            snippet = state.load(snippet_id, code)
         except SnippetError as exc:
             if exc.path:
                 self.env.note_dependency(str(state.root / exc.path))
-            where = f" ({exc.path}:{exc.line})" if exc.path and exc.line else (f" ({exc.path})" if exc.path else "")
+            at = f" ({exc.path}:{exc.line})" if exc.path and exc.line else (f" ({exc.path})" if exc.path else "")
             subtype = "tag" if exc.line else "missing"
             message = exc.message if snippet_id in exc.message else f"snippet {snippet_id!r}: {exc.message}"
-            warn(subtype, message + where, location)
-            add(self.env, SnippetRecord(docname, self.lineno, snippet_id, "error", "none", problems=(exc.message,)))
-            node = render.snippet_node(None, snippet_id)
-            node += render.error_box(f"snippet {snippet_id}{where}: {exc.message}")
+            warn(subtype, message + at, self.get_location())
+            add(self.env, _replace(base, status="error", problems=(exc.message,)))
+            node += render.error_box(f"snippet {snippet_id}{at}: {exc.message}")
             return [node]
         self.env.note_dependency(snippet.abspath)
-        for helper, _ in snippet.helpers:  # a helper module it may import changes its output too
-            self.env.note_dependency(str(state.root / helper))
+        dependencies.note(self.env, snippet)  # helpers, declared data files and variables
         for req in snippet.tags.requires:
             try:
                 requirements.check(req, state.settings.provides)
             except requirements.RequirementError as exc:
-                warn("tag", f"snippet {snippet_id!r} ({snippet.path}): {exc}", location)
-        node = render.snippet_node(snippet, snippet_id)
-        if not state.execute:
-            add(self.env, SnippetRecord(docname, self.lineno, snippet_id, "off", "none"))
-            node += render.stated_panel(stated, "陈述的输出（本次构建未执行代码）", self.options.get("stated-env"))
-            return [node]
-        outcome = state.executor.outcome(snippet)
-        if outcome.origin == "error":
-            message = f"snippet {snippet_id!r}: " + "; ".join(outcome.notes) + "; check snipcheck_python"
-            warn("exec", message, location)
-            add(self.env, SnippetRecord(docname, self.lineno, snippet_id, "error", "none", problems=outcome.notes))
-            node += render.error_box(message)
-            return [node]
-        for note in outcome.notes:
-            warn("cache", f"snippet {snippet_id!r}: {note}", location)
-        if outcome.result is None:
-            return [self._not_run(node, snippet, outcome, stated)]
-        verdict = judge(
-            snippet.tags,
-            outcome.result,
-            stated,
-            state.settings.normalizers,
-            stated_label=f"stated ({self.env.doc2path(docname, False)}:{self.lineno})",
-            actual_label=f"actual ({outcome.result.stamp.label()})",
-        )
-        self._report(snippet, verdict, location)
-        add(
-            self.env,
-            SnippetRecord(
-                docname,
-                self.lineno,
-                snippet_id,
-                verdict.status,
-                outcome.origin,
-                duration=outcome.result.duration,
-                problems=verdict.problems,
-                diff=verdict.diff,
-                stamp=outcome.result.stamp.label(),
-            ),
-        )
-        if not verdict.ok:
-            node += render.problem_box(verdict)
-        node += render.output_panel(outcome, state.settings.normalizers)
-        node += render.stamp(outcome, snippet)
+                warn("tag", f"snippet {snippet_id!r} ({snippet.path}): {exc}", self.get_location())
+        if code is None:  # code written in the page is shown where it is written
+            node += render.code_block(snippet)
+        node += render.pending_output(serial)
+        add(self.env, _replace(base, snippet=snippet))
+        if state.execute and state.in_main_process and state.planned:
+            state.executor.submit(snippet)  # runs while the rest of the pages are read
         return [node]
 
-    def _not_run(self, node: nodes.container, snippet: Snippet, outcome: Outcome, stated: str) -> nodes.Node:
-        add(
-            self.env,
-            SnippetRecord(self.env.docname, self.lineno, snippet.id, "not-run", "not-run", missing=outcome.missing),
+    def _missing_id(self) -> str:
+        return (
+            f"{self.name} directive without a snippet id: write the id after the directive name, e.g. "
+            + (f"```{{{self.name}}} my/example" if self._is_myst() else f".. {self.name}:: my/example")
         )
-        node += render.badges(outcome.missing)
-        label = "陈述的输出 · 未经本次构建验证（本次构建缺少：" + "、".join(outcome.missing) + "）"
-        node += render.stated_panel(stated, label, self.options.get("stated-env"))
-        return node
 
-    def _report(self, snippet: Snippet, verdict: Verdict, location: tuple[str, int]) -> None:
-        if verdict.ok:
-            return
-        state = state_mod.for_env(self.env)
-        subtype = verdict.status if verdict.status in ("drift", "exec", "timeout") else "drift"
-        message = f"snippet {snippet.id!r}: " + "; ".join(verdict.problems)
-        if verdict.diff:
-            path = state.settings.report_dir / "diffs" / (re.sub(r"[^\w.-]", "__", snippet.id) + ".diff")
-            try:
-                write_atomic(path, (verdict.diff + "\n").encode("utf-8"))
-                where = f"\nfull diff: {_shown(path, state.root)}"
-            except OSError:
-                where = ""
-            lines = [_clip(line) for line in verdict.diff.splitlines()]
-            short = "\n".join(lines[:_DIFF_LINES])
-            if len(lines) > _DIFF_LINES:
-                short += f"\n... ({len(lines) - _DIFF_LINES} more diff lines)"
-            message += f":\n{short}{where}"
-            if not verdict.ended_wrong:
-                message += f"\nif the new output is right, record it: nox -s record -- {snippet.id}"
-        warn(subtype, message, location)
+    def _is_myst(self) -> bool:
+        return type(self.state).__module__.startswith("myst_parser")
 
-
-def _clip(line: str, width: int = _DIFF_WIDTH) -> str:
-    """A diff line cut to ``width`` characters for the console (the full diff file has it whole)."""
-    return line if len(line) <= width else f"{line[:width]}... ({len(line) - width:,} more characters)"
-
-
-def _shown(path: Path, root: Path) -> str:
-    try:
-        return path.relative_to(root).as_posix()
-    except ValueError:
-        return str(path)
-
-
-def prefetch(app: Sphinx, docname: str, source: list[str]) -> None:
-    """Start every snippet of a page as soon as Sphinx reads it (``source-read``).
-
-    The runs proceed in parallel while the page is parsed; each directive then
-    waits only for its own result.  Problems are left for the directive to
-    report at its own line.
-    """
-    state = state_mod.get(app)
-    if not state.execute:
-        return
-    for placement in docsource.scan_text(source[0], Path(docname)):
+    def _where(self, source: str, line: int) -> str:
+        """``path:line`` of the directive, relative to the source directory when inside it."""
         try:
-            snippet = state.load(placement.snippet_id)
-        except SnippetError:
-            continue
-        state.executor.submit(snippet)
+            shown = Path(source).resolve().relative_to(self.env.srcdir).as_posix()
+        except ValueError:
+            shown = source
+        return f"{shown}:{line}"
 
 
-def prefetch_all(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
-    """Start every snippet of every page about to be read (``env-before-read-docs``).
+def _replace(record: SnippetRecord, **changes: Any) -> SnippetRecord:
+    return dataclasses.replace(record, **changes)
 
-    In a serial build the runs overlap with parsing from the first page on.
-    In a parallel build (``-j``) this process runs them all before Sphinx forks
-    its readers, which then find every result in the cache: one warm fork
-    server for the build instead of one per reader.
+
+def prefetch(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
+    """Start the runs of the pages about to be read (``env-before-read-docs``).
+
+    The placements come from the index of the previous build (Sphinx purges a
+    page only when it reads it again), so a rebuild starts its runs before
+    parsing begins, and the executor can plan: a handful of runs (one edited
+    snippet in a live preview) go to plain subprocesses instead of starting
+    the fork server; directives then start the runs of placements that are
+    new.  A cold build has no previous index: it starts every run once all
+    pages are read, when the executor can plan with the whole list.  Pages
+    read now record their placements anew; this is a head start, never the
+    list of what runs.
     """
     state = state_mod.get(app)
     state.read_now = frozenset(docnames)
-    if not state.execute:
+    known = index.placements(env)
+    if not state.execute or not known:
         return
     snippets = []
     for docname in sorted(docnames):
-        path = Path(env.doc2path(docname))
-        try:
-            placements = docsource.scan(path)
-        except (OSError, UnicodeDecodeError):
-            continue  # Sphinx reports unreadable sources itself
-        for placement in placements:
+        for placement in known.get(docname, []):
             try:
-                snippets.append(state.load(placement.snippet_id))
+                code = index.code_in(env, docname, placement.snippet_id)
+                snippets.append(state.load(placement.snippet_id, code))
             except SnippetError:
                 continue  # reported by the directive, at its line
     state.executor.plan(snippets)
-    futures = [state.executor.submit(snippet) for snippet in snippets]
-    if app.parallel > 1 and futures:
-        for future in futures:
-            future.exception()  # wait; failures are reported by the readers
+    state.planned = True
+    for snippet in snippets:
+        state.executor.submit(snippet)
 
 
 def register(app: Sphinx) -> None:
     app.add_directive("snippet", SnippetDirective)
-    app.connect("source-read", prefetch)
-    app.connect("env-before-read-docs", prefetch_all)
+    app.connect("env-before-read-docs", prefetch)

@@ -18,6 +18,7 @@ from sphinx.util.docutils import SphinxDirective
 
 from . import state as state_mod
 from .collector import records
+from .i18n import _
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -46,48 +47,73 @@ class FillEnvironmentBox(SphinxPostTransform):
         state = state_mod.for_env(self.env)
         recs = records(self.env).get(self.env.docname, [])
         box = nodes.container(classes=["snipcheck-environment", "admonition", "note"])
-        title = nodes.paragraph("", "", nodes.strong("本页的输出从哪里来", "本页的输出从哪里来"), classes=["admonition-title"])
-        box += title
+        heading = _("Where the outputs on this page come from")
+        box += nodes.paragraph("", "", nodes.strong(heading, heading), classes=["admonition-title"])
         ran = [r for r in recs if r.stamp]
         not_run = [r for r in recs if r.status == "not-run"]
         if ran:
-            stamps = "；".join(sorted({r.stamp for r in ran}))
+            stamps = _("; ").join(sorted({r.stamp for r in ran}))
             platform = state.stamp.platform if state.stamp else ""
-            text = (
-                f"本页有 {len(ran)} 个代码片段在构建时真实运行，输出原样抓取，运行环境：{stamps}"
-                + (f"（{platform}）" if platform else "")
-                + "。"
-            )
+            if platform:
+                text = _(
+                    "{count} snippets on this page ran during the build, their output captured as it was, in: "
+                    "{stamps} ({platform})."
+                ).format(count=len(ran), stamps=stamps, platform=platform)
+            else:
+                text = _(
+                    "{count} snippets on this page ran during the build, their output captured as it was, in: {stamps}."
+                ).format(count=len(ran), stamps=stamps)
         elif not state.execute:
-            text = "本次构建没有执行代码：下面显示的是章节源文件里陈述的输出。"
+            text = _("This build did not execute code: the outputs below are the ones the chapter source states.")
         else:
-            text = "本页没有在本次构建中运行的代码片段。"
+            text = _("No snippet on this page ran in this build.")
         box += nodes.paragraph(text, text)
         if not_run:
             needs = Counter(req for r in not_run for req in r.missing)
-            why = "、".join(f"{k} ×{v}" for k, v in sorted(needs.items()))
-            text = (
-                f"另有 {len(not_run)} 个代码片段因本机缺少所需环境（{why}）没有运行：它们带有“本次构建未运行”的标记，"
-                "显示的是正文陈述的输出及其来源，未经本次构建验证。"
-            )
+            why = _(", ").join(f"{k} ×{v}" for k, v in sorted(needs.items()))
+            text = _(
+                "{count} more snippets did not run because this machine lacks what they need ({why}): they are "
+                "marked \"not run in this build\" and show the output the text states, with where it comes from, "
+                "not verified by this build."
+            ).format(count=len(not_run), why=why)
             box += nodes.paragraph(text, text)
         if state.settings.reference:
-            ref = f"章节源文件里陈述的输出以参考环境 {state.settings.reference} 为准；构建时逐字比对，不一致则构建失败。"
+            ref = _(
+                "The outputs stated in the chapter source are for the reference environment {reference}; the build "
+                "compares them character by character and fails when they differ."
+            ).format(reference=state.settings.reference)
             box += nodes.paragraph(ref, ref)
         counts = Counter(r.status for r in recs)
-        origins = Counter(r.origin for r in recs)
-        parts = [f"共 {len(recs)} 个代码片段"]
+        cached = sum(1 for r in recs if r.status == "ok" and r.origin == "cache")
+        parts = [_("{count} snippets in all").format(count=len(recs))]
         checked = counts["ok"]
         if checked:
-            parts.append(f"{checked} 个已运行并与陈述一致（其中 {origins['cache']} 个取自相同代码与环境的缓存结果）")
+            parts.append(
+                _("{count} ran and match their stated output ({cached} of them from the cache: {compared} were "
+                  "all the same as when it was cached)").format(count=checked, cached=cached, compared=compared(state))
+            )
         if not_run:
-            parts.append(f"{len(not_run)} 个未运行")
+            parts.append(_("{count} not run").format(count=len(not_run)))
         bad = sum(counts[s] for s in ("drift", "exec", "timeout", "error"))
         if bad:
-            parts.append(f"{bad} 个有问题（见构建警告）")
-        line = "；".join(parts) + "。"
+            parts.append(_("{count} with problems (see the build warnings)").format(count=bad))
+        line = _("; ").join(parts) + _(".")
         box += nodes.paragraph(line, line)
         return box
+
+
+def compared(state: state_mod.BuildState) -> str:
+    """What a cached result was checked against before it was reused (see snipcheck.cache.cache_key)."""
+    what = _("the code, its helper modules, tags, declared data files and environment variables, and the runner")
+    fp = state.fingerprint
+    if fp is None or state.stamp is None:
+        return _("{what}, and the environment").format(what=what)
+    main = [f"Python {state.stamp.python}"] + [f"{n} {fp.version(n)}" for n in ("torch", "numpy") if fp.version(n)]
+    names = _(", ").join(name for name, _value in fp.variables)
+    return _(
+        "{what}, and the environment fingerprint {id} ({main} and the other installed distributions, {count} in "
+        "all; the interpreter's path; the environment variables {names})"
+    ).format(what=what, id=fp.id, main=_(", ").join(main), count=len(fp.distributions), names=names)
 
 
 def register(app: Sphinx) -> None:

@@ -7,6 +7,7 @@ project can silence one kind with ``suppress_warnings = ["snipcheck.cache"]``:
             exception did not happen;
 ``exec``    the run failed in a way its tags do not expect;
 ``timeout`` the run was killed at its timeout;
+``truncated`` the output reached the output limit, so part of it was not checked;
 ``tag``     a malformed tag block, directive or requirement;
 ``missing`` a snippet file that cannot be found, or a duplicate placement;
 ``cache``   a cache entry that had to be discarded;
@@ -22,7 +23,7 @@ from sphinx.util import logging
 
 logger = logging.getLogger("snipcheck")
 
-SUBTYPES = ("drift", "exec", "timeout", "tag", "missing", "cache", "config")
+SUBTYPES = ("drift", "exec", "timeout", "truncated", "tag", "missing", "cache", "config")
 
 
 def warn(subtype: str, message: str, location: Any) -> None:

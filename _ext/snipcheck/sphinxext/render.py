@@ -5,27 +5,56 @@ Layout (classes in brackets; the CSS lives in ``static/snipcheck.css``)::
     container [snipcheck-snippet]
       literal_block [snipcheck-code]            the code, line numbers as in the file
       container [snipcheck-badges]              only for snippets not run here
-      container [cell_output snipcheck-output]  one literal_block per output event:
-          [output stream  snipcheck-stdout]
-          [output stderr  snipcheck-stderr snipcheck-warning|snipcheck-traceback]
+      container [cell_output snipcheck-output]  per output event, a label and a literal_block:
+          paragraph [snipcheck-output-label no-search]   stdout / stderr · warning / ...
+          literal_block [output stream  snipcheck-stdout]
+          literal_block [output stderr  snipcheck-stderr snipcheck-warning|snipcheck-traceback]
       paragraph [snipcheck-stamp]               torch 2.13.0+cpu · Python 3.11.7 · CPU · 0.03 s
 
 Output blocks reuse myst-nb's classes (``cell_output``, ``output stream``,
-``output stderr``) so its stylesheet applies, and its ``myst-ansi`` Pygments
-lexer when the text holds ANSI colour codes.  Captured text only ever goes into
+``output stderr``) so its stylesheet applies where it is loaded; text holding
+ANSI colour codes gets snipcheck's own ANSI lexer (:mod:`.ansi`), so colours
+need no myst-nb.  Captured text only ever goes into
 ``literal_block`` text nodes, which every writer escapes: output is shown as
 text, never interpreted as markup.
+
+Every label is translated through :mod:`.i18n` (the project's ``language``),
+so every builder (HTML, LaTeX, text) shows the same words.  Labels are
+document text, not CSS ``content``, for that reason; the class ``no-search``
+keeps them out of Sphinx's search index.
 """
 
 from __future__ import annotations
 
+import re
+
 from docutils import nodes
 
-from ..compare import Verdict, display_events
-from ..model import Outcome, Snippet
+from ..compare import display_events
+from ..model import Outcome, RunResult, Snippet
 from ..normalize import Normalizer
+from . import ansi
+from .i18n import _
 
 _LANG = {"python": "python", "rust": "rust"}
+
+
+class snippet_output(nodes.General, nodes.Element):
+    """Placeholder for a snippet's output panel; ``serial`` is its placement's
+    position in the page.  :mod:`.fill` replaces it before the page is written."""
+
+
+class belief_head(nodes.General, nodes.Element):
+    """Placeholder for a refuted-claim block's verdict label (see :mod:`.fill`)."""
+
+
+class claim_ref(nodes.Inline, nodes.TextElement):
+    """A value cited by the ``claim`` role; rendered by :mod:`.fill` once checked."""
+
+
+def pending_output(serial: int) -> snippet_output:
+    """The placeholder the directive leaves for the output panel."""
+    return snippet_output(serial=serial)
 
 
 def code_block(snippet: Snippet) -> nodes.literal_block:
@@ -54,22 +83,44 @@ def output_panel(outcome: Outcome, normalizers: tuple[Normalizer, ...]) -> nodes
         classes += ["stream", "snipcheck-stdout"] if event.stream == "stdout" else ["stderr", "snipcheck-stderr"]
         if event.kind != "text":
             classes.append(f"snipcheck-{event.kind}")
+        panel += output_label(event.stream, event.kind)
         block = nodes.literal_block(event.text, event.text, classes=classes)
-        block["language"] = "myst-ansi" if "\x1b" in event.text else "none"
+        block["language"] = ansi.language(event.text)
         panel += block
     result = outcome.result
     if result.truncated_bytes:
-        panel += _note(
-            f"输出超过上限 {result.output_limit:,} 字节，其余 {result.truncated_bytes:,} 字节未显示。",
-            "snipcheck-truncated",
-        )
+        text = _("Output over the limit of {limit:,} bytes: the other {dropped:,} bytes are not shown.")
+        panel += _note(text.format(limit=result.output_limit, dropped=result.truncated_bytes), "snipcheck-truncated")
     if result.timed_out:
-        panel += _note(f"超时：运行 {result.duration:.1f} 秒后整个进程组被终止；上面是终止前打印的部分。", "snipcheck-killed")
+        text = _(
+            "Timed out: the whole process group was killed after {seconds:.1f} s; "
+            "above is what it printed until then."
+        )
+        panel += _note(text.format(seconds=result.duration), "snipcheck-killed")
     elif result.signal:
-        panel += _note(f"进程被信号 {result.signal} 终止。", "snipcheck-killed")
+        panel += _note(_("The process was killed by signal {signal}.").format(signal=result.signal), "snipcheck-killed")
     if not result.events and not result.truncated_bytes:
-        panel += _note("（没有输出）", "snipcheck-empty")
+        panel += _note(_("(no output)"), "snipcheck-empty")
     return panel
+
+
+def output_label(stream: str, kind: str) -> nodes.paragraph:
+    """The label above one output block: which stream, and what kind of text.
+
+    :param stream: ``"stdout"`` or ``"stderr"``.
+    :param kind: ``"text"``, ``"warning"`` or ``"traceback"`` (see
+        :func:`snipcheck.compare.display_events`).
+    """
+    if stream == "stdout":
+        text = _("stdout")
+    elif kind == "warning":
+        text = _("stderr · warning")
+    elif kind == "traceback":
+        text = _("stderr · uncaught exception")
+    else:
+        text = _("stderr")
+    cls = f"snipcheck-label-{stream}" + (f"-{kind}" if kind != "text" else "")
+    return nodes.paragraph(text, text, classes=["snipcheck-output-label", cls, "no-search"])
 
 
 def stamp(outcome: Outcome, snippet: Snippet) -> nodes.paragraph:
@@ -78,9 +129,9 @@ def stamp(outcome: Outcome, snippet: Snippet) -> nodes.paragraph:
     r = outcome.result
     parts = [r.stamp.label(), f"{r.duration:.2f} s"]
     if r.exit_status not in (0, None):
-        parts.append(f"exit {r.exit_status}")
+        parts.append(_("exit status {status}").format(status=r.exit_status))
     if outcome.origin == "cache":
-        parts.append("缓存的运行结果")
+        parts.append(_("result from the cache"))
     para = nodes.paragraph(classes=["snipcheck-stamp"])
     para += nodes.Text(" · ".join(parts) + " · ")
     para += nodes.literal(snippet.path, snippet.path)
@@ -96,9 +147,12 @@ def stated_panel(stated: str, label: str, stated_env: str | None) -> nodes.conta
         block["language"] = "none"
         panel += block
         if stated_env:
-            panel += _note(f"陈述的输出来自：{stated_env}", "snipcheck-stated-env")
+            panel += _note(_("The stated output comes from: {env}").format(env=stated_env), "snipcheck-stated-env")
     else:
-        panel += _note("尚无陈述的输出：还没有在满足要求的环境里记录过。", "snipcheck-empty")
+        panel += _note(
+            _("No stated output yet: it has not been recorded in an environment that meets the requirements."),
+            "snipcheck-empty",
+        )
     return panel
 
 
@@ -107,30 +161,135 @@ def badges(missing: tuple[str, ...]) -> nodes.container:
     box = nodes.container(classes=["snipcheck-badges"])
     para = nodes.paragraph()
     for req in missing:
-        para += nodes.inline(f"需要 {req}", f"需要 {req}", classes=["sd-badge", "sd-bg-warning", "sd-bg-text-warning"])
+        text = _("needs {requirement}").format(requirement=req)
+        para += nodes.inline(text, text, classes=["sd-badge", "sd-bg-warning", "sd-bg-text-warning"])
         para += nodes.Text(" ")
-    para += nodes.inline("本次构建未运行", "本次构建未运行", classes=["sd-badge", "sd-bg-secondary", "sd-bg-text-secondary"])
+    text = _("not run in this build")
+    para += nodes.inline(text, text, classes=["sd-badge", "sd-bg-secondary", "sd-bg-text-secondary"])
     box += para
     return box
 
 
-def problem_box(verdict: Verdict) -> nodes.Element:
-    """Shown on the page when a snippet drifted or failed (the build warns too)."""
+def problem_sentence(status: str, stated: str, ended_wrong: bool) -> str:
+    """What went wrong, for the reader of the page, by the kind of problem.
+
+    The build warning (English, for the author) gives the details; the page
+    says which kind of problem it is and shows the diff.
+
+    :param status: the record's status (``drift``, ``exec``, ``timeout``, ``truncated``, ...).
+    :param stated: the stated output (the directive body).
+    :param ended_wrong: the run ended otherwise than its ``expect`` tag says.
+    """
+    if status == "timeout":
+        return _("The run timed out and was killed; this page shows what it printed until then.")
+    if ended_wrong:
+        return _("The snippet did not end the way its tags expect (a normal exit, or the named exception).")
+    if status == "truncated":
+        return _("The output was cut at the output limit: it cannot be checked whole (the build warning says how to raise the limit).")
+    if not stated.strip():
+        return _("No stated output yet: record it from a real run.")
+    return _("The stated output differs from the actual output of this build.")
+
+
+def problem_box(status: str, stated: str, diff: str, result: RunResult, ended_wrong: bool) -> nodes.Element:
+    """Shown on the page when a snippet drifted or failed (the build warns, and fails, too).
+
+    :param stated: the stated output (the directive body).
+    :param diff: stated → actual, as the build warning shows it (headers relabelled here).
+    :param result: the run: how it ended is quoted when that is the problem.
+    :param ended_wrong: the run ended otherwise than its ``expect`` tag says.
+    """
     box = nodes.caution()
-    title = "构建发现的问题（构建警告相同，-W 时构建失败）"
+    title = _("Problem found by this build (the build warns too, and fails)")
     box += nodes.paragraph(title, title, classes=["snipcheck-problem-title"])
-    for problem in verdict.problems:
-        box += nodes.paragraph(problem, problem)
-    if verdict.diff:
-        diff = nodes.literal_block(verdict.diff, verdict.diff, classes=["snipcheck-diff"])
-        diff["language"] = "diff"
-        box += diff
+    sentence = problem_sentence(status, stated, ended_wrong)
+    para = nodes.paragraph(sentence, sentence)
+    if ended_wrong and status != "timeout":
+        para += nodes.Text(" " + _("It ended with:") + " ")
+        ending = ended_with(result)
+        para += nodes.literal(ending, ending)  # text, never markup: it may quote the exception
+    box += para
+    if diff:
+        text = relabel_diff(diff)
+        block = nodes.literal_block(text, text, classes=["snipcheck-diff"])
+        block["language"] = "diff"
+        box += block
     return box
 
 
-def error_box(message: str) -> nodes.Element:
+def ended_with(result: RunResult) -> str:
+    """How a run ended, for the page: the exception's first line, the signal
+    or the exit status."""
+    if result.signal:
+        return _("signal {signal}").format(signal=result.signal)
+    if result.exception is not None:
+        lines = result.exception.message.strip().splitlines()
+        return f"{result.exception.type}: {lines[0] if lines else ''}".rstrip(": ")
+    return _("exit status {status}").format(status=result.exit_status)
+
+
+_STATED_HEADER = re.compile(r"^--- stated \((?P<where>.*)\)$")
+_ACTUAL_HEADER = re.compile(r"^\+\+\+ actual \((?P<where>.*)\)$")
+
+
+def relabel_diff(diff: str) -> str:
+    """``diff`` (stated → actual, as :func:`snipcheck.compare.text_diff` and
+    verify reports write it) with its two file headers in the page's
+    language; the build warning and the JSON reports keep the English ones."""
+    lines = diff.split("\n")
+    stated = _STATED_HEADER.match(lines[0])
+    if stated:
+        lines[0] = "--- " + _("stated ({where})").format(where=stated["where"])
+    actual = _ACTUAL_HEADER.match(lines[1]) if len(lines) > 1 else None
+    if actual:
+        lines[1] = "+++ " + _("actual ({where})").format(where=actual["where"])
+    return "\n".join(lines)
+
+
+def belief_label(verdict: bool | None, verified: bool) -> list[nodes.Node]:
+    """The verdict badge of a refuted-claim block, and a note when this build did not run it."""
+    if verdict is None:
+        text, color = _("Common belief · the code gives no verdict"), "warning"
+    elif verdict:
+        text, color = _("Common belief · holds when tested"), "success"
+    else:
+        text, color = _("Common belief · refuted when tested"), "danger"
+    head = nodes.paragraph(classes=["snipcheck-belief-head"])
+    head += nodes.inline(text, text, classes=["sd-badge", f"sd-bg-{color}", f"sd-bg-text-{color}"])
+    out: list[nodes.Node] = [head]
+    if not verified:
+        note = _("(This build did not run this snippet: the verdict rests on the stated output.)")
+        out.append(nodes.paragraph(note, note, classes=["snipcheck-note"]))
+    return out
+
+
+def claim(value: str, snippet_id: str, record: object, here: bool) -> nodes.Element:
+    """A cited value: a link to the snippet when it is on this page, titled
+    with whether this build checked it (``record`` is the claim's record)."""
+    verified = bool(getattr(record, "verified", False))
+    classes = ["snipcheck-claim"] + ([] if verified else ["snipcheck-claim-unverified"])
+    if here:
+        title = (
+            _("From the actual output of snippet {id}, checked by this build")
+            if verified
+            else _("From the stated output of snippet {id}, not verified by this build")
+        ).format(id=snippet_id)
+        node: nodes.Element = nodes.reference(
+            value, value, refuri=f"#{nodes.make_id('snippet-' + snippet_id)}", reftitle=title
+        )
+    else:
+        node = nodes.inline(value, value)
+    node["classes"] += classes
+    return node
+
+
+def error_box(detail: str) -> nodes.Element:
+    """A snippet that could not be placed: a translated headline and the
+    author-facing ``detail`` (the same text as the build warning)."""
     box = nodes.error()
-    box += nodes.paragraph(message, message)
+    headline = _("This snippet could not be loaded; the build warning says why:")
+    box += nodes.paragraph(headline, headline)
+    box += nodes.paragraph(detail, detail)
     return box
 
 

@@ -14,12 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..docsource import Placement
-from ..environment import ProbeError, probe
+from ..cache import ResultCache
+from ..environment import ProbeError, probe_environment
 from ..execute import Executor
+from ..fingerprint import Fingerprint
 from ..model import Snippet, Stamp
+from ..placement import CodeBlock
 from ..settings import VALUES, Settings
-from ..snippets import load
+from ..snippets import find
 from .log import bridge_core_logging, warn
 
 if TYPE_CHECKING:
@@ -34,12 +36,19 @@ class BuildState:
     :param settings: the resolved ``snipcheck_*`` settings.
     :param stamp: probe stamp of the snippet interpreter; ``None`` if the
         probe failed or execution is off.
+    :param fingerprint: the environment fingerprint of the snippet
+        interpreter (computed once per build); ``None`` when ``stamp`` is.
+    :param use_cache: ``False`` when the cache directory cannot be written:
+        snippets then run uncached.
     """
 
     settings: Settings
     stamp: Stamp | None
+    fingerprint: Fingerprint | None = None
+    use_cache: bool = True
     read_now: frozenset[str] = frozenset()  # documents read in this build
-    placements: dict[str, Placement] | None = field(default=None, repr=False)  # snippet id → Placement, all pages
+    main_pid: int = field(default_factory=os.getpid)  # the build's own process (not a -j reader)
+    planned: bool = False  # the executor has planned this build's runs (directives may start runs)
     _executor: Executor | None = field(default=None, repr=False)
     _pid: int = field(default=0, repr=False)
 
@@ -52,16 +61,22 @@ class BuildState:
         """Whether snippets run in this build."""
         return self.settings.execute and self.stamp is not None
 
-    def load(self, snippet_id: str) -> Snippet:
-        """Load a snippet; see :func:`snipcheck.snippets.load` (raises ``SnippetError``)."""
-        return load(snippet_id, self.settings.snippets_dir, self.settings.root)
+    def load(self, snippet_id: str, code: CodeBlock | None = None) -> Snippet:
+        """Load a snippet: from ``code`` written in the page, else its file; see
+        :func:`snipcheck.snippets.find` (raises ``SnippetError``)."""
+        return find(snippet_id, code, self.settings.snippets_dir, self.settings.root)
+
+    @property
+    def in_main_process(self) -> bool:
+        """Whether this is the build's own process, not a forked parallel reader."""
+        return os.getpid() == self.main_pid
 
     @property
     def executor(self) -> Executor:
         """This process's executor (created on first use after a fork)."""
         if self._executor is None or self._pid != os.getpid():
             assert self.stamp is not None
-            self._executor = self.settings.executor(self.stamp)
+            self._executor = self.settings.executor(self.stamp, use_cache=self.use_cache)
             self._pid = os.getpid()
         return self._executor
 
@@ -91,14 +106,24 @@ def for_env(env: BuildEnvironment) -> BuildState:
 def _init(app: Sphinx) -> None:
     bridge_core_logging()
     values = {name: getattr(app.config, name) for name in VALUES}
-    settings, _ = Settings.from_mapping(Path(app.confdir), values)  # validated at config-inited
-    stamp = None
+    settings, _ = Settings.from_mapping(Path(app.confdir), values, Path(app.doctreedir))  # validated at config-inited
+    stamp = fingerprint = None
+    use_cache = True
     if settings.execute:
+        # A read-only, full or blocked cache folder costs the cache, not the build.
+        unwritable = ResultCache(settings.cache_dir).unwritable()
+        if unwritable:
+            warn("cache", f"{unwritable}; snippets run without the cache in this build", None)
+            use_cache = False
         try:
-            stamp = probe(settings.python, settings.cache_dir)
+            found = probe_environment(settings.python, settings.cache_dir if use_cache else None)
         except ProbeError as exc:
             warn("config", f"snippets will not run: {exc}", None)
-    app._snipcheck_state = BuildState(settings, stamp)  # type: ignore[attr-defined]
+        else:
+            stamp, fingerprint = found.stamp, found.fingerprint
+            for note in found.notes:
+                warn("cache", note, None)
+    app._snipcheck_state = BuildState(settings, stamp, fingerprint, use_cache)  # type: ignore[attr-defined]
     _by_env[app.env] = app._snipcheck_state  # type: ignore[attr-defined]
 
 

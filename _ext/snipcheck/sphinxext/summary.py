@@ -1,8 +1,15 @@
-"""The end-of-build summary and report (``build-finished``).
+"""The end-of-build summary, report and exit status (``build-finished``).
 
 Logs one counted line, e.g. ``snipcheck: 31 snippets: 30 checked (28 from
 cache), 1 not run (cuda); 0 drift``, and writes ``report.json`` in the report
 directory with every placed snippet's status, problems and diff.
+
+With ``snipcheck_fail_on_drift`` (the default), a build with any drift,
+failed run, timeout, truncated output, snippet that cannot be loaded or claim
+that no longer holds logs an error naming each of them and ends with exit
+status 1, with or without ``-W`` (``sphinx-build`` returns
+``app.statuscode``), as myst-nb's ``nb_execution_raise_on_error`` does for
+notebooks.  A green build therefore means every stated output was compared.
 """
 
 from __future__ import annotations
@@ -16,7 +23,8 @@ from sphinx.util import logging
 
 from ..cache import write_atomic
 from . import state as state_mod
-from .collector import iter_all
+from .claims import claims
+from .collector import PROBLEMS, iter_all
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -25,7 +33,7 @@ logger = logging.getLogger("snipcheck")
 
 
 def summarize(app: Sphinx, exception: BaseException | None) -> None:
-    if exception is not None or app.env is None:
+    if exception is not None or app.env is None or app.builder.name == "snipcheck-index":
         return
     state = state_mod.get(app)
     recs = list(iter_all(app.env))
@@ -36,7 +44,8 @@ def summarize(app: Sphinx, exception: BaseException | None) -> None:
     missing = Counter(m for r in recs for m in r.missing)
     pages = len({r.docname for r in recs})
     parts = [f"{len(recs)} snippets on {pages} page{'s' if pages != 1 else ''}: {counts['ok']} match their stated output"]
-    names = {"drift": "drift", "exec": "failed", "timeout": "timed out", "error": "could not be loaded",
+    names = {"drift": "drift", "exec": "failed", "timeout": "timed out", "truncated": "cut at the output limit",
+             "error": "could not be loaded or run",
              "off": "not executed (execution off)"}
     for status, name in names.items():
         if counts[status]:
@@ -56,7 +65,7 @@ def summarize(app: Sphinx, exception: BaseException | None) -> None:
     report = {
         "stamp": dataclasses.asdict(state.stamp) if state.stamp else None,
         "reference": state.settings.reference,
-        "snippets": [dataclasses.asdict(r) for r in recs],
+        "snippets": [r.summary() for r in recs],
     }
     try:
         write_atomic(state.settings.report_dir / "report.json", json.dumps(report, ensure_ascii=False, indent=1).encode())
@@ -64,5 +73,27 @@ def summarize(app: Sphinx, exception: BaseException | None) -> None:
         logger.warning(f"snipcheck: cannot write the report: {exc}", type="snipcheck", subtype="config")
 
 
+def fail_on_problems(app: Sphinx, exception: BaseException | None) -> None:
+    """Name every problem and set exit status 1 (``snipcheck_fail_on_drift``)."""
+    if exception is not None or app.env is None or not state_mod.get(app).settings.fail_on_drift:
+        return
+    if app.builder.name == "snipcheck-index":
+        return  # execution is off: nothing was compared
+    bad = [r for r in iter_all(app.env) if r.status in PROBLEMS]
+    bad_claims = [(d, c) for d, page in sorted(claims(app.env).items()) for c in page if c.status == "drift"]
+    if not bad and not bad_claims:
+        return
+    lines = [f"  {r.where or r.docname}: {r.snippet_id}: {r.status}" for r in bad]
+    lines += [f"  {app.env.doc2path(d, False)}:{c.line}: claim {c.value!r} from {c.snippet_id}: drift" for d, c in bad_claims]
+    count = len(bad) + len(bad_claims)
+    logger.error(
+        f"snipcheck: {count} stated output{'s' if count != 1 else ''} or claim{'s' if count != 1 else ''} "
+        "do not hold (see the warnings above); the build fails (snipcheck_fail_on_drift = True):\n"
+        + "\n".join(lines)
+    )
+    app.statuscode = 1
+
+
 def register(app: Sphinx) -> None:
+    app.connect("build-finished", fail_on_problems, priority=550)
     app.connect("build-finished", summarize, priority=500)

@@ -1,4 +1,5 @@
-extensions = ["myst_nb", "snipcheck"]
+extensions = ["myst_nb", "snipcheck.chapter.reading"]  # loads snipcheck too
+language = "zh_CN"  # a Chinese page: the reading aids speak Chinese
 nb_execution_mode = "off"
 exclude_patterns = ["_build"]
 # This snippet does not use torch: the (default) fork runner need not preload it.

@@ -1,4 +1,5 @@
-extensions = ["myst_nb", "snipcheck"]
+extensions = ["myst_nb", "snipcheck.chapter.versions"]  # loads snipcheck too
+language = "zh_CN"
 nb_execution_mode = "off"
 exclude_patterns = ["_build"]
 snipcheck_execute = False

@@ -29,7 +29,8 @@ block; output is the blocks inside an output panel.  The page's own meta
 boxes (the environment box, snippet stamps, these reading aids) are not
 counted.  Minutes are rounded to the nearest whole minute, at least 1.
 
-May import Sphinx and docutils (Sphinx layer).
+Sub-extension ``snipcheck.chapter.reading``.  May import Sphinx and docutils
+(Sphinx layer).
 """
 
 from __future__ import annotations
@@ -44,7 +45,9 @@ from sphinx import addnodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util.docutils import SphinxDirective
 
-from .environment_box import environment_box
+from ..sphinxext.environment_box import environment_box
+from ..sphinxext.i18n import _
+from . import metadata
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -58,7 +61,9 @@ _WORD = re.compile(r"[A-Za-z0-9_]+(?:['’.-][A-Za-z0-9_]+)*")
 #: in MyST); the reading-time line links to it when the project has it.
 FORMULA_LABEL = "snipcheck-reading-time"
 #: Classes of boxes about the page rather than part of it: not counted.
-_META = frozenset({"snipcheck-environment", "snipcheck-stamp", "snipcheck-reading-time", "snipcheck-resume"})
+_META = frozenset(
+    {"snipcheck-environment", "snipcheck-stamp", "snipcheck-reading-time", "snipcheck-resume", "snipcheck-output-label"}
+)
 
 
 @dataclass(frozen=True)
@@ -286,7 +291,7 @@ class FillReadingAids(SphinxPostTransform):
             "", refdomain="std", reftype="ref", reftarget=FORMULA_LABEL, refexplicit=True, refwarn=True
         )
         xref["refdoc"] = self.env.docname
-        xref += nodes.inline("", "怎么估算的", classes=["std", "std-ref"])
+        xref += nodes.inline("", _("how this is estimated"), classes=["std", "std-ref"])
         return xref
 
 
@@ -299,16 +304,35 @@ def reading_time_box(placeholder: reading_time, total: Counts, formula: nodes.No
     the formula is explained (``formula``: a link, or ``None``)."""
     box = nodes.container(classes=["snipcheck-reading-time"])
     para = nodes.paragraph()
-    para += nodes.strong("", f"阅读时间约 {minutes(total.seconds())} 分钟")
-    detail = f"（本页正文 {total.cjk} 个汉字"
-    if total.words:
-        detail += f"、{total.words} 个英文单词和标识符"
-    detail += f"，代码 {total.code_lines} 行，输出 {total.output_lines} 行；构建时按页面内容估算"
-    para += nodes.Text(detail)
+    para += nodes.strong("", _("Reading time about {minutes} min").format(minutes=minutes(total.seconds())))
+    if formula is not None and total.words:
+        detail = _(
+            " (this page: {cjk} CJK characters, {words} other words and identifiers, {code} lines of code, "
+            "{output} lines of output; estimated from the page at build time, {link})"
+        )
+    elif formula is not None:
+        detail = _(
+            " (this page: {cjk} CJK characters, {code} lines of code, {output} lines of output; "
+            "estimated from the page at build time, {link})"
+        )
+    elif total.words:
+        detail = _(
+            " (this page: {cjk} CJK characters, {words} other words and identifiers, {code} lines of code, "
+            "{output} lines of output; estimated from the page at build time)"
+        )
+    else:
+        detail = _(
+            " (this page: {cjk} CJK characters, {code} lines of code, {output} lines of output; "
+            "estimated from the page at build time)"
+        )
+    text = detail.format(
+        cjk=total.cjk, words=total.words, code=total.code_lines, output=total.output_lines, link="{link}"
+    )
+    before, _sep, after = text.partition("{link}")
+    para += nodes.Text(before)
     if formula is not None:
-        para += nodes.Text("，")
         para += formula
-    para += nodes.Text("）")
+        para += nodes.Text(after)
     box += para
     box += placeholder.children
     return box
@@ -320,41 +344,52 @@ def resume_box(mark: Mark, page: Measure) -> nodes.Element:
     left_counts = page.total - mark.before
     remaining = page.sections[mark.index :]
     box = nodes.admonition(classes=["tip", "snipcheck-resume"])
-    box += nodes.title("", "读到这里可以停")
+    box += nodes.title("", _("You can stop here"))
     box += mark.node.children
     para = nodes.paragraph()
     if remaining:
         left = minutes(left_counts.seconds())
-        para += nodes.Text(f"已经读了约 {read} 分钟，后面还有约 {left} 分钟：")
+        para += nodes.Text(
+            _("You have read for about {read} min; about {left} min are left: ").format(read=read, left=left)
+        )
         for i, section in enumerate(remaining):
             if i:
                 para += nodes.Text(" · ")
             para += _link(section)
-        para += nodes.Text("。")
+        para += nodes.Text(_("."))
         box += para
         again = nodes.paragraph()
-        again += nodes.Text("回来的时候不用重读，直接从")
+        before, _sep, after = _("When you come back, no need to reread: go on from {section}.").partition("{section}")
+        again += nodes.Text(before)
         again += _link(remaining[0])
-        again += nodes.Text("接着看。")
+        again += nodes.Text(after)
         box += again
     else:
-        para += nodes.Text(f"已经读了约 {read} 分钟，本页到这里就读完了。")
+        para += nodes.Text(_("You have read for about {read} min: this is the end of the page.").format(read=read))
         box += para
     return box
 
 
 def _link(section: Section) -> nodes.Node:
     ids = section.node.get("ids") or []
-    text = f"「{section.title}」"
+    text = _("“{title}”").format(title=section.title)
     if not ids:
         return nodes.Text(text)
     return nodes.reference("", text, internal=True, refid=ids[0])
 
 
-def register(app: Sphinx) -> None:
+def setup(app: Sphinx) -> dict[str, Any]:
+    """Sub-extension ``snipcheck.chapter.reading``: ``{reading-time}``,
+    ``{resume-point}`` and ``{reading-list}`` (:mod:`.reading_list`), and the
+    post-transforms that fill them."""
+    app.setup_extension("snipcheck")
     app.add_node(reading_time)
     app.add_node(resume_point)
     app.add_directive("reading-time", ReadingTimeDirective)
     app.add_directive("resume-point", ResumePointDirective)
     app.add_post_transform(FillReadingAids)
     app.add_css_file("snipcheck-reading.css")  # in snipcheck's static dir (see sphinxext/__init__.py)
+    from . import reading_list  # it imports this module
+
+    reading_list.register(app)
+    return metadata(env_version=1)  # 1: env.snipcheck_reading_lists

@@ -1,6 +1,7 @@
 """Chinese full-text search that works and leads to sections.
 
-Two things, both only when ``html_search_language`` is Chinese:
+Sub-extension ``snipcheck.chapter.search_zh``.  Everything below applies only
+when ``html_search_language`` is Chinese:
 
 **Section entries for the chapter's terms.**  Sphinx's search page links a
 full-text hit to the top of its page; it links to a section only when the
@@ -17,6 +18,20 @@ The search page also says which section such a result opens at: Sphinx
 labels every result with its page's title only (``static/snipcheck-search.js``
 appends the section's title, from the search index's own table of titles).
 
+**Terms with symbols.**  jieba cuts text into runs of letters and digits
+before it looks at the user dictionary, so a term such as 形态③ (a circled
+digit is neither) is never indexed whole and searching for it found nothing.
+The search language registered here also indexes every dictionary term that
+occurs literally in a text, so each term of the dictionary is found as
+written.
+
+**One result per page, excerpts without line numbers**
+(``static/snipcheck-search.js``).  Sphinx lists a page once per way it
+matched (a section's index entry, the full text), and builds each excerpt
+from the page's text, line numbers of code blocks included
+("1import torch 2 3plain = ..."); the script keeps each page's best
+result and leaves the line numbers out of the excerpt.
+
 **Sphinx 9.0's broken Chinese search page** (sphinx-doc/sphinx#14229).
 
 Sphinx's ``zh`` search language reuses the English Snowball stemmer, but
@@ -26,11 +41,10 @@ defines.  The search page then stops with "ChineseStemmer is not defined" and
 finds nothing, for any query.  (Fixed upstream by deriving the name from the
 stemmer's file, sphinx-doc/sphinx#14416.)
 
-When, and only when, the installed Sphinx has that defect, this module
-registers a ``zh`` search language that is Sphinx's own with the stemmer code
-spelled out: the same minified English stemmer, bound under the name that it
-really defines.  Indexing (jieba segmentation, the user dictionary) is
-untouched.  On a Sphinx without the defect it does nothing.
+When, and only when, the installed Sphinx has that defect, the ``zh`` search
+language registered here also spells the stemmer code out: the same minified
+English stemmer, bound under the name that it really defines.  On a Sphinx
+without the defect that part does nothing.
 
 May import Sphinx (Sphinx layer).
 """
@@ -45,6 +59,8 @@ from docutils import nodes
 from sphinx import addnodes
 from sphinx.transforms import SphinxTransform
 from sphinx.util.index_entries import split_index_msg
+
+from . import metadata
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -174,12 +190,36 @@ def keep_index_entries(app: Sphinx, env: BuildEnvironment) -> None:
             store[docname] = sorted(found)
 
 
-def register(app: Sphinx) -> None:
+def chinese_with_terms(base: type[SearchLanguage]) -> type[SearchLanguage]:
+    """``base`` (Sphinx's Chinese search language, or its fixed version) that
+    also indexes every user-dictionary term occurring in a text as one word,
+    whatever characters it holds (see the module docstring)."""
+
+    class SearchChineseTerms(base):  # type: ignore[valid-type,misc]
+        def __init__(self, options: dict[str, str]) -> None:
+            super().__init__(options)
+            name = options.get("dict") if isinstance(options, dict) else None
+            self.dictionary_terms = terms(Path(name)) if isinstance(name, str) and name else ()
+
+        def split(self, input: str) -> list[str]:
+            words: list[str] = super().split(input)
+            return words + [t for t in self.dictionary_terms if t in input and t not in words]
+
+    SearchChineseTerms.__doc__ = base.__doc__
+    return SearchChineseTerms
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    """Sub-extension ``snipcheck.chapter.search_zh``."""
+    app.setup_extension("snipcheck")
     app.connect("config-inited", absolute_dictionary)
     app.connect("env-updated", keep_index_entries)
     app.add_transform(IndexSectionTerms)
-    # Names the section a search result opens at (static/snipcheck-search.js).
+    # One result per page, section names, excerpts without line numbers.
     app.add_js_file("snipcheck-search.js", defer="defer")
-    fixed = fixed_chinese()
-    if fixed is not None:
-        app.add_search_language(fixed)
+    try:
+        from sphinx.search.zh import SearchChinese
+    except ImportError:
+        return metadata()
+    app.add_search_language(chinese_with_terms(fixed_chinese() or SearchChinese))
+    return metadata()

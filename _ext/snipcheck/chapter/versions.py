@@ -1,5 +1,7 @@
 """The ``snipcheck-versions`` directive: a page generated from verify reports.
 
+Sub-extension ``snipcheck.chapter.versions``.
+
 Usage (MyST)::
 
     ```{snipcheck-versions} _reports/*.json
@@ -24,21 +26,28 @@ from docutils import nodes
 from packaging.version import InvalidVersion, Version
 from sphinx.util.docutils import SphinxDirective
 
-from .. import docsource
+from ..sphinxext import index
+from ..sphinxext.collector import watch_glob
+from ..sphinxext.i18n import _
+from ..sphinxext.log import warn
+from ..sphinxext.render import relabel_diff
 from ..verify import Report, SnippetReport
-from .collector import watch_glob
-from .log import warn
+from . import metadata
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
 
-_STATUS_ZH = {
-    "unchanged": "一致",
-    "drifted": "输出不同",
-    "failing": "运行失败",
-    "not-run": "未运行",
-    "error": "无法加载",
-}
+
+def status_label(status: str) -> str:
+    """A snippet's status in a report, in the page's language."""
+    labels = {
+        "unchanged": _("unchanged"),
+        "drifted": _("output differs"),
+        "failing": _("run fails"),
+        "not-run": _("not run"),
+        "error": _("cannot be loaded"),
+    }
+    return labels.get(status, status)
 
 
 def _sort_key(report: Report) -> tuple[int, Version | str]:
@@ -73,13 +82,16 @@ class VersionsDirective(SphinxDirective):
             warn("config", f"no whole-chapter verify reports match {self.arguments[0]!r}", self.get_location())
             return []
         reports.sort(key=lambda item: _sort_key(item[1]))
-        current = {p.snippet_id: p.body for p in docsource.scan_tree(Path(self.env.srcdir))}
+        current = {p.snippet_id: p.stated for p in index.all_placements(self.env)}
         out: list[nodes.Node] = [self._summary(reports, current)]
-        for _, report in reports:
+        cuda_on_cpu = [report for _path, report in reports if _cuda_build_on_cpu(report)]
+        if cuda_on_cpu:
+            out.append(self._cuda_on_cpu(cuda_on_cpu))
+        for _path, report in reports:
             stale = self._staleness(report, current)
             if stale:
                 out.append(stale)
-        for path, report in reports:
+        for _path, report in reports:
             if report.environment_wide:
                 out.append(self._env_wide(report))
         out.extend(self._per_snippet(reports))
@@ -89,33 +101,54 @@ class VersionsDirective(SphinxDirective):
     def _masked(self, reports: list[tuple[Path, Report]]) -> list[nodes.Node]:
         """Differences the compare-only normalizers absorbed, shown for honesty."""
         out: list[nodes.Node] = []
-        for _, r in reports:
+        for _path, r in reports:
             masked = [s for s in r.snippets if s.masked and s.masked_diff]
             if not masked:
                 continue
-            title = f"{r.stamp.label()}：被规整掉、不算漂移的差异"
+            title = _("{environment}: differences the normalizers absorbed (not drift)").format(
+                environment=r.stamp.label()
+            )
             box = nodes.container(classes=["snipcheck-versions-masked"])
             box += nodes.rubric(title, title)
             for s in masked:
-                line = f"{s.id}（{s.doc}:{s.line}）：经规整 {', '.join(s.masked)} 后一致。原始差异："
+                line = _("{id} ({where}): the same after the normalizers {names}. The raw difference:").format(
+                    id=s.id, where=f"{s.doc}:{s.line}", names=", ".join(s.masked)
+                )
                 box += nodes.paragraph(line, line)
-                block = nodes.literal_block(s.masked_diff, s.masked_diff)
+                diff = relabel_diff(s.masked_diff)
+                block = nodes.literal_block(diff, diff)
                 block["language"] = "diff"
                 box += block
             out.append(box)
         return out
 
-    def _summary(self, reports: list[tuple[Path, Report]], current: dict[str, str]) -> nodes.table:
-        headers = ["验证的环境", "报告文件", "覆盖", "一致", "输出不同", "运行失败", "未运行", "结论"]
-        rows = []
+    def _summary(self, reports: list[tuple[Path, Report]], current: dict[str, str]) -> nodes.Element:
+        headers = [
+            _("Environment verified"),
+            _("Coverage"),
+            _("Unchanged"),
+            _("Output differs"),
+            _("Run fails"),
+            _("Not run"),
+            _("Verdict"),
+        ]
+        rows: list[list[nodes.Node | str]] = []
         for path, r in reports:
             c = r.counts()
             covered = sum(1 for s in r.snippets if s.id in current)
-            verdict = ("本章成立" if covered == len(current) else "所覆盖的部分成立") if r.holds else "有漂移"
+            if not r.holds:
+                verdict = _("drift")
+            elif covered == len(current):
+                verdict = _("the chapter holds")
+            else:
+                verdict = _("holds where covered")
+            environment = nodes.paragraph()
+            environment += nodes.Text(f"{r.stamp.label()} · {r.stamp.platform}")
+            environment += nodes.Text(" ")
+            environment += nodes.literal(path.name, path.name, classes=["snipcheck-versions-file"])
             rows.append(
                 [
-                    f"{r.stamp.label()} · {r.stamp.platform}",
-                    path.name,
+                    environment,
                     f"{covered}/{len(current)}",
                     str(c["unchanged"] + c["env-wide-only"]),
                     str(c["drifted"]),
@@ -125,6 +158,22 @@ class VersionsDirective(SphinxDirective):
                 ]
             )
         return _table(headers, rows)
+
+    def _cuda_on_cpu(self, reports: list[Report]) -> nodes.Element:
+        """One sentence: CUDA builds of torch ran on a machine without a GPU."""
+        builds = _(", ").join(f"torch {r.stamp.torch}" for r in reports)
+        if len(reports) == 1:
+            text = _(
+                "{builds} is a CUDA build of torch (the +cu suffix), but the machine that verified it had no GPU: "
+                "every snippet ran on the CPU, and the snippets that need cuda did not run there either."
+            )
+        else:
+            text = _(
+                "{builds} are CUDA builds of torch (the +cu suffix), but the machine that verified them had no GPU: "
+                "every snippet ran on the CPU, and the snippets that need cuda did not run there either."
+            )
+        text = text.format(builds=builds)
+        return nodes.paragraph(text, text, classes=["snipcheck-versions-cuda-on-cpu"])
 
     def _staleness(self, report: Report, current: dict[str, str]) -> nodes.Element | None:
         """A note when the chapter changed after the report was made."""
@@ -136,13 +185,17 @@ class VersionsDirective(SphinxDirective):
             return None
         parts = []
         if missing:
-            parts.append(f"{len(missing)} 个代码片段不在报告里（{'、'.join(missing[:5])}{' 等' if len(missing) > 5 else ''}）")
+            shown = _(", ").join(missing[:5]) + (_(", …") if len(missing) > 5 else "")
+            parts.append(_("{count} snippets are not in the report ({ids})").format(count=len(missing), ids=shown))
         if edited:
-            parts.append(f"{len(edited)} 个代码片段陈述的输出已改")
+            parts.append(_("{count} snippets have a different stated output now").format(count=len(edited)))
         if gone:
-            parts.append(f"{len(gone)} 个已不在正文中")
+            parts.append(_("{count} are no longer in the chapter").format(count=len(gone)))
         version = (report.stamp.torch or "").split("+")[0]
-        text = f"{report.stamp.label()} 的报告早于当前正文：" + "；".join(parts) + "。它的结论只适用于报告覆盖的部分；重新验证："
+        text = _(
+            "The report of {environment} is older than the chapter: {parts}. Its verdict applies only to what it "
+            "covers; verify again: "
+        ).format(environment=report.stamp.label(), parts=_("; ").join(parts))
         command = f"nox -s verify -- {version}"
         box = nodes.caution()
         box += nodes.paragraph("", "", nodes.Text(text), nodes.literal(command, command))  # literal: no smart dashes
@@ -150,7 +203,9 @@ class VersionsDirective(SphinxDirective):
 
     def _env_wide(self, report: Report) -> nodes.Element:
         section = nodes.container(classes=["snipcheck-versions-envwide"])
-        title = f"{report.stamp.label()}：所有代码片段共有的差异（只列一次）"
+        title = _("{environment}: differences every snippet shares (listed once)").format(
+            environment=report.stamp.label()
+        )
         section += nodes.rubric(title, title)
         text = "\n".join(f"{c.sign} {c.text}" for c in report.environment_wide)
         block = nodes.literal_block(text, text)
@@ -160,41 +215,52 @@ class VersionsDirective(SphinxDirective):
 
     def _per_snippet(self, reports: list[tuple[Path, Report]]) -> list[nodes.Node]:
         by_id: dict[str, dict[str, SnippetReport]] = {}
-        for _, r in reports:
+        for _path, r in reports:
             for s in r.snippets:
                 if s.status not in ("unchanged", "not-run") and not s.env_wide_only:
                     by_id.setdefault(s.id, {})[r.stamp.label()] = s
         if not by_id:
-            para = nodes.paragraph("", "所有验证过的版本上，每个代码片段的输出都与正文陈述一致（共有差异除外）。")
-            return [para]
-        title = "输出与正文不同的代码片段"
+            text = _(
+                "On every version verified, every snippet's output is the one the chapter states "
+                "(apart from the shared differences)."
+            )
+            return [nodes.paragraph(text, text)]
+        title = _("Snippets whose output differs from the chapter")
         out: list[nodes.Node] = [nodes.rubric(title, title)]
         for snippet_id in sorted(by_id):
             box = nodes.container(classes=["snipcheck-versions-snippet"])
             box += nodes.rubric(snippet_id, snippet_id)
             for label, s in by_id[snippet_id].items():
-                status = _STATUS_ZH.get(s.status, s.status)
-                line = f"{label}：{status}（{s.doc}:{s.line}）"
+                line = _("{environment}: {status} ({where})").format(
+                    environment=label, status=status_label(s.status), where=f"{s.doc}:{s.line}"
+                )
                 if s.missing:
-                    line += "，缺少 " + "、".join(s.missing)
+                    line += _(", lacks {missing}").format(missing=_(", ").join(s.missing))
                 box += nodes.paragraph(line, line)
                 if s.diff:
-                    block = nodes.literal_block(s.diff, s.diff)
+                    diff = relabel_diff(s.diff)
+                    block = nodes.literal_block(diff, diff)
                     block["language"] = "diff"
                     box += block
             out.append(box)
         return out
 
 
-def _table(headers: list[str], rows: list[list[str]]) -> nodes.table:
+def _cuda_build_on_cpu(report: Report) -> bool:
+    return "+cu" in (report.stamp.torch or "") and not report.stamp.cuda
+
+
+def _table(headers: list[str], rows: list[list[nodes.Node | str]]) -> nodes.Element:
+    """A table; wide ones scroll sideways inside their box (CSS), and header
+    cells never wrap."""
     table = nodes.table(classes=["snipcheck-versions-table"])
     group = nodes.tgroup(cols=len(headers))
     table += group
-    for _ in headers:
+    for _header in headers:
         group += nodes.colspec(colwidth=1)
     head = nodes.thead()
     group += head
-    head += _row(headers)
+    head += _row(list(headers))
     body = nodes.tbody()
     group += body
     for row in rows:
@@ -202,14 +268,17 @@ def _table(headers: list[str], rows: list[list[str]]) -> nodes.table:
     return table
 
 
-def _row(cells: list[str]) -> nodes.row:
+def _row(cells: list[nodes.Node | str]) -> nodes.row:
     row = nodes.row()
     for cell in cells:
         entry = nodes.entry()
-        entry += nodes.paragraph(cell, cell)
+        entry += cell if isinstance(cell, nodes.Node) else nodes.paragraph(cell, cell)
         row += entry
     return row
 
 
-def register(app: Sphinx) -> None:
+def setup(app: Sphinx) -> dict[str, Any]:
+    """Sub-extension ``snipcheck.chapter.versions``."""
+    app.setup_extension("snipcheck")
     app.add_directive("snipcheck-versions", VersionsDirective)
+    return metadata()

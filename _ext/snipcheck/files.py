@@ -1,0 +1,242 @@
+"""Writing files so that nothing is ever half-written.
+
+:func:`write_atomic` replaces one file through a temporary file in the same
+directory and ``os.replace``: readers see the old bytes or the new, never a
+mix, and the file keeps its permissions.  :func:`write_all` does that for
+several files, all or nothing: every file is checked and every temporary file
+written before the first one replaces its target, and targets already
+replaced are put back if a later one fails.
+
+Both are safe against Ctrl-C (``SIGINT``) and ``SIGTERM`` at any instruction:
+in the main thread those signals are held back while a temporary file exists
+and delivered right after; a write in another thread (the executor's cache
+writes) cannot be interrupted by a signal, but the interpreter may exit
+under it, so temporary files still in flight are removed at exit.  No
+``.tmp`` file is left behind but by ``SIGKILL``.
+
+Pure core: standard library only.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import signal
+import stat
+import tempfile
+import threading
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+_HELD = {signal.SIGINT, signal.SIGTERM}
+_in_flight: set[str] = set()
+_in_flight_lock = threading.Lock()
+
+
+@atexit.register
+def _remove_in_flight() -> None:
+    """Remove the temporary files of writes the exit interrupted (daemon threads)."""
+    with _in_flight_lock:
+        names = list(_in_flight)
+    for name in names:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+
+
+def _forget(tmp: str) -> None:
+    with _in_flight_lock:
+        _in_flight.discard(tmp)
+
+
+_holding = threading.local()
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """Hold back ``SIGINT`` and ``SIGTERM`` (main thread only) until the block ends.
+
+    Python runs signal handlers only in the main thread, between bytecodes:
+    a ``KeyboardInterrupt`` could otherwise land between creating a temporary
+    file and the ``try`` that removes it.  A signal mask is not enough: a
+    Ctrl-C is sent to the process, and the kernel hands it to any thread that
+    does not block it (the executor's threads), whose C handler still makes the
+    main thread raise.  So the Python-level handlers are swapped for one that
+    only notes the signal; the old handlers come back when the block ends and
+    a noted signal is then raised again, once.  Other threads need nothing.
+    """
+    if threading.current_thread() is not threading.main_thread() or getattr(_holding, "active", False):
+        yield
+        return
+    if any(signal.getsignal(sig) is None for sig in _HELD):  # a handler set from C: cannot be swapped back
+        old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+        try:
+            yield
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+        return
+    noted: list[int] = []
+    old = {sig: signal.signal(sig, lambda signum, frame: noted.append(signum)) for sig in _HELD}
+    _holding.active = True
+    try:
+        yield
+    finally:
+        _holding.active = False
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+        for sig in dict.fromkeys(noted):
+            signal.raise_signal(sig)
+
+
+def _mode_for(path: Path) -> tuple[int, int | None, int | None]:
+    """Permissions (and owner, group) the new file must have: those of the
+    file it replaces, or the umask's default for a new file."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask, None, None
+    return stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid
+
+
+def _temporary(path: Path, data: bytes) -> str:
+    """Write ``data`` to a new temporary file beside ``path``; return its name.
+
+    Call with signals held; on failure the temporary file is gone.
+    """
+    mode, uid, gid = _mode_for(path)
+    with _in_flight_lock:  # registered before it exists: an exit cannot miss it
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        _in_flight.add(tmp)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        if uid is not None and os.geteuid() == 0 and (uid, gid) != (0, 0):
+            os.chown(tmp, uid, gid if gid is not None else -1)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        _forget(tmp)
+        raise
+    return tmp
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that readers never see a partial file.
+
+    :raises OSError: if the directory cannot be created or written.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with signals_held():
+        tmp = _temporary(path, data)
+        try:
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
+        finally:
+            _forget(tmp)
+
+
+def unwritable(path: Path) -> str | None:
+    """Why ``path`` must not be rewritten, or ``None``.
+
+    A file without write permission for its owner, or in a directory without
+    it, is read-only on purpose even where this process could write it anyway
+    (root ignores permissions, and a rename replaces a read-only file); a
+    read-only file system cannot be written at all.
+    """
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        return f"cannot read {path}: {exc.strerror}"
+    if not st.st_mode & stat.S_IWUSR:
+        return f"{path} is read-only (mode {stat.filemode(st.st_mode)}); make it writable first (chmod u+w)"
+    folder = path.parent
+    dst = os.stat(folder)
+    if not dst.st_mode & stat.S_IWUSR or not os.access(folder, os.W_OK):
+        return f"its folder {folder} is read-only; a file there cannot be replaced safely"
+    with contextlib.suppress(OSError):
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return f"{folder} is on a read-only file system"
+    return None
+
+
+class WriteError(OSError):
+    """Some file of a :func:`write_all` could not be written; nothing was changed
+    (unless the message says a file could not be put back).  ``str()`` is the
+    message alone; ``errno`` is the cause's, if any."""
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
+def write_all(files: Mapping[Path, bytes]) -> list[Path]:
+    """Replace every file in ``files`` with its new bytes, all or nothing.
+
+    :return: the files whose bytes changed (files already holding their new
+        bytes are not touched).
+    :raises WriteError: if a file is unwritable (see :func:`unwritable`) or a
+        write fails; every file then holds its old bytes.
+    """
+    changes = []
+    for path, new in files.items():
+        old = path.read_bytes()
+        if old != new:
+            why = unwritable(path)
+            if why:
+                raise WriteError(None, f"nothing was written: {why}")
+            changes.append((Path(path), old, new))
+    with signals_held():
+        temps: list[tuple[Path, str]] = []
+        try:
+            for path, _, new in changes:
+                temps.append((path, _temporary(path, new)))
+        except BaseException as exc:
+            for _, tmp in temps:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                _forget(tmp)
+            if isinstance(exc, OSError):
+                raise WriteError(exc.errno, f"nothing was written: cannot write beside {path}: {exc.strerror or exc}") from exc
+            raise
+        done: list[tuple[Path, bytes]] = []
+        failed = Path()
+        try:
+            for (path, old, _), (_, tmp) in zip(changes, temps, strict=True):
+                failed = path
+                os.replace(tmp, path)
+                done.append((path, old))
+        except BaseException as exc:
+            stuck = []
+            for path, old in reversed(done):
+                back = ""
+                try:
+                    back = _temporary(path, old)
+                    os.replace(back, path)
+                except OSError:
+                    stuck.append(str(path))
+                    with contextlib.suppress(OSError):
+                        if back:
+                            os.unlink(back)
+                finally:
+                    _forget(back)
+            for _, tmp in temps:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+            if not isinstance(exc, OSError):
+                raise
+            message = f"nothing was written: cannot write {failed}: {exc.strerror or exc}"
+            if stuck:
+                message = f"cannot write {failed}: {exc.strerror or exc}; and could not put back {', '.join(stuck)}"
+            raise WriteError(exc.errno, message) from exc
+        finally:
+            for _, tmp in temps:
+                _forget(tmp)
+    return [path for path, _, _ in changes]

@@ -1,0 +1,215 @@
+"""The pytest plugin: ``pytest --snipcheck docs/`` checks every placed snippet.
+
+Registered through the ``pytest11`` entry point, inactive unless
+``--snipcheck`` is given.  For each page file pytest visits, it collects one
+item per placement whose directive sits in that file, from the placement
+index of the project around it (the nearest folder above holding
+``conf.py``): the same set the build runs, read as the build reads it.  An
+item runs its snippet through the core (no Sphinx build), with the project's
+settings and result cache, and fails with the diff when the actual output
+drifts from the stated one, the run ends otherwise than its tags expect, or
+the output was cut at the output limit; a snippet whose requirements this
+environment lacks is skipped, naming them.
+
+Items are named by snippet id (``docs/inplace.md::inplace/leaf-add``), so
+``-k`` selects snippets, ``-x`` stops at the first drift, and pytest-xdist
+spreads them over workers (each runs its own share).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from .compare import judge, truncation_advice
+from .placement import Placement
+from .project import Project, ProjectError
+
+if TYPE_CHECKING:
+    from .execute import Executor
+    from .model import Outcome, Snippet
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("snipcheck", "check the stated outputs of a Sphinx project's snippets")
+    group.addoption(
+        "--snipcheck", action="store_true", default=False,
+        help="collect one test per snippet placed in the Sphinx pages given (e.g. pytest --snipcheck docs/)",
+    )  # fmt: skip
+    group.addoption(
+        "--snipcheck-no-cache", action="store_true", default=False,
+        help="run every snippet, ignoring the result cache",
+    )  # fmt: skip
+
+
+class _Session:
+    """Projects and executors of one pytest session (one per ``conf.py`` met)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.projects: dict[Path, Project | ProjectError] = {}
+        self.executors: dict[Path, Executor] = {}
+
+    def project_of(self, path: Path) -> Project | None:
+        """The project whose sources hold ``path``, or ``None``.
+
+        :raises ProjectError: if its ``conf.py`` or sources cannot be read.
+        """
+        confdir = next((p for p in path.resolve().parents if (p / "conf.py").is_file()), None)
+        if confdir is None:
+            return None
+        if confdir not in self.projects:
+            try:
+                self.projects[confdir] = Project.load(confdir)[0]
+            except ProjectError as exc:
+                self.projects[confdir] = exc
+        found = self.projects[confdir]
+        if isinstance(found, ProjectError):
+            raise found
+        return found
+
+    def executor(self, project: Project) -> Executor:
+        if project.confdir not in self.executors:
+            from .environment import probe
+
+            stamp = probe(project.settings.python, project.settings.cache_dir)
+            use_cache = not self.config.getoption("snipcheck_no_cache")
+            self.executors[project.confdir] = project.settings.executor(stamp, use_cache=use_cache)
+        return self.executors[project.confdir]
+
+    def close(self) -> None:
+        for executor in self.executors.values():
+            executor.cancel_pending()  # -x, Ctrl-C: what never started need not run
+            executor.close()
+
+
+_KEY = pytest.StashKey[_Session]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("snipcheck"):
+        config.stash[_KEY] = _Session(config)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start every selected snippet (after ``-k``): they run in parallel while pytest walks the items."""
+    state = session.config.stash.get(_KEY, None)
+    if state is None:
+        return
+    for item in session.items:
+        if isinstance(item, SnippetItem):
+            try:
+                snippet = item._snippet()
+            except SnippetDrift:
+                continue  # the item reports it
+            state.executor(item.project).submit(snippet)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    session = config.stash.get(_KEY, None)
+    if session is not None:
+        session.close()
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    session = parent.config.stash.get(_KEY, None)
+    if session is None or file_path.suffix in (".py", ".pyc"):
+        return None
+    try:
+        project = session.project_of(file_path)
+    except ProjectError as exc:
+        if file_path.name == "conf.py" or file_path.suffix not in (".md", ".rst", ".txt", ".ipynb"):
+            return None
+        raise pytest.UsageError(f"snipcheck: {exc}") from None
+    if project is None or not file_path.resolve().is_relative_to(project.srcdir):
+        return None
+    mine = [p for p in project.index().placements if Path(p.source).resolve() == file_path.resolve()]
+    if not mine:
+        return None
+    return PageFile.from_parent(parent, path=file_path, project=project, placements=mine)
+
+
+class PageFile(pytest.File):
+    """A page (or included file) that places snippets."""
+
+    def __init__(self, *, project: Project, placements: list[Placement], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.project = project
+        self.placements = placements
+
+    def collect(self) -> Iterator[SnippetItem]:
+        for placement in self.placements:
+            yield SnippetItem.from_parent(self, name=placement.snippet_id, placement=placement)
+
+
+class SnippetDrift(Exception):
+    """A placed snippet whose run does not match the page (the message has the diff)."""
+
+
+class SnippetItem(pytest.Item):
+    """One placement: run its snippet, compare with what the page states."""
+
+    def __init__(self, *, placement: Placement, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.placement = placement
+
+    @property
+    def project(self) -> Project:
+        parent = self.parent
+        assert isinstance(parent, PageFile)
+        return parent.project
+
+    def _snippet(self) -> Snippet:
+        from .snippets import SnippetError
+
+        try:
+            return self.project.snippet(self.placement)
+        except SnippetError as exc:
+            where = f" ({exc.path}:{exc.line})" if exc.path and exc.line else ""
+            raise SnippetDrift(f"snippet {self.placement.snippet_id!r} cannot be loaded: {exc.message}{where}") from None
+
+    def runtest(self) -> None:
+        session: _Session = self.config.stash[_KEY]
+        outcome: Outcome = session.executor(self.project).outcome(self._snippet())
+        p = self.placement
+        if outcome.origin == "error":
+            raise SnippetDrift(f"snippet {p.snippet_id!r} could not run: " + "; ".join(outcome.notes))
+        if outcome.result is None:
+            # reported at the page's line, as a skip marker would be
+            raise pytest.skip.Exception(f"this environment lacks {', '.join(outcome.missing)}", _use_item_location=True)
+        result = outcome.result
+        where = f"{_shown(Path(p.source))}:{p.line}"
+        verdict = judge(
+            self._snippet().tags, result, p.stated, self.project.settings.normalizers,
+            stated_label=f"stated ({where})", actual_label=f"actual ({result.stamp.label()})",
+        )  # fmt: skip
+        problems = list(verdict.problems)
+        if result.truncated_bytes:
+            problems.append(truncation_advice(result))
+        if problems:
+            text = f"snippet {p.snippet_id!r} ({where}): " + "; ".join(problems)
+            if verdict.diff:
+                text += "\n" + verdict.diff
+            if not verdict.ended_wrong and not result.truncated_bytes:
+                text += "\nif the new output is right, record it: " + self.project.settings.record_command.format(
+                    id=p.snippet_id
+                )
+            raise SnippetDrift(text)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, SnippetDrift):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo, style))
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, self.placement.line - 1, f"snippet {self.placement.snippet_id}"
+
+
+def _shown(path: Path) -> str:
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return str(path)

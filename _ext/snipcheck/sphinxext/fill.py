@@ -1,0 +1,93 @@
+"""Render judged snippets, refuted-claim verdicts and claims into the page.
+
+A post-transform, so it runs when each page is written, for every builder,
+after :mod:`.results` has judged every snippet: it replaces the placeholders
+the directives left (:class:`~.render.snippet_output`,
+:class:`~.render.belief_head`, :class:`~.render.claim_ref`) with what the
+records of the page say.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from docutils import nodes
+from sphinx.transforms.post_transforms import SphinxPostTransform
+
+from ..claims import belief_verdict
+from ..compare import outcome_problem, terminal_text
+from . import index, render
+from . import state as state_mod
+from .claims import claims
+from .collector import SnippetRecord, records
+from .i18n import _
+
+if TYPE_CHECKING:
+    from sphinx.application import Sphinx
+
+
+class FillSnippets(SphinxPostTransform):
+    """Replace the placeholders of the page being written."""
+
+    default_priority = 3  # before the reading aids (5), which count the output lines
+
+    def run(self, **kwargs: object) -> None:
+        self.fill(self.env.docname)
+
+    def fill(self, docname: str) -> None:
+        """Fill the placeholders of ``self.document``, the doctree of
+        ``docname`` (the page being written, or another page's doctree that
+        :mod:`snipcheck.chapter.reading_list` measures as it will be written)."""
+        by_serial = {r.serial: r for r in records(self.env).get(docname, [])}
+        for node in list(self.document.findall(render.snippet_output)):
+            rec = by_serial.get(node["serial"])
+            node.replace_self(self.panel(rec) if rec is not None else [])
+        for head in list(self.document.findall(render.belief_head)):
+            head.replace_self(self.belief(by_serial.get(head["serial"])))
+        page_claims = {(c.line, c.snippet_id, c.value): c for c in claims(self.env).get(docname, [])}
+        here = {p.snippet_id for p in index.placements(self.env).get(docname, [])}
+        for ref in list(self.document.findall(render.claim_ref)):
+            claim = page_claims.get((ref["line"], ref["snippet_id"], ref["value"]))
+            ref.replace_self(render.claim(ref["value"], ref["snippet_id"], claim, ref["snippet_id"] in here))
+
+    def panel(self, rec: SnippetRecord) -> list[nodes.Node]:
+        state = state_mod.for_env(self.env)
+        if rec.status in ("off", "pending"):
+            label = _("Stated output (this build did not execute code)")
+            return [render.stated_panel(rec.stated, label, rec.stated_env)]
+        if rec.status == "not-run":
+            label = _("Stated output · not verified by this build (this build lacks: {missing})").format(
+                missing=_(", ").join(rec.missing)
+            )
+            return [render.badges(rec.missing), render.stated_panel(rec.stated, label, rec.stated_env)]
+        outcome = rec.outcome
+        if outcome is None or outcome.result is None:
+            return [render.error_box(f"snippet {rec.snippet_id}: " + "; ".join(rec.problems))]
+        out: list[nodes.Node] = []
+        if rec.status != "ok":
+            assert rec.snippet is not None
+            ended_wrong = rec.status == "timeout" or outcome_problem(rec.snippet.tags, outcome.result) is not None
+            out.append(render.problem_box(rec.status, rec.stated, rec.diff, outcome.result, ended_wrong))
+        out.append(render.output_panel(outcome, state.settings.normalizers))
+        assert rec.snippet is not None
+        out.append(render.stamp(outcome, rec.snippet))
+        return out
+
+    def belief(self, rec: SnippetRecord | None) -> list[nodes.Node]:
+        if rec is None:
+            return []
+        state = state_mod.for_env(self.env)
+        verified = rec.outcome is not None and rec.outcome.result is not None
+        if verified:
+            assert rec.outcome is not None and rec.outcome.result is not None
+            output = terminal_text(rec.outcome.result, state.settings.normalizers)
+        else:
+            output = rec.stated
+        return render.belief_label(belief_verdict(output), verified)
+
+
+def register(app: Sphinx) -> None:
+    app.add_node(render.snippet_output)
+    app.add_node(render.belief_head)
+    app.add_node(render.claim_ref)
+    app.add_post_transform(FillSnippets)

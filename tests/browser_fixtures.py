@@ -1,0 +1,194 @@
+"""Fixtures of the browser tests (a pytest plugin: ``tests/conftest.py`` loads it).
+
+The chapter is built once per session (into a temporary directory, with
+``-W``), together with the tiny project ``tests/roots/test-browser`` whose
+snippet prints markup; both are served by a local ``http.server`` on
+127.0.0.1 and opened in headless Chromium.  ``tests/test_browser.py`` and
+``tests/test_browser_reader.py`` share the one build, server and browser.
+
+Screenshots go to ``$SNIPCHECK_ARTIFACTS`` (default: a directory under
+pytest's temporary directory); the session prints where.
+
+Needs the ``playwright`` Python package and a Chromium (Debian's
+``/usr/bin/chromium``, or ``$SNIPCHECK_CHROMIUM``); skipped, saying which is
+missing, without them, except where ``SNIPCHECK_REQUIRE_BROWSER=1`` (CI sets
+it), where a missing browser fails them.  Playwright's own browser download
+is never used.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import REPO, ROOTS
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+# Read at import, before conftest's autouse fixture hides it from each test: a
+# developer's result cache makes the session's chapter build instant.
+USER_CACHE = os.environ.get("SNIPCHECK_CACHE_DIR")
+TIMEOUT_MS = 20_000
+
+
+def chromium_path() -> str | None:
+    """The Chromium to drive: ``$SNIPCHECK_CHROMIUM``, else ``chromium`` on PATH."""
+    explicit = os.environ.get("SNIPCHECK_CHROMIUM")
+    if explicit:
+        return explicit if Path(explicit).is_file() else None
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+# --- session fixtures: build, serve, launch ---------------------------------------
+
+
+def sphinx_build(project: Path, out: Path, cache: Path) -> None:
+    """Build ``project`` (its sources in ``docs/`` when it has one) into ``out`` with -W."""
+    env = dict(os.environ, SNIPCHECK_CACHE_DIR=str(cache))
+    source = "docs" if (project / "docs").is_dir() else "."
+    args = [
+        sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html", "-c", ".",
+        "-d", str(out.parent / f"{out.name}-doctrees"), "-D", f"snipcheck_report_dir={out.parent / 'report'}",
+        source, str(out),
+    ]  # fmt: skip
+    done = subprocess.run(
+        args, cwd=project, env=env, capture_output=True, text=True, timeout=1800, check=False
+    )
+    assert done.returncode == 0, f"building {project} failed:\n{done.stdout[-3000:]}\n{done.stderr[-6000:]}"
+
+
+@dataclass(frozen=True)
+class Site:
+    """The built sites, served: ``base`` is ``http://127.0.0.1:PORT/``."""
+
+    root: Path  # served directory: chapter/ and markup/ below it
+    base: str
+
+    def url(self, path: str) -> str:
+        return self.base + path
+
+    @property
+    def chapter(self) -> Path:
+        return self.root / "chapter"
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    root = tmp_path_factory.mktemp("browser-site")
+    cache = Path(USER_CACHE) if USER_CACHE else tmp_path_factory.mktemp("browser-cache")
+    sphinx_build(REPO, root / "chapter", cache)
+    markup = tmp_path_factory.mktemp("browser-markup-src")
+    shutil.copytree(ROOTS / "test-browser", markup, dirs_exist_ok=True)
+    sphinx_build(markup, root / "markup", cache)
+    handler = functools.partial(_QuietHandler, directory=str(root))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield Site(root, f"http://127.0.0.1:{server.server_address[1]}/")
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="session")
+def artifacts(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[Path]:
+    """Where screenshots go (``$SNIPCHECK_ARTIFACTS``, else a temporary
+    directory); printed at the end of the session, past output capture."""
+    wanted = os.environ.get("SNIPCHECK_ARTIFACTS")
+    directory = Path(wanted) if wanted else tmp_path_factory.mktemp("browser-artifacts")
+    directory.mkdir(parents=True, exist_ok=True)
+    yield directory
+    shots = sorted(p.name for p in directory.glob("*.png"))
+    capture = request.config.pluginmanager.getplugin("capturemanager")
+    with capture.global_and_fixture_disabled():
+        print(f"\nbrowser screenshots ({len(shots)}): {directory}")
+
+
+def missing(reason: str) -> None:
+    """Skip the browser tests, or fail them where they must run
+    (``SNIPCHECK_REQUIRE_BROWSER=1``, set by ``.ci/run``)."""
+    if os.environ.get("SNIPCHECK_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"browser tests required (SNIPCHECK_REQUIRE_BROWSER=1) but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    try:
+        from playwright import sync_api
+    except ImportError:
+        missing("the playwright package is not installed (pip install playwright)")
+    executable = chromium_path()
+    if executable is None:
+        missing("no Chromium found (apt-get install chromium, or set SNIPCHECK_CHROMIUM)")
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@dataclass
+class Tab:
+    """One page in a fresh browser context, with every request it made."""
+
+    page: Any
+    requests: list[str]
+    failed: list[str]
+    errors: list[str]
+
+
+@pytest.fixture
+def tab(browser: Any, site: Site) -> Iterator[Tab]:
+    opened = open_tab(browser, site, 1280)
+    try:
+        yield opened
+    finally:
+        opened.page.context.close()
+
+
+def shot(target: Any, artifacts: Path, name: str) -> None:
+    """Screenshot a page or an element into the artifacts directory."""
+    target.screenshot(path=str(artifacts / f"{name}.png"))
+
+
+def snippet_selector(snippet_id: str) -> str:
+    return "#snippet-" + snippet_id.replace("/", "-")
+
+
+def open_tab(browser: Any, site: Site, width: int, height: int = 900, **options: Any) -> Tab:
+    """A page in a fresh context ``width`` × ``height`` CSS pixels wide
+    (close it with ``tab.page.context.close()``); the ``tab`` fixture is this at 1280."""
+    context = browser.new_context(viewport={"width": width, "height": height}, locale="zh-CN", **options)
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site.base.rstrip("/"))
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    opened = Tab(page, [], [], [])
+    page.on("request", lambda r: opened.requests.append(r.url))
+    page.on("requestfailed", lambda r: opened.failed.append(r.url))
+    page.on("response", lambda r: opened.failed.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    page.on("pageerror", lambda e: opened.errors.append(str(e)))
+    return opened

@@ -1,0 +1,1 @@
+print("belief holds:", 1 + 1 == 3)

@@ -1,0 +1,1 @@
+print("what it really prints")

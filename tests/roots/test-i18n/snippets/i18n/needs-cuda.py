@@ -1,0 +1,5 @@
+print("measured on a GPU: 12.5 MiB")
+
+# /// snipcheck
+# requires = ["cuda"]
+# ///

@@ -1,0 +1,5 @@
+raise ValueError("on purpose")
+
+# /// snipcheck
+# expect = "ValueError"
+# ///

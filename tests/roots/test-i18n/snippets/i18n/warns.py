@@ -1,0 +1,4 @@
+import warnings
+
+warnings.warn("careful")
+print("done")

@@ -1,0 +1,2 @@
+print("md-backtick says hi")
+print("  indented line")

@@ -1,0 +1,2 @@
+print("md-colon says hi")
+print("  indented line")

@@ -1,0 +1,2 @@
+print("md-dropdown says hi")
+print("  indented line")

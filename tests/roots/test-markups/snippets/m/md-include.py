@@ -1,0 +1,2 @@
+print("md-include says hi")
+print("  indented line")

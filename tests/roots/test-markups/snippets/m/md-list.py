@@ -1,0 +1,2 @@
+print("md-list says hi")
+print("  indented line")

@@ -1,0 +1,2 @@
+print("md-quote says hi")
+print("  indented line")

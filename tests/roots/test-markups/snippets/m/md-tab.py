@@ -1,0 +1,2 @@
+print("md-tab says hi")
+print("  indented line")

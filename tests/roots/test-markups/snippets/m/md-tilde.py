@@ -1,0 +1,2 @@
+print("md-tilde says hi")
+print("  indented line")

@@ -1,0 +1,2 @@
+print("rst-include says hi")
+print("  indented line")

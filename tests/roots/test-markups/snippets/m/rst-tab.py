@@ -1,0 +1,2 @@
+print("rst-tab says hi")
+print("  indented line")

@@ -1,0 +1,2 @@
+print("rst-top says hi")
+print("  indented line")

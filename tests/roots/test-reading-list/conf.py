@@ -1,0 +1,4 @@
+extensions = ["myst_nb", "snipcheck.chapter.reading"]
+language = "zh_CN"
+nb_execution_mode = "off"
+exclude_patterns = ["_build"]

@@ -1,0 +1,333 @@
+"""What a reader meets, in headless Chromium at 390 px (a phone) and 1280 px
+(a desktop): outputs that never soft-wrap, nothing over the code, the page's
+language everywhere, search, the versions page, keyboard use and axe-core's
+accessibility rules (reader.md, issue 13).
+
+Fixtures: ``tests/browser_fixtures.py``.  axe-core comes from the npm
+registry: ``npm ci --prefix tests/axe`` (``.ci/run`` does it); without it the
+accessibility test is skipped, or fails where ``SNIPCHECK_REQUIRE_BROWSER=1``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import pytest
+from browser_fixtures import Site, missing, open_tab, shot, snippet_selector
+from conftest import TESTS
+
+pytestmark = pytest.mark.browser
+
+WIDTHS = [390, 1280]
+AXE = Path(os.environ.get("SNIPCHECK_AXE", TESTS / "axe" / "node_modules" / "axe-core" / "axe.min.js"))
+# Pages of the chapter a reader reads (the generated index and search pages are Sphinx's own).
+CHAPTER = ["index.html", "inplace.html", "burn.html", "myths.html", "versions.html", "contributing.html"]
+
+
+@pytest.fixture(params=WIDTHS, ids=lambda w: f"{w}px")
+def width(request: pytest.FixtureRequest) -> int:
+    return request.param  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def visit(browser: Any, site: Site) -> Iterator[Callable[..., Any]]:
+    """``visit(width, path, **context_options)``: ``path`` of the served site
+    in a fresh page ``width`` px wide, loaded; every context closes after the test."""
+    contexts: list[Any] = []
+
+    def open_page(width: int, path: str, **options: Any) -> Any:
+        page = open_tab(browser, site, width, **options).page
+        contexts.append(page.context)
+        page.goto(site.url(path))
+        page.wait_for_load_state("networkidle")
+        return page
+
+    yield open_page
+    for context in contexts:
+        context.close()
+
+
+# --- outputs and code on a phone and a desktop (reader.md #3, #4) -----------------------
+
+PANELS = """() => [...document.querySelectorAll('article div.highlight > pre')].map(pre => {
+    const s = getComputedStyle(pre), box = pre.getBoundingClientRect();
+    const article = document.querySelector('article').getBoundingClientRect();
+    const lines = pre.textContent.replace(/\\n$/, '').split('\\n').length;
+    const lineHeight = parseFloat(s.lineHeight) || parseFloat(s.fontSize) * 1.2;
+    const padding = parseFloat(s.paddingTop) + parseFloat(s.paddingBottom);
+    return {output: !!pre.closest('.snipcheck-output'), code: !!pre.closest('.snipcheck-code'),
+            id: (pre.closest('.snipcheck-snippet') || {}).id || '', whiteSpace: s.whiteSpace, overflowX: s.overflowX,
+            scrolls: pre.scrollWidth > pre.clientWidth + 1, left: box.left, right: box.right,
+            articleLeft: article.left, articleRight: article.right,
+            rows: Math.round((box.height - padding - (pre.offsetHeight - pre.clientHeight)) / lineHeight), lines};
+})"""
+
+
+def test_outputs_and_code_never_soft_wrap_and_scroll_inside_their_box(
+    visit: Callable[..., Any], artifacts: Path, width: int
+) -> None:
+    page = visit(width, "chapter/inplace.html")
+    panels = page.evaluate(PANELS)
+    outputs = [p for p in panels if p["output"]]
+    code = [p for p in panels if p["code"]]
+    assert len(outputs) > 30 and len(code) > 30
+    for panel in outputs + code:
+        assert panel["whiteSpace"] == "pre", panel
+        assert panel["overflowX"] in ("auto", "scroll"), panel
+        # one row per line: nothing wrapped onto a second row
+        assert panel["rows"] == panel["lines"], panel
+        # the block stays inside the article; what is wider scrolls inside it
+        assert panel["left"] >= panel["articleLeft"] - 1 and panel["right"] <= panel["articleRight"] + 1, panel
+    # Tracebacks (long lines, caret lines) do scroll at both widths.
+    assert any(p["scrolls"] for p in outputs if p["id"] == "snippet-inplace-form3-sigmoid")
+    traceback = page.locator(f"{snippet_selector('inplace/form3-sigmoid')} .snipcheck-traceback pre")
+    assert caret_under_its_expression(traceback.inner_text())
+    for snippet_id in ("inplace/form3-sigmoid", "inplace/what-is-saved", "inplace/forms-summary"):
+        box = page.locator(snippet_selector(snippet_id))
+        box.scroll_into_view_if_needed()
+        shot(box, artifacts, f"{width}px-{snippet_id.replace('/', '-')}")
+
+
+def caret_under_its_expression(traceback: str) -> bool:
+    """Every ``^^^`` line of a traceback starts under the expression of the line above."""
+    lines = traceback.splitlines()
+    carets = [i for i, line in enumerate(lines) if line.strip() and set(line.strip()) == {"^"}]
+    for i in carets:
+        above = lines[i - 1]
+        start = len(lines[i]) - len(lines[i].lstrip())
+        if start >= len(above) or above[start] == " ":
+            return False
+    return bool(carets)
+
+
+NEXT_FRAMES = "new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))"
+BACK_TO_TOP = """() => {
+    const pill = document.querySelector('.back-to-top');
+    const box = pill.getBoundingClientRect();
+    const shown = getComputedStyle(pill).display !== 'none' && box.width > 0;
+    const covered = shown ? [...document.querySelectorAll('article pre')].filter(pre => {
+        const r = pre.getBoundingClientRect();
+        return r.left < box.right && box.left < r.right && r.top < box.bottom && box.top < r.bottom;
+    }).length : 0;
+    return {shown, covered};
+}"""
+
+
+@pytest.mark.parametrize("screen", [390, 1280, 1600], ids=lambda w: f"{w}px")
+def test_the_back_to_top_pill_never_covers_code(visit: Callable[..., Any], artifacts: Path, screen: int) -> None:
+    page = visit(screen, "chapter/inplace.html")
+    # Furo shows the pill while the reader scrolls back up: stop over code blocks.
+    seen = []
+    for target in ("inplace/form3-sigmoid", "inplace/anomaly", "inplace/fixes"):
+        page.locator(snippet_selector(target)).scroll_into_view_if_needed()
+        page.evaluate(NEXT_FRAMES)
+        page.evaluate("window.scrollBy(0, 1200)")
+        page.evaluate(NEXT_FRAMES)  # Furo notes each scroll position in an animation frame
+        page.evaluate("window.scrollBy(0, -300)")
+        page.wait_for_function("document.documentElement.classList.contains('show-back-to-top')")
+        state = page.evaluate(BACK_TO_TOP)
+        seen.append(state)
+        assert state["covered"] == 0, (target, state)
+    shot(page, artifacts, f"{screen}px-scrolled-up")
+    # Where the window has a margin beside the article, the pill is there and usable.
+    assert any(s["shown"] for s in seen) == (screen >= 1440), seen
+
+
+# --- the page's language (reader.md #1) ---------------------------------------------------------
+
+CHROME_TEXT = """() => {
+    const out = [];
+    // The theme's labels, and snipcheck's inside the article; not the chapter's own words
+    // (section titles in the page's table of contents and in the resume boxes' links).
+    const outside = el => !el.closest('.toc-tree, .snipcheck-resume a') && (!el.closest('article')
+        || el.closest('.snipcheck-output-label, .snipcheck-badges, .snipcheck-environment, '
+                      + '.snipcheck-belief-head, .snipcheck-reading-time, .snipcheck-resume'));
+    for (const el of document.querySelectorAll('body *')) {
+        for (const attr of ['aria-label', 'title', 'placeholder', 'data-tooltip', 'alt']) {
+            const value = el.getAttribute(attr);
+            if (value && outside(el) && !el.closest('.snipcheck-snippet')) out.push(value);
+        }
+    }
+    for (const el of document.querySelectorAll('.copybtn')) out.push(el.dataset.tooltip);
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+        const el = n.parentElement;
+        if (!el || !n.textContent.trim() || el.closest('script, style, svg')) continue;
+        if (getComputedStyle(el).display === 'none' || !outside(el)) continue;
+        out.push(n.textContent.trim());
+    }
+    return out;
+}"""
+# Names that are the same in any language.
+NAMES = {"PyTorch", "Sphinx", "Furo", "pradyunsg", "burn", "torch", "Python", "CPU", "Linux", "stdout", "stderr",
+         "cuda", "rustc", "snipcheck", "JavaScript", "ReLU", "inplace", "True", "cpu", "Flex", "numpy"}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", CHAPTER)
+def test_every_label_around_the_chapter_is_chinese(visit: Callable[..., Any], name: str) -> None:
+    page = visit(1280, f"chapter/{name}")
+    page.evaluate("document.documentElement.classList.add('show-back-to-top')")
+    texts = page.evaluate(CHROME_TEXT)
+    words = (w for t in texts for w in re.findall(r"(?<![0-9A-Za-z])[A-Za-z]{3,}(?![0-9A-Za-z])", t))
+    english = Counter(w for w in words if w not in NAMES and not w.isupper())  # CUDA_VISIBLE_DEVICES is a name
+    # Page titles in the navigation are the chapter's own words (they contain names only).
+    assert english == Counter(), [t for t in texts if any(w in t for w in english)][:12]
+    if name == "inplace.html":
+        assert page.locator(".copybtn").first.get_attribute("data-tooltip") == "复制"
+        assert {"下一页", "上一页", "回到顶部"} <= set(texts), texts[-20:]
+
+
+def test_the_search_page_speaks_chinese(visit: Callable[..., Any]) -> None:
+    page = visit(1280, "chapter/search.html?q=版本计数器")
+    page.wait_for_function("document.querySelector('#search-results p.search-summary')?.innerText")
+    assert page.locator("#search-results h2").inner_text() == "搜索结果"
+    assert re.fullmatch(r"搜索完成，匹配搜索条件的有 \d+ 个页面。", page.locator("p.search-summary").inner_text())
+
+
+# --- search (reader.md #6) ------------------------------------------------------------------------
+
+RESULTS = """() => [...document.querySelectorAll('#search-results ul.search > li')].map(li => ({
+    href: li.querySelector('a').getAttribute('href'),
+    excerpt: (li.querySelector('p.context') || {innerText: ''}).innerText}))"""
+
+
+@pytest.mark.parametrize(
+    ("query", "page_", "heading"),
+    [
+        ("版本计数器", "inplace.html", "版本计数器"),
+        ("形态③", "inplace.html", "形态③"),
+        ("_version", "inplace.html", None),
+        ("add_", "inplace.html", None),
+    ],
+)
+def test_search_lists_each_page_once_with_excerpts_free_of_line_numbers(
+    visit: Callable[..., Any], artifacts: Path, query: str, page_: str, heading: str | None
+) -> None:
+    page = visit(1280, f"chapter/search.html?q={query}")
+    page.wait_for_function("document.querySelector('#search-results p.search-summary')?.innerText")
+    finished = page.evaluate("performance.now()")
+    # Excerpts are fetched after the list appears: wait until every result has one.
+    page.wait_for_function(
+        "[...document.querySelectorAll('#search-results ul.search > li')]"
+        ".every(li => li.querySelector('p.context'))"
+    )
+    results = page.evaluate(RESULTS)
+    shot(page, artifacts, f"search-{query}")
+    with open(artifacts / "search-timings.txt", "a", encoding="utf-8") as log:
+        log.write(f"{query}\t{finished:.0f} ms from navigation to the finished result list\n")
+    docs = Counter(urlsplit(unquote(r["href"])).path for r in results)
+    assert docs[page_] == 1, results
+    assert max(docs.values()) == 1, docs  # each page listed once
+    for r in results:
+        # No line number glued to the code it numbers ("1import torch 2 3plain = ...").
+        assert not re.search(r"(?:^|\s)\d+(?:import|print|torch|from|def|[a-z_]+\s=)", r["excerpt"]), r
+    if heading is not None:
+        (hit,) = [r for r in results if urlsplit(unquote(r["href"])).path == page_]
+        fragment = urlsplit(unquote(hit["href"])).fragment
+        assert fragment, hit
+        title = page.evaluate(
+            "async ([doc, id]) => { const html = await (await fetch(doc)).text();"
+            " const d = new DOMParser().parseFromString(html, 'text/html');"
+            " return d.getElementById(id).querySelector('h1,h2,h3').textContent; }",
+            [page_, fragment],
+        )
+        assert heading in title, (hit, title)
+
+
+# --- the versions page (reader.md #7) -------------------------------------------------------------
+
+
+def test_versions_page_table_reads_and_diffs_colour_both_sides(
+    visit: Callable[..., Any], artifacts: Path, width: int
+) -> None:
+    page = visit(width, "chapter/versions.html")
+    heads = page.evaluate(
+        """() => [...document.querySelectorAll('table.snipcheck-versions-table th')].map(th => {
+            const s = getComputedStyle(th), box = th.getBoundingClientRect();
+            return {text: th.innerText, height: box.height, lineHeight: parseFloat(s.lineHeight) || 20,
+                    padding: parseFloat(s.paddingTop) + parseFloat(s.paddingBottom)};
+        })"""
+    )
+    assert [h["text"] for h in heads][2] == "一致"
+    for head in heads:  # one line each: no "一\\n致"
+        assert head["height"] - head["padding"] < 1.6 * head["lineHeight"], head
+    table = page.locator("table.snipcheck-versions-table")
+    shot(table, artifacts, f"{width}px-versions-table")
+    colours = page.evaluate(
+        """() => ['gd', 'gi'].map(k => [...document.querySelectorAll('.snipcheck-versions-masked .highlight .' + k)]
+            .map(e => getComputedStyle(e).backgroundColor))"""
+    )
+    removed, added = colours
+    assert removed and added
+    transparent = "rgba(0, 0, 0, 0)"
+    assert transparent not in removed + added
+    assert set(removed).isdisjoint(added)
+    explanation = page.locator(".snipcheck-versions-cuda-on-cpu").inner_text()
+    assert "CUDA" in explanation and "没有 GPU" in explanation and "CPU 上运行" in explanation
+
+
+# --- keyboard and accessibility (issue 13 §8) -----------------------------------------------------
+
+
+def test_tabs_and_dropdowns_work_from_the_keyboard(visit: Callable[..., Any], artifacts: Path) -> None:
+    page = visit(1280, "chapter/burn.html")
+    for _ in range(60):
+        page.keyboard.press("Tab")
+        if page.evaluate("!!document.activeElement.closest('.sd-tab-set')"):
+            break
+    tab_set = page.locator(".sd-tab-set").first
+    first, second = tab_set.locator(":scope > input").all()[:2]
+    assert page.evaluate("document.activeElement.id") == first.get_attribute("id")
+    outline = page.evaluate("getComputedStyle(document.activeElement.nextElementSibling).outlineStyle")
+    assert outline != "none"  # the focused tab shows where the keyboard is
+    page.keyboard.press("ArrowRight")
+    assert second.is_checked()
+    contents = tab_set.locator(":scope > .sd-tab-content")
+    assert not contents.nth(0).is_visible() and contents.nth(1).is_visible()
+    shot(tab_set, artifacts, "keyboard-tab-burn")
+    page = visit(1280, "chapter/myths.html")
+    summary = page.locator("details.sd-dropdown > summary").first
+    summary.focus()
+    page.keyboard.press("Enter")
+    assert page.evaluate("document.querySelector('details.sd-dropdown').open")
+    # A block wider than its box can be scrolled from the keyboard.
+    wide = page.locator("div.highlight > pre[tabindex='0']").first
+    wide.focus()
+    assert wide.evaluate("el => el.scrollLeft") == 0
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    # keyboard scrolling is animated: wait for it to move (fails at the timeout if it never does)
+    page.wait_for_function("el => el.scrollLeft > 0", arg=wide.element_handle())
+
+
+@pytest.mark.parametrize(
+    ("screen", "scheme"), [(1280, "light"), (390, "light"), (1280, "dark")], ids=["1280px", "390px", "1280px-dark"]
+)
+def test_axe_finds_no_serious_or_critical_violation_on_any_page(
+    visit: Callable[..., Any], artifacts: Path, screen: int, scheme: str
+) -> None:
+    if not AXE.is_file():
+        missing(f"axe-core is not installed at {AXE} (npm ci --prefix tests/axe)")
+    script = AXE.read_text(encoding="utf-8")
+    found: dict[str, list[dict[str, Any]]] = {}
+    for name in [*CHAPTER, "search.html?q=版本计数器", "genindex.html"]:
+        page = visit(screen, f"chapter/{name}", color_scheme=scheme)
+        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+        page.add_script_tag(content=script)
+        violations = page.evaluate(
+            """async () => (await axe.run(document, {resultTypes: ['violations']})).violations
+                .filter(v => v.impact === 'serious' || v.impact === 'critical')
+                .map(v => ({id: v.id, impact: v.impact, help: v.help,
+                            nodes: v.nodes.slice(0, 5).map(n => [n.target.join(' '), n.failureSummary])}))"""
+        )
+        if violations:
+            found[name] = violations
+    (artifacts / f"axe-{screen}px-{scheme}.json").write_text(json.dumps(found, ensure_ascii=False, indent=1))
+    assert found == {}, json.dumps(found, ensure_ascii=False, indent=1)[:4000]

@@ -1,0 +1,163 @@
+"""No false green: a passing build, verify or merge means every stated output was compared.
+
+Cases of ``cases/false-green.md`` (numbered) that are not in test_placements
+(#1), test_verify (#2, the merge checks) or the cache tests (#3, #4).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import snipcheck_cli
+
+CONF = """\
+extensions = ["myst_parser", "snipcheck"]
+snipcheck_source_dir = "docs"
+snipcheck_runner = "subprocess"
+snipcheck_preload = []
+"""
+
+
+def make(root: Path, page: str, snippets: dict[str, str]) -> Path:
+    (root / "docs").mkdir(parents=True)
+    (root / "conf.py").write_text(CONF)
+    (root / "docs" / "index.md").write_text(page)
+    for snippet_id, code in snippets.items():
+        path = root / "snippets" / f"{snippet_id}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(code)
+    return root
+
+
+@pytest.fixture
+def drifted(tmp_path: Path) -> Path:
+    return make(
+        tmp_path / "p",
+        "# T\n\n```{snippet} f/ok\nfine\n```\n\n```{snippet} f/drift\nstale\n```\n",
+        {"f/ok": 'print("fine")\n', "f/drift": 'print("fresh")\n'},
+    )
+
+
+def sphinx(root: Path, cache: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, SNIPCHECK_CACHE_DIR=str(cache), NO_COLOR="1")
+    return subprocess.run(
+        [sys.executable, "-m", "sphinx", *args], cwd=root, env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["-b", "html", "-c", ".", "docs", "_build/html"], ["-M", "html", "docs", "_build", "-c", "."]],
+    ids=["sphinx-build", "make-mode"],
+)
+def test_5_drift_fails_the_build_without_w(drifted: Path, tmp_path: Path, args: list[str]) -> None:
+    done = sphinx(drifted, tmp_path / "cache", *args)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "build finished with problems" in done.stdout
+    assert "ERROR: snipcheck: 1 stated output or claim do not hold" in done.stderr
+    assert "  index.md:7: f/drift: drift" in done.stderr
+    assert "f/ok" not in done.stderr
+
+
+def test_5_a_project_may_turn_the_failure_off(drifted: Path, tmp_path: Path) -> None:
+    done = sphinx(drifted, tmp_path / "cache", "-b", "html", "-c", ".", "-D", "snipcheck_fail_on_drift=0", "docs", "out")
+    assert done.returncode == 0, done.stderr
+    assert "WARNING: snippet 'f/drift'" in done.stderr and "ERROR" not in done.stderr
+
+
+def test_5_an_incremental_build_with_nothing_changed_still_fails(drifted: Path, tmp_path: Path) -> None:
+    args = ("-b", "html", "-c", ".", "docs", "_build/html")
+    assert sphinx(drifted, tmp_path / "cache", *args).returncode == 1
+    again = sphinx(drifted, tmp_path / "cache", *args)
+    assert again.returncode == 1
+    assert "f/drift: drift" in again.stderr
+
+
+def test_6_a_truncated_output_is_never_recorded(tmp_path: Path) -> None:
+    root = make(tmp_path / "p", "# T\n\n```{snippet} f/flood\n```\n", {"f/flood": 'print("x" * 5000)\n'})
+    (root / "conf.py").write_text(CONF + "snipcheck_output_limit = 1024\n")
+    before = (root / "docs" / "index.md").read_bytes()
+    out = snipcheck_cli(root, "record", cache=tmp_path / "cache")
+    assert out.returncode == 1
+    assert out.stderr.strip() == (
+        "docs/index.md:3: f/flood: not recorded: its output reached the output limit of 1,024 bytes and "
+        "3,977 more bytes were not shown or checked; print less, or raise the limit for this snippet with "
+        "output-limit = 8192 in its tag block"
+    )
+    assert (root / "docs" / "index.md").read_bytes() == before
+
+
+def test_7_verify_with_nothing_drifted_leaves_its_committed_report_untouched(tmp_path: Path) -> None:
+    root = make(
+        tmp_path / "p",
+        "# T\n\n```{snippet} f/a\na\n```\n\n```{snippet} f/b\nb\n```\n",
+        {"f/a": 'print("a")\n', "f/b": 'import time\ntime.sleep(0.05)\nprint("b")\n'},
+    )
+    report = root / "docs" / "_reports" / "torch.json"
+    first = snipcheck_cli(root, "verify", "--json", str(report), cache=tmp_path / "cache-1")
+    assert first.returncode == 0, first.stdout + first.stderr
+    data = report.read_bytes()
+    stat = report.stat()
+    assert b'"duration"' not in data and b'"origin"' not in data
+    # a fresh cache: every snippet runs again, with other timings
+    second = snipcheck_cli(root, "verify", "--json", str(report), cache=tmp_path / "cache-2")
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert report.read_bytes() == data
+    assert report.stat().st_mtime_ns == stat.st_mtime_ns
+    assert json.loads(data)["total"] == 2
+    assert "env" not in json.loads(data)["stamp"]  # the environment id differs from machine to machine
+
+
+def test_1_record_without_a_source_folder_fails_and_says_where_it_looked(tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    root.mkdir()
+    (root / "conf.py").write_text(CONF)
+    out = snipcheck_cli(root, "record", cache=tmp_path / "cache")
+    assert out.returncode == 2
+    assert out.stderr.strip() == (
+        f"error: the source directory {root / 'docs'} does not exist; give it with --source-dir"
+    )
+
+
+@pytest.mark.parametrize(
+    ("layout", "build_dir"),
+    [("plain", "_build"), ("separate", "build")],
+    ids=["conf-beside-pages", "sphinx-quickstart-sep"],
+)
+def test_cache_and_reports_go_where_make_clean_removes_them(tmp_path: Path, layout: str, build_dir: str) -> None:
+    # adoption.md #7: with --sep, the cache and report landed inside source/ and survived `make clean`
+    top = tmp_path / "project"
+    src = top / "source" if layout == "separate" else top
+    src.mkdir(parents=True)
+    (top / "Makefile").write_text(f"SPHINXBUILD   ?= sphinx-build\nSOURCEDIR     = {'source' if layout == 'separate' else '.'}\nBUILDDIR      = {build_dir}\n")
+    (src / "conf.py").write_text('extensions = ["myst_parser", "snipcheck"]\nsnipcheck_runner = "subprocess"\nsnipcheck_preload = []\n')
+    (src / "index.md").write_text("# T\n\n```{snippet} f/a\nstale\n```\n")
+    (src / "snippets" / "f").mkdir(parents=True)
+    (src / "snippets" / "f" / "a.py").write_text('print("fresh")\n')
+    env = {k: v for k, v in os.environ.items() if k != "SNIPCHECK_CACHE_DIR"}
+    done = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-M", "html", str(src), str(top / build_dir)],
+        cwd=top, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    doctrees = top / build_dir / "doctrees"
+    assert (doctrees / "snipcheck-cache" / "results").is_dir()
+    assert (doctrees / "snipcheck-report" / "diffs" / "f__a.diff").is_file()
+    assert re.search(r"full diff: \S*snipcheck-report/diffs/f__a\.diff\n", done.stderr), done.stderr
+    # the command line finds the same cache: record reuses the build's run
+    out = subprocess.run(
+        [sys.executable, "-m", "snipcheck", "-c", str(src), "record"], cwd=top, env=env,
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    made = {p.relative_to(top).as_posix() for p in top.rglob("*") if p.is_file()}
+    assert {p for p in made if not p.startswith(build_dir + "/")} == {
+        f"{'source/' if layout == 'separate' else ''}{name}" for name in ("conf.py", "index.md", "snippets/f/a.py")
+    } | {"Makefile"}

@@ -1,0 +1,171 @@
+"""Every label snipcheck puts on a page goes through sphinx.locale (issue 12 #3).
+
+English is the default; ``locale/zh_CN`` translates every label.  The test
+root ``test-i18n`` is an English project with every kind of label (stdout,
+a warning and a traceback, a drift box, a snippet not run here, a claim, a
+refuted-claim badge, the environment box, the reading aids); it is built as
+it is and with ``language = "zh_CN"``, by the HTML, text and LaTeX builders.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from io import BytesIO
+from pathlib import Path
+
+import pytest
+import snipcheck
+from babel.messages.mofile import read_mo, write_mo
+from babel.messages.pofile import read_po
+from bs4 import BeautifulSoup
+from helpers import html
+from snipcheck.sphinxext.i18n import LOCALE_DIR, MESSAGE_CATALOG
+
+PACKAGE = Path(snipcheck.__file__).parent
+CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
+# The page-text classes snipcheck and its chapter sub-extensions own.
+UI = (
+    ".snipcheck-output-label, .snipcheck-badges, .snipcheck-note, .snipcheck-environment, "
+    ".snipcheck-belief-head, .snipcheck-problem-title, .caution, .snipcheck-reading-time, .snipcheck-resume, "
+    ".snipcheck-stamp"
+)
+# Names that stay as they are in any language (and the snippet's own output in the diff).
+NAMES = {"stdout", "stderr", "torch", "cpu", "Python", "CPU", "Linux", "cuda", "index", "The", "end",
+         "this", "not", "what", "prints", "really", "snippets", "belief", "py", "drifts", "warns",
+         "raises", "i18n", "md", "numpy"}  # fmt: skip
+
+
+def labels_in_code() -> dict[str, str]:
+    """Every ``_("...")`` literal in the extension: msgid -> where."""
+    found: dict[str, str] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "_":
+                (arg,) = node.args
+                assert isinstance(arg, ast.Constant) and isinstance(arg.value, str), (
+                    f"{path}:{node.lineno}: _() of a non-literal: no catalog can list it"
+                )
+                found.setdefault(arg.value, f"{path.relative_to(PACKAGE)}:{node.lineno}")
+    return found
+
+
+def catalog(domain: str, language: str = "zh_CN"):
+    with open(LOCALE_DIR / language / "LC_MESSAGES" / f"{domain}.po", "rb") as po:
+        return read_po(po)
+
+
+def test_every_label_in_the_code_has_a_chinese_translation() -> None:
+    labels = labels_in_code()
+    assert len(labels) > 50
+    translated = {m.id: m.string for m in catalog(MESSAGE_CATALOG) if m.id}
+    missing = {msgid: where for msgid, where in labels.items() if not translated.get(msgid)}
+    assert missing == {}, "labels without a zh_CN translation"
+    unused = set(translated) - set(labels)
+    assert unused == set(), "catalog entries no code uses"
+
+
+def test_translations_keep_every_placeholder() -> None:
+    for message in catalog(MESSAGE_CATALOG):
+        if message.id:
+            fields = sorted(re.findall(r"\{[^}]*\}", message.id))
+            assert sorted(re.findall(r"\{[^}]*\}", message.string)) == fields, message.id
+
+
+def test_no_chinese_string_in_the_code_that_renders_pages() -> None:
+    """Page text comes from the catalog: no literal in one language in the
+    rendering code (docstrings and comments aside)."""
+    offenders = []
+    for path in sorted([*(PACKAGE / "sphinxext").glob("*.py"), *(PACKAGE / "chapter").glob("*.py")]):
+        if path.name == "cjk.py":
+            continue  # its character ranges are CJK by definition, and no page text
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {
+            id(n.body[0].value)
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef)
+            and n.body
+            and isinstance(n.body[0], ast.Expr)
+            and isinstance(n.body[0].value, ast.Constant)
+        }
+        for node in ast.walk(tree):
+            literal = isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+            if literal and CJK.search(node.value):
+                offenders.append(f"{path.name}:{node.lineno}: {node.value[:40]!r}")
+    assert offenders == []
+
+
+@pytest.mark.parametrize("domain", ["snipcheck", "furo"])
+def test_the_committed_mo_files_are_compiled_from_their_po_files(domain: str) -> None:
+    """``pybabel compile -d _ext/snipcheck/locale -D DOMAIN`` after editing a .po."""
+    compiled = BytesIO()
+    write_mo(compiled, catalog(domain))
+    compiled.seek(0)
+    fresh = {m.id: m.string for m in read_mo(compiled) if m.id}
+    with open(LOCALE_DIR / "zh_CN" / "LC_MESSAGES" / f"{domain}.mo", "rb") as mo:
+        committed = {m.id: m.string for m in read_mo(mo) if m.id}
+    assert committed == fresh
+
+
+def ui_text(page: BeautifulSoup) -> str:
+    return "\n".join(el.get_text(" ", strip=True) for el in page.select(UI))
+
+
+@pytest.mark.sphinx("html", testroot="i18n")
+def test_an_english_project_page_holds_no_chinese(app) -> None:
+    app.build()
+    for page in sorted(Path(app.outdir).glob("*.html")):
+        text = page.read_text(encoding="utf-8")
+        assert not CJK.search(text), f"{page.name}: {CJK.findall(text)[:10]}"
+    index = html(Path(app.outdir) / "index.html")
+    labels = [p.get_text() for p in index.select(".snipcheck-output-label")]
+    assert labels == ["stdout", "stderr · warning", "stdout", "stderr · uncaught exception", "stdout", "stdout"]
+    assert index.select_one(".snipcheck-environment .admonition-title").get_text() == (
+        "Where the outputs on this page come from"
+    )
+    problem = index.select_one(".caution")
+    assert "The stated output differs from the actual output of this build." in problem.get_text()
+    assert "--- stated (index.md:" in problem.get_text() and "+++ actual (torch " in problem.get_text()
+
+
+@pytest.mark.sphinx("html", testroot="i18n", confoverrides={"language": "zh_CN"})
+def test_a_chinese_page_holds_no_english_ui_the_drift_box_included(app) -> None:
+    app.build()
+    index = html(Path(app.outdir) / "index.html")
+    text = ui_text(index)
+    for phrase in ("标准输出 stdout", "标准错误 stderr · 警告", "标准错误 stderr · 未捕获的异常", "需要 cuda",
+                   "本次构建未运行", "本页的输出从哪里来", "常见说法 · 实测推翻", "本次构建发现的问题",
+                   "陈述的输出与本次构建的实际输出不一致", "--- 陈述的输出（index.md:", "+++ 实际输出（torch ",
+                   "阅读时间约", "读到这里可以停"):  # fmt: skip
+        assert phrase in text, phrase
+    # Words only: not parts of hex ids, not upper-case names (CUDA_VISIBLE_DEVICES)
+    english = {w for w in re.findall(r"(?<![0-9A-Za-z])[A-Za-z]{3,}(?![0-9A-Za-z])", text) if w not in NAMES and not w.isupper()}
+    assert english == set(), english
+    claim = index.select_one("a.snipcheck-claim")
+    assert claim["title"] == "取自代码片段 i18n/stdout 的实际输出，本次构建已核对"
+
+
+@pytest.mark.sphinx("text", testroot="i18n", confoverrides={"language": "zh_CN"})
+def test_the_text_builder_gets_the_same_chinese_labels(app) -> None:
+    app.build()
+    text = (Path(app.outdir) / "index.txt").read_text(encoding="utf-8")
+    for phrase in ("标准输出 stdout", "标准错误 stderr · 未捕获的异常", "需要 cuda", "本次构建未运行",
+                   "本页的输出从哪里来", "常见说法 · 实测推翻", "阅读时间约"):  # fmt: skip
+        assert phrase in text, phrase
+
+
+@pytest.mark.sphinx("text", testroot="i18n")
+def test_the_text_builder_gets_english_labels_by_default(app) -> None:
+    app.build()
+    text = (Path(app.outdir) / "index.txt").read_text(encoding="utf-8")
+    assert "stderr · uncaught exception" in text and "not run in this build" in text
+    assert not CJK.search(text)
+
+
+@pytest.mark.sphinx("latex", testroot="i18n", confoverrides={"language": "zh_CN"})
+def test_the_latex_builder_gets_the_same_chinese_labels(app) -> None:
+    app.build()
+    (tex,) = Path(app.outdir).glob("*.tex")
+    text = tex.read_text(encoding="utf-8")
+    for phrase in ("标准输出 stdout", "本次构建未运行", "本页的输出从哪里来", "常见说法 · 实测推翻"):
+        assert phrase in text, phrase

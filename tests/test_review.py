@@ -1,0 +1,95 @@
+"""``snipcheck review``: each drifted output accepted, rejected or skipped; resumable; pages written at the end.
+
+Answers come on stdin, one per line, as a reviewer types them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import placements_in
+from snipcheck.model import Stamp
+from snipcheck.verify import Report, SnippetReport
+
+STAMP = Stamp("3.11.7", "2.15.0+cpu", "CPU", "Linux x86_64")
+PAGE = "# P\n\n```{snippet} d/a\nold a\n```\n\n```{snippet} d/b\nold b\n```\n\n```{snippet} d/c\nold c\n```\n"
+
+
+def git(root: Path, *args: str) -> None:
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
+    subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "p"
+    (root / "docs").mkdir(parents=True)
+    (root / "docs" / "index.md").write_text(PAGE)
+    (root / "conf.py").write_text(
+        'extensions = ["myst_parser", "snipcheck"]\nsnipcheck_source_dir = "docs"\n'
+        f"snipcheck_cache_dir = {str(tmp_path / 'cache')!r}\n"
+    )
+    (root / "pyproject.toml").write_text('[tool.snipcheck]\nreference-torch = "2.13.0"\n')
+    for name in "abc":
+        (root / "snippets" / "d").mkdir(parents=True, exist_ok=True)
+        (root / "snippets" / "d" / f"{name}.py").write_text(f'print("new {name}")\n')
+    snippets = tuple(
+        SnippetReport(f"d/{n}", "docs/index.md", line, "drifted", diff=f"-old {n}\n+new {n}", stated=f"old {n}", actual=f"new {n}")
+        for n, line in (("a", 3), ("b", 7), ("c", 11))
+    )
+    (tmp_path / "report.json").write_text(json.dumps(Report(STAMP, "torch 2.13.0", (1, 1), snippets).to_json()))
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "start")
+    return root
+
+
+def snipcheck(root: Path, *args: str, answers: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "snipcheck", "--root", str(root), *args],
+        input=answers, cwd=root, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+
+
+def stated(root: Path) -> list[str]:
+    return [p.stated for p in placements_in(root / "docs" / "index.md")]
+
+
+def test_a_review_pauses_writes_nothing_then_resumes_and_writes_what_was_accepted(project: Path) -> None:
+    report = str(project.parent / "report.json")
+    first = snipcheck(project, "review", "--report", report, answers="a\ns\nq\n")
+    assert first.returncode == 1, first.stderr
+    assert "[1/3] d/a  (docs/index.md:3)" in first.stdout and "    -old a" in first.stdout
+    assert "review paused, 2 output(s) undecided; run snipcheck review again to resume" in first.stdout
+    assert stated(project) == ["old a", "old b", "old c"]  # nothing is written before every output is decided
+    assert (project.parent / "cache" / "review.json").is_file()
+
+    second = snipcheck(project, "review", answers="r\na\n")
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "resuming the review of torch 2.15.0+cpu · Python 3.11.7 · CPU: 1 of 3 decided" in second.stdout
+    assert "[1/2] d/b" in second.stdout  # the skipped one comes back
+    assert stated(project) == ["new a", "old b", "new c"]
+    assert "the reference pin stays: 1 drifted output(s) not accepted (d/b)" in second.stdout
+    assert 'reference-torch = "2.13.0"' in (project / "pyproject.toml").read_text()
+    assert not (project.parent / "cache" / "review.json").exists()
+
+
+def test_accepting_every_output_in_a_review_moves_the_pin(project: Path) -> None:
+    done = snipcheck(project, "review", "--report", str(project.parent / "report.json"), answers="a\na\na\n")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert stated(project) == ["new a", "new b", "new c"]
+    assert 'reference-torch = "2.15.0"' in (project / "pyproject.toml").read_text()
+
+
+def test_accept_only_some_ids_leaves_the_pin(project: Path) -> None:
+    done = snipcheck(project, "accept", "--report", str(project.parent / "report.json"), "--only", "d/b")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert stated(project) == ["old a", "new b", "old c"]
+    assert 'reference-torch = "2.13.0"' in (project / "pyproject.toml").read_text()
+    assert "the reference pin stays: 2 drifted output(s) not accepted (d/a, d/c)" in done.stdout

