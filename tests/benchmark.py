@@ -180,6 +180,116 @@ def fork_overhead_ms(project: Path, cache: Path) -> tuple[float, float]:
     return statistics.median(fork) * 1000, statistics.median(plain) * 1000
 
 
+CAPTURE_CHILD = "import os\nfor i in range({n}):\n    os.write(1, b'o%d\\n' % i)\n    os.write(2, b'e%d\\n' % i)\n"
+
+
+def capture_overhead() -> dict:
+    """What exact order costs (issue 11): the datagram channel of ``runner.capture``
+    against two pipes read in turn (the capture before it), for the same child
+    (``python -S``: ``n`` writes to fd 1 and fd 2 in turn), without supervisor.
+
+    :return: per-run setup cost (µs), median wall time of a run (ms) with 0 and
+        2,000 writes, the order breaks each shows in the 2,000-write run, and
+        the build's own CPU time per run (ms; wall time on a busy machine is
+        mostly waiting, CPU time is what the capture costs).
+    """
+    import selectors
+    import time as _time
+
+    from snipcheck.runner.channel import Channel, Reader, Sink
+
+    def via_pipes(code: str) -> tuple[float, list[tuple[str, bytes]]]:
+        start = _time.perf_counter()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        proc = subprocess.Popen([PY, "-S", "-c", code], stdout=out_w, stderr=err_w, stdin=subprocess.DEVNULL)
+        os.close(out_w)
+        os.close(err_w)
+        sel = selectors.DefaultSelector()
+        sel.register(out_r, selectors.EVENT_READ, "stdout")
+        sel.register(err_r, selectors.EVENT_READ, "stderr")
+        seen = []
+        while sel.get_map():
+            for key, _ in sel.select():
+                data = os.read(key.fd, 1 << 20)
+                if data:
+                    seen.append((key.data, data))
+                else:
+                    sel.unregister(key.fd)
+                    os.close(key.fd)
+        proc.wait()
+        return _time.perf_counter() - start, seen
+
+    def via_datagrams(code: str) -> tuple[float, list[tuple[str, bytes]]]:
+        start = _time.perf_counter()
+        channel = Channel()
+        sink = Sink(1 << 24)
+        reader = Reader(channel, sink, b"\0" * 16)
+        proc = subprocess.Popen([PY, "-S", "-c", code], stdout=channel.senders[0].fileno(),
+                                stderr=channel.senders[1].fileno(), stdin=subprocess.DEVNULL)
+        for sender in channel.senders:
+            sender.close()
+        pidfd = os.pidfd_open(proc.pid)
+        sel = selectors.DefaultSelector()
+        sel.register(channel.receiver, selectors.EVENT_READ)
+        sel.register(pidfd, selectors.EVENT_READ)
+        done = False
+        while not done:
+            for key, _ in sel.select():
+                if key.fileobj == pidfd:
+                    done = True
+                reader.drain()
+        reader.drain()
+        sel.close()
+        os.close(pidfd)
+        proc.wait()
+        channel.close()
+        return _time.perf_counter() - start, [(where[0], bytes(data)) for where, data in sink.chunks]
+
+    def breaks(seen: list[tuple[str, bytes]], n: int) -> int:
+        lines = [(stream, line) for stream, data in seen for line in data.decode().splitlines()]
+        wanted = [pair for i in range(n) for pair in (("stdout", f"o{i}"), ("stderr", f"e{i}"))]
+        return sum(a != b for a, b in zip(lines, wanted)) + abs(len(lines) - len(wanted))
+
+    setup = []
+    for _ in range(200):
+        t = _time.perf_counter()
+        Channel().close()
+        setup.append(_time.perf_counter() - t)
+    pipes_setup = []
+    for _ in range(200):
+        t = _time.perf_counter()
+        fds = [*os.pipe(), *os.pipe()]
+        for fd in fds:
+            os.close(fd)
+        pipes_setup.append(_time.perf_counter() - t)
+    r: dict = {"setup_us": statistics.median(setup) * 1e6, "pipes_setup_us": statistics.median(pipes_setup) * 1e6}
+    def cpu() -> float:
+        import resource
+
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return usage.ru_utime + usage.ru_stime
+
+    for n in (0, 2000):
+        code = CAPTURE_CHILD.format(n=n)
+        p_times, d_times, p_breaks, d_breaks, p_cpu, d_cpu = [], [], [], [], 0.0, 0.0
+        runs = 15 if n else 40
+        for _ in range(runs):
+            c = cpu()
+            t, seen = via_pipes(code)
+            p_cpu += cpu() - c
+            p_times.append(t)
+            p_breaks.append(breaks(seen, n))
+            c = cpu()
+            t, seen = via_datagrams(code)
+            d_cpu += cpu() - c
+            d_times.append(t)
+            d_breaks.append(breaks(seen, n))
+        r[n] = (statistics.median(p_times) * 1000, statistics.median(d_times) * 1000, max(p_breaks), max(d_breaks))
+        r[f"cpu{n}"] = (p_cpu / runs * 1000, d_cpu / runs * 1000)
+    return r
+
+
 def edit_one(paths: list[Path]) -> None:
     target = paths[len(paths) // 2]
     target.write_text(target.read_text(encoding="utf-8") + "\n# edited by the benchmark\n", encoding="utf-8")
@@ -311,6 +421,7 @@ def main() -> None:
         (tmp_path / "chapter").mkdir()
         chapter = copy_project(tmp_path / "chapter")
         overhead, plain = fork_overhead_ms(chapter, chapter / ".probe-cache")
+        capture = capture_overhead()
         rows.append(bench_subject("chapter", chapter, mystnb=not args.no_mystnb))
         scaling = []
         for size in sizes:
@@ -322,6 +433,16 @@ def main() -> None:
     print("\n== per-snippet overhead of the runner (a snippet that does nothing)")
     print(f"  fork runner   {overhead:7.1f} ms   target <= 50 ms")
     print(f"  subprocess    {plain:7.1f} ms   (python start-up + sitecustomize; {plain / overhead:4.1f}x the fork runner)")
+    print("\n== exact order: the datagram capture against two pipes read in turn (same child, no supervisor)")
+    print(f"  channel set-up and removal    {capture['setup_us']:7.1f} us   (three pipes: {capture['pipes_setup_us']:.1f} us)")
+    for n in (0, 2000):
+        pipes_ms, dgram_ms, pipe_breaks, dgram_breaks = capture[n]
+        pipes_cpu, dgram_cpu = capture[f"cpu{n}"]
+        print(f"  run with {n:4d} writes to fd 1/2 {dgram_ms:7.2f} ms   (pipes {pipes_ms:.2f} ms; difference "
+              f"{dgram_ms - pipes_ms:+.2f} ms)   order breaks: pipes {pipe_breaks}, datagrams {dgram_breaks}")
+        print(f"    the build's CPU per run     {dgram_cpu:7.2f} ms   (pipes {pipes_cpu:.2f} ms; difference "
+              f"{dgram_cpu - pipes_cpu:+.2f} ms)")
+    print("  target: exact order costs <= 1 ms a snippet (the 0-write difference)")
     if len(scaling) > 1:
         print("\n== scaling of the cold build")
         (n0, c0, o0) = scaling[0]

@@ -185,7 +185,7 @@ def test_missing_file_and_bad_tag_block_warn_with_file_and_line(app) -> None:  #
     assert missing.endswith("[snipcheck.missing]")
     assert tag == (
         f"{index}:{directive_line(index, 'broken/bad-tags')}: WARNING: snippet 'broken/bad-tags': unknown tag 'colour'; known tags are: "
-        "depends, env, expect, refutes, requires, timeout (snippets/broken/bad-tags.py:3) [snipcheck.tag]"
+        "depends, env, expect, memory, refutes, requires, timeout (snippets/broken/bad-tags.py:3) [snipcheck.tag]"
     )
     assert output_blocks(page, "broken/good") == [(["snipcheck-stdout"], "still rendered\n")]
 

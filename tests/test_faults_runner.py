@@ -27,7 +27,18 @@ import pytest
 
 from snipcheck.model import ExceptionInfo, Stamp
 from snipcheck.runner import PYTHON_RUNNERS, Runner, make_runner
-from test_runner import LIMIT, TIMEOUT, gone, plain_python, project, runner, stream, write  # noqa: F401 - fixtures
+from test_runner import (  # noqa: F401 - fixtures
+    HOST_CHILDREN,
+    HOST_PID,
+    LIMIT,
+    TIMEOUT,
+    gone,
+    plain_python,
+    project,
+    runner,
+    stream,
+    write,
+)
 
 TESTS = Path(__file__).parent
 
@@ -61,7 +72,7 @@ def test_indentation_error_shows_what_plain_python_shows(runner: Runner, project
 
 
 def test_infinite_loop_is_killed_at_its_timeout(runner: Runner, project: Path) -> None:
-    snippet = write(project, "r/spin", "import os\nprint('spinning', os.getpid(), flush=True)\nwhile True:\n    pass\n")
+    snippet = write(project, "r/spin", f"print('spinning', {HOST_PID}, flush=True)\nwhile True:\n    pass\n")
     start = time.monotonic()
     result = runner.run(snippet, timeout=1.0, output_limit=LIMIT)
     assert time.monotonic() - start < 10
@@ -96,7 +107,7 @@ def test_a_child_that_outlives_the_snippet_is_killed_with_its_group(runner: Runn
         "import subprocess\n"
         "p = subprocess.Popen(['sleep', '60'], cwd='/',\n"
         "                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
-        "print(p.pid)\n",
+        f"print(*{HOST_CHILDREN})\n",
     )
     result = runner.run(snippet, timeout=20.0, output_limit=LIMIT)
     assert (result.exit_status, result.timed_out) == (0, False)

@@ -74,6 +74,17 @@ def stream(events: tuple[Event, ...], name: str) -> str:
     return "".join(e.text for e in events if e.stream == name)
 
 
+#: Snippet code for pids as this test process sees them: a run's processes live in a
+#: PID namespace of their own where the kernel allows it, so ``os.getpid()`` is not
+#: that; ``/proc`` is this machine's, so its ``self`` is.
+HOST_PID = "int(__import__('os').readlink('/proc/self'))"
+#: ...and the host pids of the calling process's children.
+HOST_CHILDREN = (
+    "[int(p) for t in __import__('os').listdir('/proc/self/task') "
+    "for p in open('/proc/self/task/' + t + '/children').read().split()]"
+)
+
+
 def gone(pid: int) -> bool:
     """Whether process ``pid`` no longer runs (absent, or a zombie nobody reaped)."""
     try:
@@ -159,7 +170,7 @@ def test_crash_by_signal_is_a_result(runner: Runner, project: Path) -> None:
 
 def test_timeout_kills_the_process_and_keeps_what_it_printed(runner: Runner, project: Path) -> None:
     snippet = write(
-        project, "r/slow", "import os, time\nprint('started', os.getpid(), flush=True)\ntime.sleep(60)\nprint('never')\n"
+        project, "r/slow", f"import time\nprint('started', {HOST_PID}, flush=True)\ntime.sleep(60)\nprint('never')\n"
     )
     result = runner.run(snippet, timeout=1.0, output_limit=LIMIT)
     assert result.timed_out is True
@@ -174,7 +185,7 @@ def test_grandchild_holding_the_pipes_does_not_keep_the_run_alive(runner: Runner
     # The grandchild inherits stdout/stderr and would hold them open for 30 s;
     # the run must end when the snippet's process exits, and take it down too.
     snippet = write(
-        project, "r/grandchild", "import subprocess\np = subprocess.Popen(['sleep', '30'])\nprint(p.pid)\n"
+        project, "r/grandchild", f"import subprocess\np = subprocess.Popen(['sleep', '30'])\nprint(*{HOST_CHILDREN})\n"
     )
     result = runner.run(snippet, timeout=20.0, output_limit=LIMIT)
     assert result.timed_out is False

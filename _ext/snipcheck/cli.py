@@ -26,6 +26,7 @@ import argparse
 import dataclasses
 import json
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,7 +38,7 @@ from .compare import judge, terminal_text, text_diff, truncation_advice
 from .environment import ProbeError, probe
 from .execute import Executor
 from .files import WriteError, write_all, write_atomic
-from .model import Snippet, Stamp
+from .model import RunResult, Snippet, Stamp
 from .placement import Placement
 from .project import Project, ProjectError
 from .review import Review, walk
@@ -216,9 +217,24 @@ def _run(project: Project, ids: list[str], use_cache: bool) -> int:
             continue
         print(terminal_text(outcome.result, settings.normalizers))
         r = outcome.result
-        print(f"── {r.stamp.label()} · {r.duration:.2f} s · {outcome.origin}")
+        ended, code = _ended(r)
+        print(f"── {ended} · {r.stamp.label()} · {r.duration:.2f} s · {outcome.origin}")
+        if status == 0:
+            status = code
     executor.close()
     return status
+
+
+def _ended(result: RunResult) -> tuple[str, int]:
+    """How a run ended, in words, and its status as a shell reports it."""
+    if result.timed_out:
+        return f"timed out after {result.duration:.1f} s, killed (status 124)", 124
+    if result.signal:
+        number = getattr(signal.Signals, result.signal, None) if result.signal.startswith("SIG") else None
+        code = 128 + int(number) if number is not None else 1
+        return f"killed by {result.signal} (status {code})", code
+    code = result.exit_status if result.exit_status is not None else 1
+    return f"exit status {code}", code
 
 
 def _load_by_id(project: Project, snippet_id: str) -> Snippet:

@@ -168,7 +168,11 @@ def outcome_problem(tags: Tags, result: RunResult) -> tuple[str, str] | None:
     elif expect.startswith("signal "):
         if result.signal == expect[7:]:
             return None
-    elif exc is not None and _type_matches(expect, exc.type) and result.exit_status not in (0, None):
+    elif exc is not None and _type_matches(expect, exc.type) and (
+        result.exit_status not in (0, None)
+        # An uncaught KeyboardInterrupt ends python by SIGINT (shell status 130).
+        or (result.signal == "SIGINT" and exc.type == "KeyboardInterrupt")
+    ):
         return None
     return "drift", f"expected the snippet to end with {expect}, but it {ended}"
 

@@ -54,6 +54,9 @@ class ExecutorConfig:
     :param build_dir: where Rust snippets are built.
     :param fork_min_runs: fewer Python runs than this in a build run as plain
         subprocesses (see :meth:`Executor.plan`); 0 always forks.
+    :param memory_limit: memory limit of each process of a run in bytes
+        (``RLIMIT_DATA``), unless the snippet's ``memory`` tag says otherwise;
+        0 for none.
     :param env: variables passed through to every Python snippet
         (``snipcheck_env``), besides those its tags declare.
     :param files: ``(relative path, absolute path)`` of data files copied into
@@ -71,6 +74,7 @@ class ExecutorConfig:
     preload: tuple[str, ...] = ("torch",)
     build_dir: Path | None = None
     fork_min_runs: int = 3
+    memory_limit: int = 4 << 30
     env: tuple[str, ...] = ()
     files: tuple[tuple[str, str], ...] = ()
 
@@ -96,6 +100,7 @@ class Executor:
                 kind=self._kind,
                 preload=config.preload,
                 build_dir=config.build_dir,
+                memory_limit=config.memory_limit or None,
             )
         )
         self._runners: dict[str, Runner] = {}

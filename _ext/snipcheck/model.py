@@ -31,6 +31,8 @@ class Tags:
     :param timeout: wall-clock limit in seconds, or ``None`` for the configured
         default.
     :param refutes: for a refuted-claim snippet, the belief it tests.
+    :param memory: memory limit of the run in bytes, or ``None`` for the
+        configured default (``snipcheck_memory_limit``).
     :param env: names of environment variables the snippet reads: passed
         through to its run and part of its cache key.
     :param depends: data files the snippet reads, as paths or glob patterns
@@ -42,6 +44,7 @@ class Tags:
     requires: tuple[str, ...] = ()
     timeout: float | None = None
     refutes: str | None = None
+    memory: int | None = None
     env: tuple[str, ...] = ()
     depends: tuple[str, ...] = ()
 

@@ -27,6 +27,7 @@ from .cache import ResultCache
 from .execute import Executor, ExecutorConfig
 from .model import Stamp
 from .runner import PYTHON_RUNNERS
+from .tags import parse_size
 
 
 def _number(text: str) -> float:
@@ -75,6 +76,7 @@ VALUES: dict[str, Value] = {
     "snipcheck_source_dir": Value("", (str,), "", "the pages the command line reads (record, verify, accept), relative to conf.py; default: conf.py's own directory, as sphinx-quickstart lays a project out"),
     "snipcheck_fail_on_drift": Value(True, (bool,), "", "drift, failed runs, timeouts and truncated outputs make sphinx-build exit with status 1, with or without -W"),
     "snipcheck_record_command": Value("snipcheck record {id}", (str,), "", "the command hints name for recording a snippet's output; {id} is replaced by the snippet id"),
+    "snipcheck_memory_limit": Value("4 GiB", (str, int), "env", "memory limit of each process of a run (RLIMIT_DATA), e.g. '4 GiB'; 0 for none; a snippet's memory tag overrides it"),
     "snipcheck_reference": Value("", (str,), "env", "reference environment of the stated outputs; default from pyproject.toml [tool.snipcheck] reference-torch"),
 }
 
@@ -119,6 +121,11 @@ def problem(name: str, value: Any, root: Path | None = None) -> str | None:
         return "must contain {id}, where the snippet id goes"
     if name == "snipcheck_runner" and value not in PYTHON_RUNNERS:
         return f"expected one of {', '.join(PYTHON_RUNNERS)}"
+    if name == "snipcheck_memory_limit":
+        try:
+            parse_size(value)
+        except ValueError as exc:
+            return str(exc)
     if name == "snipcheck_python" and value and shutil.which(value) is None:
         return "no such interpreter (give an absolute path or a command on PATH)"
     return None
@@ -182,6 +189,7 @@ class Settings:
     runner: str = "fork"
     preload: tuple[str, ...] = ("torch",)
     fork_min_runs: int = 3
+    memory_limit: int = 4 << 30
     source_dir: Path | None = None
     fail_on_drift: bool = True
     record_command: str = "snipcheck record {id}"
@@ -233,6 +241,7 @@ class Settings:
                 runner=v["snipcheck_runner"],
                 preload=tuple(v["snipcheck_preload"]),
                 fork_min_runs=v["snipcheck_fork_min_runs"],
+                memory_limit=parse_size(v["snipcheck_memory_limit"]),
                 source_dir=(root / v["snipcheck_source_dir"]) if v["snipcheck_source_dir"] else root,
                 fail_on_drift=v["snipcheck_fail_on_drift"],
                 record_command=v["snipcheck_record_command"],
@@ -290,6 +299,7 @@ class Settings:
                 preload=self.preload,
                 build_dir=self.cache_dir / "rust",
                 fork_min_runs=self.fork_min_runs,
+                memory_limit=self.memory_limit,
                 env=self.env,
                 files=self.declared_files(),
             )

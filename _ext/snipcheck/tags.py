@@ -37,11 +37,28 @@ KNOWN_KEYS = {
     "requires": 'a list of requirements, e.g. ["cuda"], ["burn"], ["torch>=2.14"]',
     "timeout": f"wall-clock limit in seconds (a finite number greater than 0 and at most {MAX_TIMEOUT:g}, i.e. 24 h)",
     "refutes": "for a refuted-claim snippet: the belief it tests (a string)",
+    "memory": 'memory limit of the run, e.g. "8 GiB" (default: snipcheck_memory_limit)',
     "env": 'names of environment variables the snippet reads, e.g. ["MY_VAR"] '
     "(passed through to the run; a change re-runs the snippet)",
     "depends": 'data files the snippet reads, relative to the project root (globs allowed), '
     'e.g. ["data/table.csv", "data/*.json"] (copied into the run directory; a change re-runs the snippet)',
 }
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(B|KiB|MiB|GiB|TiB|KB|MB|GB|TB)?\s*$")
+_UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40,
+          "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}  # fmt: skip
+
+
+def parse_size(value: object) -> int:
+    """A memory size: ``"8 GiB"``, ``"512 MiB"``, ``"2 GB"`` or a whole number of bytes.
+
+    :raises ValueError: for anything else (the message says what to write).
+    """
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    m = _SIZE_RE.match(value) if isinstance(value, str) else None
+    if not m:
+        raise ValueError(f'expected a size such as "4 GiB" or "512 MiB", got {value!r}')
+    return int(float(m.group(1)) * _UNITS[m.group(2) or "B"])
 
 #: Variables every run gets from the runner (see runner/python.py
 #: ``child_environment``); an ``env`` tag cannot pass them through.
@@ -272,6 +289,14 @@ def _to_tags(text: str, first_line: int, language: str = "python") -> Tags:
     refutes = data.get("refutes")
     if refutes is not None and (not isinstance(refutes, str) or not refutes.strip()):
         raise TagError(f"bad value for 'refutes': {refutes!r}; {KNOWN_KEYS['refutes']}", where("refutes"))
+    memory = data.get("memory")
+    if memory is not None:
+        try:
+            memory = parse_size(memory)
+        except ValueError:
+            memory = 0
+        if not memory:
+            raise TagError(f"bad value for 'memory': {data['memory']!r}; {KNOWN_KEYS['memory']}", where("memory"))
     env = _names("env", data.get("env", []), where("env"))
     depends = _names("depends", data.get("depends", []), where("depends"))
     if (env or depends) and language != "python":
@@ -290,6 +315,7 @@ def _to_tags(text: str, first_line: int, language: str = "python") -> Tags:
         requires=tuple(r.strip() for r in requires),
         timeout=float(timeout) if timeout is not None else None,
         refutes=refutes,
+        memory=memory,
         env=tuple(dict.fromkeys(env)),
         depends=tuple(dict.fromkeys(depends)),
     )
@@ -320,6 +346,8 @@ def render(tags: Tags, language: str = "python") -> str:
         body.append(f"timeout = {tags.timeout:g}")
     if tags.refutes is not None:
         body.append(f"refutes = {_toml_str(tags.refutes)}")
+    if tags.memory is not None:
+        body.append(f"memory = {tags.memory}")
     if tags.env:
         body.append("env = [" + ", ".join(_toml_str(n) for n in tags.env) + "]")
     if tags.depends:

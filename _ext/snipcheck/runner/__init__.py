@@ -4,6 +4,21 @@ A runner is anything with a ``name`` and a :meth:`Runner.run` method; the rest
 of snipcheck only sees this interface, so a plain subprocess runner and a warm
 forking one are interchangeable.  :func:`make_runner` picks one by language.
 
+What every run of every runner guarantees (issue 11):
+
+* *the terminal's order*: stdout and stderr are two datagram sockets into one
+  receive queue, so writes from Python, from C and from child processes are
+  read in the order the kernel took them, labelled by the socket that sent
+  them (:mod:`.capture`);
+* *plain python*: what the snippet can observe of its process is what
+  ``python snippets/<id>.py`` observes in the fixed environment, except the
+  short list :data:`DIFFERENCES` (``tests/test_parity.py`` checks the rest);
+* *lifecycle*: a supervisor process is the snippet's parent; in a PID
+  namespace of its own where the kernel allows it (:mod:`.sandbox`), it kills
+  everything the run started when the snippet's process ends, and the run
+  ends with the build however the build ends; a memory limit
+  (``RLIMIT_DATA``) per process; temporary folders removed on every exit path.
+
 Pure core: no Sphinx or docutils.
 """
 
@@ -13,6 +28,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..model import RunResult, Snippet, Stamp
+from .python import DEFAULT_MEMORY_LIMIT
 
 
 class Runner(Protocol):
@@ -30,6 +46,30 @@ class Runner(Protocol):
         ...
 
 
+#: What a run shows differently from plain ``python snippets/<id>.py`` in the
+#: fixed environment, under both runners unless said otherwise: the whole list
+#: (``tests/test_parity.py`` checks everything else, and each of these).
+DIFFERENCES = {
+    "process ids": "the snippet's process has a small pid in a PID namespace of its own where the kernel "
+    "allows it (2 under the subprocess runner), its parent (process 1 there) is snipcheck's supervisor, "
+    "which ignores signals from the run, and it leads a session of its own",
+    "stdout and stderr": "file descriptors 1 and 2 are datagram sockets (a terminal run has a terminal, "
+    "python file.py > out a file); one write(2) of more than about 4 MiB to them from C code or a child "
+    "process fails with ENOBUFS (Python's own sys.stdout and sys.stderr write in pieces), and one set "
+    "non-blocking fails with EAGAIN once about 4 MiB, or without namespaces ten writes, wait unread "
+    "(a pipe: 64 KiB)",
+    "memory limit": "the soft RLIMIT_DATA is the run's memory limit (snipcheck_memory_limit, 4 GiB by "
+    "default; the memory tag raises it)",
+    "fork runner: frames": "the fork runner's own frames lie below the snippet's module frame, where "
+    "sys._getframe(1), inspect.stack() and a warnings stacklevel beyond the snippet's frames reach them",
+    "fork runner: preload": "what the fork server preloaded is in memory and in the interpreter's "
+    "internals (gc.get_objects(), gc.get_freeze_count(), sys.path_importer_cache, the import machinery's "
+    "_find_and_load, memory use, /proc/self/maps); a module the preload also loaded, imported on its own "
+    "(numpy without torch), brings back what its first import loaded",
+    "fork runner: C exit handlers": "atexit(3) handlers and C++ static destructors do not run at exit "
+    "(C stdio buffers are flushed)",
+}
+
 #: Names accepted by ``snipcheck_runner``.
 PYTHON_RUNNERS = ("fork", "subprocess")
 
@@ -42,6 +82,7 @@ def make_runner(
     kind: str = "fork",
     preload: tuple[str, ...] = ("torch",),
     build_dir: Path | None = None,
+    memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
 ) -> Runner:
     """Return the runner for ``language``.
 
@@ -53,6 +94,9 @@ def make_runner(
         when the stamp says it is not installed.
     :param build_dir: where Rust snippets are built (default: a temporary
         directory per process).
+    :param memory_limit: default memory limit of a run in bytes
+        (``RLIMIT_DATA`` of each of its processes; a snippet's ``memory`` tag
+        overrides it); ``None`` or 0 for none.
     :raises ValueError: for a language or runner kind no runner handles.
     """
     if language == "python":
@@ -60,11 +104,11 @@ def make_runner(
             from .fork import ForkRunner
 
             wanted = tuple(m for m in preload if not (m == "torch" and stamp.torch is None))
-            return ForkRunner(python=python, stamp=stamp, preload=wanted)
+            return ForkRunner(python=python, stamp=stamp, preload=wanted, memory_limit=memory_limit)
         if kind == "subprocess":
             from .python import SubprocessRunner
 
-            return SubprocessRunner(python=python, stamp=stamp)
+            return SubprocessRunner(python=python, stamp=stamp, memory_limit=memory_limit)
         raise ValueError(f"unknown runner {kind!r}; use one of {', '.join(PYTHON_RUNNERS)}")
     if language == "rust":
         import tempfile
@@ -73,5 +117,5 @@ def make_runner(
         from .rust import RustRunner
 
         rust_stamp = Stamp(python="", torch=None, device="CPU", platform=host_platform(), rustc=rustc_version())
-        return RustRunner(build_dir or Path(tempfile.mkdtemp(prefix="snipcheck-rust-")), rust_stamp)
+        return RustRunner(build_dir or Path(tempfile.mkdtemp(prefix="snipcheck-rust-")), rust_stamp, memory_limit)
     raise ValueError(f"no runner for language {language!r}")

@@ -1,54 +1,105 @@
-"""Parent-side output capture for one child process.
+"""Parent-side capture and lifecycle of one run.
 
-:func:`run_captured` starts a command in a new process group with stdin at
-end-of-file and three pipes: file descriptors 1 and 2, and a frame pipe that
-the child's bootstrap (``bootstrap/sitecustomize.py``) writes labelled frames
-to.  It reads all three as data arrives, keeps the order of arrival, enforces
-the timeout (killing the whole group) and the output limit (keeping a count of
-what was dropped), and returns the events with the exit status.
+Order: the run writes to the datagram channel of :mod:`.channel` (stdout and
+stderr into one receive queue, so the kernel's order is the terminal's).
 
-Pure core: standard library and :mod:`snipcheck.model` only.
+Lifecycle: the parent starts a supervisor (see
+``bootstrap/_snipcheck_supervise.py`` and :mod:`snipcheck.runner.sandbox`)
+and talks to it over a control socket: the supervisor reports the snippet's
+wait status once the snippet's process has ended and every other process of
+the run has been killed; closing the parent's end stops the run (timeout, or
+the build's death, however it dies).  Nothing is polled: the parent sleeps in
+one ``select`` on the receiving socket and the control socket.
+
+Pure core: standard library and :mod:`snipcheck.model`.
 """
 
 from __future__ import annotations
 
 import atexit
-import json
 import os
+import secrets
 import selectors
 import signal
-import subprocess
+import socket
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
 from ..model import Event, ExceptionInfo, RunResult, Stamp
+from .channel import TOKEN_BYTES, Channel, Reader, Sink, empty_stdin
 
-_LABELS = {
-    b"o": ("stdout", "text"),
-    b"e": ("stderr", "text"),
-    b"w": ("stderr", "warning"),
-    b"t": ("stderr", "traceback"),
-}
-#: How long to keep reading after the child exits and its group is killed.
-_DRAIN_GRACE = 1.0
+__all__ = ["Captured", "RunError", "Spawner", "Streams", "Supervisor", "empty_stdin", "run_captured"]
 
-# Process groups of runs in progress.  They live in sessions of their own, so
-# Ctrl-C does not reach them; they are killed when this interpreter exits (the
-# executor's threads are daemons and do not hold the exit up).
-_live: set[int] = set()
+#: Seconds a supervisor gets to stop a run before it is killed itself.
+_STOP_GRACE = 2.0
+
+
+class RunError(OSError):
+    """The run could not be started, or its supervisor ended without reporting."""
+
+
+@dataclass(frozen=True)
+class Streams:
+    """What a :data:`Spawner` gives the run's supervisor (the parent keeps its own ends).
+
+    :param stdin: read end of an empty pipe (end-of-file at once).
+    :param stdout: the socket for descriptor 1.
+    :param stderr: the socket for descriptor 2.
+    :param control: the supervisor's end of the control socket.
+    :param token: the run's frame prefix (random bytes).
+    """
+
+    stdin: int
+    stdout: int
+    stderr: int
+    control: int
+    token: bytes
+
+
+class Supervisor(Protocol):
+    """A started supervisor, as :func:`run_captured` needs it."""
+
+    pid: int
+
+    def kill(self) -> None:
+        """SIGKILL the supervisor (the last resort when it does not stop)."""
+        ...
+
+    def reap(self) -> None:
+        """Collect its exit status if it is this process's child (may block briefly)."""
+        ...
+
+
+#: ``spawn(streams)`` starts the run's supervisor and returns it.
+Spawner = Callable[[Streams], Supervisor]
+
+# Control sockets of the runs in progress: closed when this interpreter exits,
+# which tells each supervisor to kill its run and remove its run directory.
+_live: dict[int, tuple[socket.socket, Supervisor]] = {}
 _live_lock = threading.Lock()
 
 
 @atexit.register
-def kill_live_groups() -> None:
-    """Kill the process group of every run still in progress."""
+def stop_live_runs(grace: float = 1.0) -> None:
+    """Stop every run still in progress (their supervisors clean up), waiting up to ``grace`` s."""
     with _live_lock:
-        groups = list(_live)
-    for pgid in groups:
-        _kill_group(pgid)
+        runs = list(_live.values())
+    for control, _ in runs:
+        try:
+            control.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+    deadline = time.monotonic() + grace
+    for control, _ in runs:
+        control.settimeout(max(0.0, deadline - time.monotonic()))
+        try:
+            while control.recv(4096):
+                pass
+        except OSError:
+            pass
 
 
 @dataclass(frozen=True)
@@ -58,9 +109,9 @@ class Captured:
     :param events: merged events in arrival order.
     :param exit_status: exit status, or ``None`` for a signal or a timeout.
     :param signal: signal name if the child died of one (not at our timeout).
-    :param exception: from the frame pipe's ``x`` frame, if any.
-    :param duration: seconds from start to the child's exit (or the kill).
-    :param timed_out: whether the child was killed at the timeout.
+    :param exception: from the child's ``x`` frame, if any.
+    :param duration: seconds from start to the child's end (or the stop).
+    :param timed_out: whether the run was stopped at the timeout.
     :param truncated_bytes: output bytes dropped beyond ``output_limit``.
     """
 
@@ -72,19 +123,37 @@ class Captured:
     timed_out: bool
     truncated_bytes: int
 
-
     def result(
-        self, *, stamp: Stamp, runner: str, output_limit: int, exception: ExceptionInfo | None = None
+        self,
+        *,
+        stamp: Stamp,
+        runner: str,
+        output_limit: int,
+        exception: ExceptionInfo | None = None,
+        memory_limit: int | None = None,
     ) -> RunResult:
         """This capture as a :class:`~snipcheck.model.RunResult` (duration rounded to ms).
 
-        :param exception: overrides the frame pipe's (Rust reads its panic from stderr).
+        :param exception: overrides the child's (Rust reads its panic from stderr).
+        :param memory_limit: the run's memory limit in bytes: an allocation
+            failure is then reported as exceeding it.
         """
+        exc = exception if exception is not None else self.exception
+        if exc is not None and memory_limit and out_of_memory(exc):
+            first, _, rest = exc.message.partition("\n")
+            exc = ExceptionInfo(
+                exc.type,
+                f"exceeded its memory limit of {format_size(memory_limit)}"
+                + (f" ({first})" if first.strip() else "")
+                + f'; raise it with memory = "{format_size(memory_limit * 2)}" in its tag block, '
+                "or snipcheck_memory_limit"
+                + (f"\n{rest}" if rest else ""),
+            )
         return RunResult(
             events=self.events,
             exit_status=self.exit_status,
             signal=self.signal,
-            exception=exception if exception is not None else self.exception,
+            exception=exc,
             duration=round(self.duration, 3),
             timed_out=self.timed_out,
             truncated_bytes=self.truncated_bytes,
@@ -94,129 +163,23 @@ class Captured:
         )
 
 
-class _Sink:
-    """Collects chunks per (stream, kind), merging neighbours, under a byte cap."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.kept = 0
-        self.dropped = 0
-        self.chunks: list[tuple[tuple[str, str], bytearray]] = []
-
-    def add(self, where: tuple[str, str], data: bytes) -> None:
-        room = self.limit - self.kept
-        if room <= 0:
-            self.dropped += len(data)
-            return
-        if len(data) > room:
-            cut = room
-            # Do not split a UTF-8 sequence: back off to a character boundary.
-            while cut > 0 and (data[cut] & 0xC0) == 0x80:
-                cut -= 1
-            self.dropped += len(data) - cut
-            data = data[:cut]
-            self.kept = self.limit
-        else:
-            self.kept += len(data)
-        if not data:
-            return
-        if self.chunks and self.chunks[-1][0] == where:
-            self.chunks[-1][1].extend(data)
-        else:
-            self.chunks.append((where, bytearray(data)))
-
-    def events(self, rewrite: Mapping[str, str]) -> tuple[Event, ...]:
-        out = []
-        for (stream, kind), data in self.chunks:
-            text = data.decode("utf-8", "backslashreplace")
-            for old, new in rewrite.items():
-                text = text.replace(old, new)
-            out.append(Event(stream, kind, text))
-        return tuple(out)
+def out_of_memory(exc: ExceptionInfo) -> bool:
+    """Whether ``exc`` reports a failed allocation (Python's ``MemoryError``,
+    torch's and numpy's, C++ ``std::bad_alloc``)."""
+    name = exc.type.rsplit(".", 1)[-1]
+    if name in ("MemoryError", "OutOfMemoryError", "_ArrayMemoryError"):
+        return True
+    text = exc.message.lower()
+    return "can't allocate memory" in text or "cannot allocate memory" in text or "bad_alloc" in text
 
 
-class _FrameReader:
-    def __init__(self, sink: _Sink) -> None:
-        self.sink = sink
-        self.buffer = bytearray()
-        self.exception: ExceptionInfo | None = None
-
-    def feed(self, data: bytes) -> None:
-        self.buffer.extend(data)
-        while len(self.buffer) >= 5:
-            size = int.from_bytes(self.buffer[1:5], "big")
-            if len(self.buffer) < 5 + size:
-                return
-            label = bytes(self.buffer[:1])
-            payload = bytes(self.buffer[5 : 5 + size])
-            del self.buffer[: 5 + size]
-            if label == b"x":
-                try:
-                    info = json.loads(payload)
-                    self.exception = ExceptionInfo(str(info["type"]), str(info["message"]))
-                except (ValueError, KeyError, TypeError):
-                    pass
-            elif label in _LABELS:
-                self.sink.add(_LABELS[label], payload)
-
-
-class Child(Protocol):
-    """A started child process: what :func:`run_captured` needs of it.
-
-    ``pid`` must also be its process-group id (it runs in a session of its
-    own); ``poll`` returns the exit status (negative: killed by that signal)
-    or ``None`` while it runs; ``wait`` blocks until it has exited.
-    """
-
-    pid: int
-    returncode: int | None
-
-    def poll(self) -> int | None: ...
-
-    def wait(self) -> int: ...
-
-
-#: ``spawn(stdout_w, stderr_w, frame_w)`` starts the child with those three
-#: descriptors as its fd 1, fd 2 and frame pipe, and returns it.
-Spawner = Callable[[int, int, int], Child]
-
-
-def empty_stdin() -> int:
-    """The read end of a pipe whose write end is closed: reads get end-of-file at once.
-
-    Not ``/dev/null``: where that is not the null device (seen on a test
-    machine: a regular file holding what some ``2>/dev/null`` wrote last), a
-    snippet reading stdin would read that.
-    """
-    read, write = os.pipe()
-    os.close(write)
-    return read
-
-
-def popen_spawner(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], frame_env_var: str = "SNIPCHECK_FRAME_FD") -> Spawner:
-    """A spawner that starts ``argv`` with :class:`subprocess.Popen` in a new
-    session, stdin at end-of-file (:func:`empty_stdin`), and the frame descriptor's number in
-    ``frame_env_var``."""
-
-    def spawn(out_w: int, err_w: int, frm_w: int) -> Child:
-        child_env = dict(env)
-        child_env[frame_env_var] = str(frm_w)
-        stdin = empty_stdin()
-        try:
-            return subprocess.Popen(
-                list(argv),
-                cwd=cwd,
-                env=child_env,
-                stdin=stdin,
-                stdout=out_w,
-                stderr=err_w,
-                pass_fds=(frm_w,),
-                start_new_session=True,
-            )
-        finally:
-            os.close(stdin)
-
-    return spawn
+def format_size(size: int) -> str:
+    """``4294967296`` → ``"4 GiB"`` (whole units where exact, else one decimal)."""
+    for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale:
+            value = size / scale
+            return f"{value:.0f} {unit}" if size % scale == 0 else f"{value:.1f} {unit}"
+    return f"{size} bytes"
 
 
 def run_captured(
@@ -226,105 +189,122 @@ def run_captured(
     output_limit: int,
     rewrite: Mapping[str, str] | None = None,
 ) -> Captured:
-    """Start a child with :paramref:`spawn` and capture its output.
+    """Start a run with :paramref:`spawn`, capture its output, and wait for its end.
 
-    :param spawn: starts the child (see :data:`Spawner`, :func:`popen_spawner`).
-    :param timeout: seconds before the whole process group is killed.
+    :param spawn: starts the run's supervisor (see :data:`Spawner`).
+    :param timeout: seconds before the run is stopped (every process killed).
     :param output_limit: bytes of output kept; the rest is counted, not kept.
     :param rewrite: exact substrings replaced in the decoded text (used to
         show the snippet's path relative to its run directory).
-    :raises OSError: if the child cannot be started.
+    :raises RunError: if the snippet could not be started, or its supervisor
+        ended without reporting (killed from outside the run, or by the
+        snippet where PID namespaces are not available).
+    :raises OSError: if the supervisor cannot be started.
     """
-    out_r, out_w = os.pipe()
-    err_r, err_w = os.pipe()
-    frm_r, frm_w = os.pipe()
+    channel = Channel()
+    control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    stdin = empty_stdin()
+    token = secrets.token_bytes(TOKEN_BYTES)
     start = time.monotonic()
     try:
-        proc = spawn(out_w, err_w, frm_w)
+        supervisor = spawn(
+            Streams(stdin, channel.senders[0].fileno(), channel.senders[1].fileno(), theirs.fileno(), token)
+        )
     except BaseException:
-        for fd in (out_r, out_w, err_r, err_w, frm_r, frm_w):
-            os.close(fd)
+        channel.close()
+        control.close()
         raise
-    for fd in (out_w, err_w, frm_w):
-        os.close(fd)
+    finally:
+        theirs.close()
+        os.close(stdin)
+    for sender in channel.senders:
+        sender.close()  # the run holds them now; the receiver alone stays
     with _live_lock:
-        _live.add(proc.pid)
+        _live[id(control)] = (control, supervisor)
 
-    sink = _Sink(output_limit)
-    frames = _FrameReader(sink)
+    sink = Sink(output_limit)
+    reader = Reader(channel, sink, token)
     selector = selectors.DefaultSelector()
-    selector.register(out_r, selectors.EVENT_READ, ("stdout", "text"))
-    selector.register(err_r, selectors.EVENT_READ, ("stderr", "text"))
-    selector.register(frm_r, selectors.EVENT_READ, None)
+    selector.register(channel.receiver, selectors.EVENT_READ)
+    selector.register(control, selectors.EVENT_READ)
     deadline = start + timeout
     timed_out = False
+    stop_until: float | None = None
+    status: int | None = None
+    errors: list[str] = []
+    ended = False
     end: float | None = None
-    drain_until: float | None = None
     try:
-        while selector.get_map():
+        while not ended:
             now = time.monotonic()
-            if end is None and proc.poll() is not None:
-                end = now
-                _kill_group(proc.pid)  # orphans that still hold our pipes
-                drain_until = now + _DRAIN_GRACE
-            elif end is None and now >= deadline:
+            if stop_until is None and now >= deadline:
                 timed_out = True
-                _kill_group(proc.pid)
-                proc.wait()
                 end = now
-                drain_until = now + _DRAIN_GRACE
-            if drain_until is not None and now >= drain_until:
-                break
-            # While the child runs, wake up now and then to notice its exit even
-            # if an orphan keeps the pipes open.
-            wait = min(0.05, deadline - now) if drain_until is None else drain_until - now
-            for key, _ in selector.select(max(0.0, wait)):
+                stop_until = now + _STOP_GRACE
                 try:
-                    data = os.read(key.fd, 1 << 20)
+                    control.shutdown(socket.SHUT_WR)
                 except OSError:
-                    data = b""
-                if not data:
-                    selector.unregister(key.fd)
-                elif key.data is None:
-                    frames.feed(data)
-                else:
-                    sink.add(key.data, data)
+                    pass
+            if stop_until is not None and now >= stop_until:
+                supervisor.kill()
+                break
+            wait = (deadline if stop_until is None else stop_until) - now
+            for key, _ in selector.select(max(0.0, wait)):
+                if key.fileobj is control:
+                    message = _receive(control)
+                    if message.startswith(b"exit "):
+                        status = int(message[5:])
+                        ended = True
+                    elif message.startswith(b"error "):
+                        errors.append(message[6:].decode("utf-8", "replace"))
+                    else:  # b"stopped", or end-of-file: the supervisor is gone
+                        ended = True
+                elif reader.drain() and channel.batch and not ended:
+                    time.sleep(channel.batch)
+            if ended and end is None:
+                end = time.monotonic()
+        reader.drain()  # everything the run wrote is queued by now
     finally:
         selector.close()
-        for fd in (out_r, err_r, frm_r):
-            os.close(fd)
-        if proc.poll() is None:
-            _kill_group(proc.pid)
-        proc.wait()
-        _kill_group(proc.pid)
         with _live_lock:
-            _live.discard(proc.pid)
+            _live.pop(id(control), None)
+        control.close()
+        channel.close()
+        supervisor.reap()
     if end is None:
         end = time.monotonic()
-    returncode = proc.returncode
+    if errors:
+        raise RunError(errors[0])
     sig = None
-    status: int | None = returncode
-    if timed_out:
-        status = None
-    elif returncode is not None and returncode < 0:
-        status = None
-        try:
-            sig = signal.Signals(-returncode).name
-        except ValueError:
-            sig = f"signal {-returncode}"
+    exit_status: int | None = None
+    if not timed_out:
+        if status is None:
+            raise RunError(
+                "the run's supervisor process ended without reporting how the snippet ended "
+                "(it was killed: by the snippet, if it signals its parent and PID namespaces are not "
+                "available here, or from outside the build)"
+            )
+        code = os.waitstatus_to_exitcode(status)
+        if code < 0:
+            try:
+                sig = signal.Signals(-code).name
+            except ValueError:
+                sig = f"signal {-code}"
+        else:
+            exit_status = code
     return Captured(
         events=sink.events(rewrite or {}),
-        exit_status=status,
+        exit_status=exit_status,
         signal=sig,
-        exception=frames.exception,
+        exception=reader.exception,
         duration=end - start,
         timed_out=timed_out,
         truncated_bytes=sink.dropped,
     )
 
 
-def _kill_group(pgid: int) -> None:
+def _receive(control: socket.socket) -> bytes:
     try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+        return control.recv(4096)
+    except OSError:
+        return b""

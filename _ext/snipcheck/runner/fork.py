@@ -2,10 +2,18 @@
 
 ``import torch`` takes 2–3 s; a plain ``python snippets/x.py`` pays it for
 every snippet.  :class:`ForkServer` starts ``bootstrap/forkserver.py`` in the
-snippet interpreter, which preloads the modules once and forks a child per
-snippet (see that file for how the child is made to look like a plain run).
-:class:`ForkRunner` uses it through the same capture as the subprocess runner,
-so both produce the same :class:`~snipcheck.model.RunResult`.
+snippet interpreter, which preloads the modules once (see that file for how a
+child is made to look like a plain run, and what it hides).  For each run in
+parallel the runner asks the server for a *slot*: a supervisor forked from the
+server, init of a PID namespace of its own where the kernel allows it, which
+runs snippets one after the other, each in a fork of itself, and reports each
+run on the run's control socket.  One fork per run, as without supervisors;
+:class:`ForkRunner` uses slots through the same capture as the subprocess
+runner, so both produce the same :class:`~snipcheck.model.RunResult`.
+
+The server is not in the path of any result, so its own end, however it
+comes, costs no run in progress; a slot that is gone is replaced, a server
+that is gone is started again (twice), then the subprocess runner takes over.
 
 Where forking is unsafe (Python threads running after the preload, CUDA
 initialised, the preload printing something a plain run would show, or a
@@ -21,44 +29,74 @@ import json
 import logging
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from ..model import RunResult, Snippet, Stamp
-from .capture import Child, run_captured
-from .python import BOOTSTRAP_DIR, SubprocessRunner, child_environment, prepare_run_dir
+from . import sandbox
+from .capture import Streams, run_captured
+from .python import (
+    BOOTSTRAP_DIR,
+    DEFAULT_MEMORY_LIMIT,
+    SubprocessRunner,
+    child_environment,
+    memory_limit_of,
+    prepare_run_dir,
+)
 
 log = logging.getLogger("snipcheck")
 SERVER = str(Path(BOOTSTRAP_DIR) / "forkserver.py")
+#: Fresh servers started after one died, before falling back to subprocesses.
+_RESTARTS = 2
 
 
 class ForkServerError(RuntimeError):
     """The fork server could not start, is unsafe, or died."""
 
 
-class _RemoteChild:
-    """A child forked by the server, as :func:`run_captured` sees it."""
+class _Slot:
+    """A supervisor the server forked for this build: it runs snippets one at a
+    time, each in a fork of itself (see ``forkserver.py``), and reports each
+    run on the run's control socket."""
 
-    def __init__(self, pid: int) -> None:
+    def __init__(self, sock: socket.socket, pid: int) -> None:
+        self.sock = sock
         self.pid = pid
-        self.returncode: int | None = None
-        self._done = threading.Event()
+        self.broken = False
 
-    def _finish(self, status: int) -> None:
-        self.returncode = status
-        self._done.set()
+    def spawn(self, request: dict[str, Any], streams: Streams) -> _Slot:
+        """Hand the slot a run.
 
-    def poll(self) -> int | None:
-        return self.returncode if self._done.is_set() else None
+        :raises ForkServerError: if the slot is gone (the run can go elsewhere).
+        """
+        msg = json.dumps({**request, "token": streams.token.hex()}).encode()
+        try:
+            socket.send_fds(self.sock, [msg], [streams.stdin, streams.stdout, streams.stderr, streams.control])
+        except OSError as exc:
+            self.broken = True
+            raise ForkServerError(f"a fork runner slot is gone: {exc}") from None
+        return self
 
-    def wait(self) -> int:
-        self._done.wait()
-        assert self.returncode is not None
-        return self.returncode
+    def kill(self) -> None:
+        """SIGKILL the slot (it did not stop a run in time); it is not used again."""
+        self.broken = True
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def reap(self) -> None:
+        """Nothing to do: the server (or init, if the server is gone) reaps it."""
+
+    def close(self) -> None:
+        """End the slot: it kills what is left of its runs and exits."""
+        self.sock.close()
 
 
 class ForkServer:
@@ -80,7 +118,7 @@ class ForkServer:
         os.makedirs(env["TMPDIR"], exist_ok=True)
         try:
             self._proc = subprocess.Popen(
-                [python, SERVER, str(theirs.fileno()), *preload],
+                [python, SERVER, str(theirs.fileno()), "1" if sandbox.enabled() else "0", *preload],
                 pass_fds=(theirs.fileno(),),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
@@ -89,8 +127,11 @@ class ForkServer:
                 env=env,
                 start_new_session=True,
             )
-        finally:
+        except BaseException:
             theirs.close()
+            self.close()
+            raise
+        theirs.close()
         self._sock.settimeout(start_timeout)
         try:
             hello = json.loads(self._sock.recv(1 << 16) or b"{}")
@@ -105,34 +146,50 @@ class ForkServer:
             self.close()
             raise ForkServerError("forking is unsafe: " + "; ".join(hello["problems"]))
         self.native_threads = hello.get("native_threads")
+        self.exact_recursion = bool(hello.get("recursion"))
         self._lock = threading.Lock()
         self._next = 0
-        self._waiting: dict[int, _RemoteChild | threading.Event] = {}
-        self._started: dict[int, _RemoteChild] = {}
+        self._waiting: dict[int, tuple[threading.Event, list[dict[str, Any]]]] = {}
         self._dead = False
         self._reader = threading.Thread(target=self._read, name="snipcheck-forkserver", daemon=True)
         self._reader.start()
 
-    def spawn(self, script: str, run_dir: str, env: dict[str, str], out_w: int, err_w: int, frm_w: int) -> Child:
-        """Ask the server to fork a child running ``script``; returns it once started.
+    @property
+    def dead(self) -> bool:
+        """Whether the server has exited."""
+        return self._dead
+
+    def slot(self) -> _Slot:
+        """Ask the server to fork a new slot (a supervisor for runs, one at a time).
 
         :raises ForkServerError: if the server has died.
         """
         started = threading.Event()
-        with self._lock:
-            if self._dead:
-                raise ForkServerError("the fork server has exited")
-            req = self._next
-            self._next += 1
-            self._waiting[req] = started
-            msg = json.dumps({"req": req, "script": script, "run_dir": run_dir, "env": env}).encode()
-            socket.send_fds(self._sock, [msg], [out_w, err_w, frm_w])
+        answer: list[dict[str, Any]] = []
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            with self._lock:
+                if self._dead:
+                    raise ForkServerError("the fork server has exited")
+                req = self._next
+                self._next += 1
+                self._waiting[req] = (started, answer)
+                try:
+                    socket.send_fds(self._sock, [json.dumps({"req": req}).encode()], [theirs.fileno()])
+                except OSError as exc:
+                    self._waiting.pop(req, None)
+                    self._dead = True
+                    raise ForkServerError(f"the fork server does not answer: {exc}") from None
+        except BaseException:
+            mine.close()
+            raise
+        finally:
+            theirs.close()
         started.wait()
-        with self._lock:
-            child = self._started.pop(req, None)
-        if child is None:
-            raise ForkServerError("the fork server exited before starting the snippet")
-        return child
+        if not answer:
+            mine.close()
+            raise ForkServerError("the fork server exited before starting a slot")
+        return _Slot(mine, answer[0]["pid"])
 
     def _read(self) -> None:
         while True:
@@ -143,30 +200,19 @@ class ForkServer:
             if not data:
                 break
             msg = json.loads(data)
-            req = msg["req"]
             with self._lock:
-                if "pid" in msg:
-                    child = _RemoteChild(msg["pid"])
-                    self._started[req] = child
-                    event = self._waiting.pop(req)
-                    self._waiting[req] = child
-                    assert isinstance(event, threading.Event)
-                    event.set()
-                else:
-                    waiter = self._waiting.pop(req, None)
-                    if isinstance(waiter, _RemoteChild):
-                        waiter._finish(msg["status"])
+                waiter = self._waiting.pop(msg["req"], None)
+            if waiter is not None:
+                waiter[1].append(msg)
+                waiter[0].set()
         with self._lock:
             self._dead = True
-            for waiter in self._waiting.values():
-                if isinstance(waiter, threading.Event):
-                    waiter.set()
-                else:
-                    waiter._finish(-9)  # reported as killed: the server died under it
+            for started, _ in self._waiting.values():
+                started.set()
             self._waiting.clear()
 
     def close(self) -> None:
-        """Stop the server (running children are not waited for)."""
+        """Stop the server (runs in progress are not affected: their supervisors report to the build)."""
         try:
             # shutdown wakes the reader thread blocked in recv and lets the
             # server see end-of-file; a bare close would do neither.
@@ -193,21 +239,39 @@ class ForkRunner:
     :param python: the snippet interpreter.
     :param stamp: its environment stamp.
     :param preload: modules the server imports once (``("torch",)``).
+    :param memory_limit: default ``RLIMIT_DATA`` of a run in bytes (a
+        snippet's ``memory`` tag overrides it); ``None`` or 0: no limit.
     """
 
     name = "fork"
 
-    def __init__(self, python: str, stamp: Stamp, preload: Sequence[str] = ("torch",)) -> None:
+    def __init__(
+        self,
+        python: str,
+        stamp: Stamp,
+        preload: Sequence[str] = ("torch",),
+        memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
+    ) -> None:
         self.python = python
         self.stamp = stamp
         self.preload = tuple(preload)
-        self.fallback = SubprocessRunner(python, stamp)
+        self.memory_limit = memory_limit
+        self.fallback = SubprocessRunner(python, stamp, memory_limit)
         self._server: ForkServer | None = None
         self._failed: str | None = None
+        self._restarts = 0
         self._lock = threading.Lock()
+        self._idle: list[_Slot] = []
 
     def _get_server(self) -> ForkServer | None:
         with self._lock:
+            if self._server is not None and self._server.dead:
+                self._server.close()
+                self._server = None
+                self._restarts += 1
+                if self._restarts > _RESTARTS:
+                    self._failed = "the fork server died repeatedly"
+                    log.warning("snipcheck: the fork server died repeatedly; using the subprocess runner")
             if self._server is None and self._failed is None:
                 try:
                     self._server = ForkServer(self.python, self.preload)
@@ -224,33 +288,55 @@ class ForkRunner:
         return self._failed
 
     def run(self, snippet: Snippet, *, timeout: float, output_limit: int) -> RunResult:
-        """Run ``snippet``; see :meth:`snipcheck.runner.Runner.run`."""
-        server = self._get_server()
-        if server is None:
-            return self.fallback.run(snippet, timeout=timeout, output_limit=output_limit)
+        """Run ``snippet``; see :meth:`snipcheck.runner.Runner.run`.
+
+        A request the server cannot answer (it died) is run again on a fresh
+        server, and finally on the subprocess runner.
+        """
+        while True:
+            server = self._get_server()
+            if server is None:
+                return self.fallback.run(snippet, timeout=timeout, output_limit=output_limit)
+            try:
+                return self._run_on(server, snippet, timeout, output_limit)
+            except ForkServerError as exc:
+                log.warning("snipcheck: fork server failed (%s); running %s again", exc, snippet.id)
+
+    def _run_on(self, server: ForkServer, snippet: Snippet, timeout: float, output_limit: int) -> RunResult:
+        with self._lock:
+            slot = self._idle.pop() if self._idle else None
+        if slot is None:
+            slot = server.slot()
+        limit = memory_limit_of(snippet, self.memory_limit)
         run_dir, script = prepare_run_dir(snippet)
         try:
             env = child_environment(run_dir, snippet.env)
             env.pop("PYTHONPATH", None)
-            try:
-                captured = run_captured(
-                    lambda o, e, f: server.spawn(script, run_dir, env, o, e, f),
-                    timeout=timeout,
-                    output_limit=output_limit,
-                    rewrite={run_dir + os.sep: ""},
-                )
-            except ForkServerError as exc:
-                with self._lock:
-                    self._failed = str(exc)
-                    self._server = None
-                log.warning("snipcheck: fork server failed (%s); using the subprocess runner", exc)
-                return self.fallback.run(snippet, timeout=timeout, output_limit=output_limit)
+            request = {"script": script, "run_dir": run_dir, "env": env, "memory_limit": limit}
+            captured = run_captured(
+                lambda streams: slot.spawn(request, streams),
+                timeout=timeout,
+                output_limit=output_limit,
+                rewrite={run_dir + os.sep: ""},
+            )
+        except BaseException:
+            slot.broken = True
+            raise
         finally:
             shutil.rmtree(run_dir, ignore_errors=True)
-        return captured.result(stamp=self.stamp, runner=self.name, output_limit=output_limit)
+            if slot.broken:
+                slot.close()
+            else:
+                with self._lock:
+                    self._idle.append(slot)
+        return captured.result(stamp=self.stamp, runner=self.name, output_limit=output_limit, memory_limit=limit)
 
     def close(self) -> None:
+        """End the slots and the server."""
         with self._lock:
+            for slot in self._idle:
+                slot.close()
+            self._idle.clear()
             if self._server is not None:
                 self._server.close()
                 self._server = None

@@ -4,24 +4,39 @@ Every run gets the fixed environment of the design: a fresh temporary working
 directory holding a copy of the snippet at ``snippets/<id>.py``, stdin at
 end-of-file, ``PYTHONHASHSEED=0``, a UTF-8 locale, ``TZ=UTC``, unbuffered
 output, default warning filters, and a private ``HOME``.  The run directory is
-removed afterwards, so nothing a snippet writes lands in the repository.
+removed afterwards (by the run's supervisor, so also when the build is
+killed), so nothing a snippet writes lands in the repository.
+
+The process tree of a run: the build starts a supervisor
+(``python -I -S bootstrap/_snipcheck_supervise.py``), as process 1 of a new
+PID namespace where the kernel allows it (:mod:`snipcheck.runner.sandbox`);
+the supervisor starts the snippet's interpreter.  ``os.getppid()`` of the
+snippet is therefore the supervisor, never the build.
 
 Pure core: no Sphinx or docutils.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..model import RunResult, Snippet, Stamp
-from .capture import popen_spawner, run_captured
+from . import sandbox
+from .capture import Spawner, Streams, run_captured
 
 BOOTSTRAP_DIR = str(Path(__file__).parent / "bootstrap")
+SUPERVISOR = str(Path(BOOTSTRAP_DIR) / "_snipcheck_supervise.py")
 #: Variables passed through from the parent environment, when set.
 PASSTHROUGH = ("PATH", "CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "SYSTEMROOT")
+#: The default memory limit of a run (bytes; ``snipcheck_memory_limit``).
+DEFAULT_MEMORY_LIMIT = 4 << 30
 
 
 def child_environment(run_dir: str, declared: tuple[str, ...] = ()) -> dict[str, str]:
@@ -86,29 +101,110 @@ def prepare_run_dir(snippet: Snippet) -> tuple[str, str]:
     return run_dir, snippet.path
 
 
+class _Process:
+    """A supervisor started with :class:`subprocess.Popen`."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self.proc = proc
+        self.pid = proc.pid
+
+    def kill(self) -> None:
+        self.proc.kill()
+
+    def reap(self) -> None:
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def supervised_spawner(
+    argv: Sequence[str],
+    *,
+    cwd: str,
+    env: Mapping[str, str],
+    memory_limit: int | None = None,
+    run_dir: str | None = None,
+    token_var: str | None = "SNIPCHECK_TOKEN",
+) -> Spawner:
+    """A spawner that runs ``argv`` (an absolute program path first) under a
+    supervisor started from this interpreter.
+
+    :param cwd: working directory of the run.
+    :param env: the run's environment; the frame token is added as
+        ``token_var`` (``None``: not added, for programs that do not frame).
+    :param memory_limit: ``RLIMIT_DATA`` of the run's processes in bytes, or
+        ``None``.
+    :param run_dir: removed by the supervisor when the run ends.
+    """
+
+    def spawn(streams: Streams) -> _Process:
+        child_env = dict(env)
+        if token_var:
+            child_env[token_var] = streams.token.hex()
+        with sandbox.new_pid_namespace() as pidns:
+            config = {
+                "argv": list(argv),
+                "control": streams.control,
+                "pidns": pidns,
+                "memory_limit": memory_limit,
+                "run_dir": run_dir,
+            }
+            proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", SUPERVISOR, json.dumps(config)],
+                cwd=cwd,
+                env=child_env,
+                stdin=streams.stdin,
+                stdout=streams.stdout,
+                stderr=streams.stderr,
+                pass_fds=(streams.control,),
+                start_new_session=True,
+            )
+        return _Process(proc)
+
+    return spawn
+
+
 class SubprocessRunner:
-    """Runs each snippet with a plain ``python <file>`` subprocess.
+    """Runs each snippet with a plain ``python <file>`` subprocess, under a supervisor.
 
     :param python: path of the interpreter.
     :param stamp: the environment stamp of that interpreter.
+    :param memory_limit: default ``RLIMIT_DATA`` of a run in bytes (a
+        snippet's ``memory`` tag overrides it); ``None`` or 0: no limit.
     """
 
     name = "subprocess"
 
-    def __init__(self, python: str, stamp: Stamp) -> None:
+    def __init__(self, python: str, stamp: Stamp, memory_limit: int | None = DEFAULT_MEMORY_LIMIT) -> None:
         self.python = python
         self.stamp = stamp
+        self.memory_limit = memory_limit
 
     def run(self, snippet: Snippet, *, timeout: float, output_limit: int) -> RunResult:
         """Run ``snippet``; see :meth:`snipcheck.runner.Runner.run`."""
+        limit = memory_limit_of(snippet, self.memory_limit)
         run_dir, script = prepare_run_dir(snippet)
         try:
             captured = run_captured(
-                popen_spawner([self.python, script], cwd=run_dir, env=child_environment(run_dir, snippet.env)),
+                supervised_spawner(
+                    [self.python, script],
+                    cwd=run_dir,
+                    env=child_environment(run_dir, snippet.env),
+                    memory_limit=limit,
+                    run_dir=run_dir,
+                ),
                 timeout=timeout,
                 output_limit=output_limit,
                 rewrite={run_dir + os.sep: ""},
             )
         finally:
             shutil.rmtree(run_dir, ignore_errors=True)
-        return captured.result(stamp=self.stamp, runner=self.name, output_limit=output_limit)
+        return captured.result(stamp=self.stamp, runner=self.name, output_limit=output_limit, memory_limit=limit)
+
+
+def memory_limit_of(snippet: Snippet, default: int | None) -> int | None:
+    """The memory limit of ``snippet``'s run: its ``memory`` tag, else ``default``."""
+    tagged = getattr(snippet.tags, "memory", None)
+    return tagged if tagged else (default or None)

@@ -26,7 +26,8 @@ import tempfile
 from pathlib import Path
 
 from ..model import Event, ExceptionInfo, RunResult, Snippet, Stamp
-from .capture import popen_spawner, run_captured
+from .capture import run_captured
+from .python import DEFAULT_MEMORY_LIMIT, memory_limit_of, supervised_spawner
 
 _PANIC = re.compile(r"thread '[^']*'(?: \(\d+\))? panicked at [^\n]*:\n(?P<msg>.*?)(?:\nnote: |\Z)", re.DOTALL)
 _CARGO_NOISE = re.compile(r"^\s*(Compiling|Finished|Running|Blocking|Updating|Locking) ", re.MULTILINE)
@@ -59,13 +60,16 @@ class RustRunner:
 
     :param build_dir: where the per-snippet crates live (inside the cache).
     :param stamp: environment stamp (its ``rustc`` field is set).
+    :param memory_limit: default memory limit of a run in bytes (the
+        ``memory`` tag overrides it); ``None`` or 0 for none.
     """
 
     name = "cargo"
 
-    def __init__(self, build_dir: Path, stamp: Stamp) -> None:
+    def __init__(self, build_dir: Path, stamp: Stamp, memory_limit: int | None = DEFAULT_MEMORY_LIMIT) -> None:
         self.build_dir = Path(build_dir)
         self.stamp = stamp
+        self.memory_limit = memory_limit
 
     def _crate(self, snippet: Snippet) -> tuple[Path, str]:
         digest = hashlib.sha256((snippet.path + "\0" + snippet.source).encode()).hexdigest()[:20]
@@ -115,8 +119,11 @@ class RustRunner:
                     output_limit=output_limit,
                 )
             binary = crate / "target" / "release" / name
+            limit = memory_limit_of(snippet, self.memory_limit)
             captured = run_captured(
-                popen_spawner([str(binary)], cwd=run_dir, env=env),
+                supervised_spawner(
+                    [str(binary.resolve())], cwd=run_dir, env=env, memory_limit=limit, run_dir=run_dir, token_var=None
+                ),
                 timeout=timeout,
                 output_limit=output_limit,
             )
@@ -128,4 +135,6 @@ class RustRunner:
             m = _PANIC.search(stderr)
             if m:
                 exception = ExceptionInfo("panic", m.group("msg").strip())
-        return captured.result(stamp=self.stamp, runner=self.name, output_limit=output_limit, exception=exception)
+        return captured.result(
+            stamp=self.stamp, runner=self.name, output_limit=output_limit, exception=exception, memory_limit=limit
+        )

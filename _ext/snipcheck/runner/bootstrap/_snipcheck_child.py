@@ -1,123 +1,174 @@
-"""Child-side half of snipcheck's output capture, shared by both Python runners.
+"""Child-side half of snipcheck's capture, shared by both Python runners.
 
-:func:`install_capture` replaces ``sys.stdout`` and ``sys.stderr`` with text
-streams that write labelled frames to one pipe, so the parent sees the
-Python-level output of both streams in its true order.  Output written straight
-to file descriptors 1 and 2 (by C++ code, or by child processes) still reaches
-the parent through its own pipes.
+The parent gives the snippet's process two ``AF_UNIX`` datagram sockets as
+file descriptors 1 and 2, both connected to one receiving socket.  Every
+``write(2)`` to either descriptor, from Python, from C code or from a child
+process, becomes one datagram in that one receive queue, in the order the
+kernel accepted the writes; the parent tells stdout from stderr by the sending
+socket's address.  Nothing here is needed for that: it holds for every
+process that inherits the descriptors.
 
-Frame: one label byte, a 4-byte big-endian length, then at most
-``PIPE_BUF - 5`` bytes of payload, written with a single ``write(2)`` so frames
-from several writers never interleave.
+What this module adds, for Python-level output only:
 
-Order across pipes: before writing a frame, the child waits (briefly) until
-the parent has read everything pending on file descriptors 1 and 2
-(``FIONREAD`` works on a pipe's write end).  Output written straight to the
-descriptors therefore always reaches the parent before any later Python-level
-output; the parent's epoll reports pipes in the order they became readable, so
-earlier frames come before later raw output too.  Labels: ``o`` stdout, ``e`` stderr,
-``w`` a warning (stderr), ``t`` the traceback of the uncaught exception
-(stderr), ``x`` the exception's type and message as JSON (not shown).
+* ``sys.stdout``/``sys.stderr`` are rebuilt exactly as the interpreter builds
+  them (same encoding, errors, newline, buffering, ``name``, ``mode``), over a
+  :class:`io.FileIO` subclass that splits writes into pieces of at most 64 KiB,
+  so that one ``print`` of many megabytes does not exceed the largest
+  datagram the kernel accepts.
+* Labels: text that the ``warnings`` module shows, and what the interpreter
+  itself writes after an uncaught exception (the traceback), are sent as
+  *frames* on descriptor 2: ``TOKEN + label + payload``, where ``TOKEN`` is a
+  random per-run secret, so no output of the snippet can be mistaken for a
+  frame.  Labels: ``w`` a warning, ``t`` the traceback, ``x`` the uncaught
+  exception's qualified type and message (``type NUL message``; not shown).
+  Frames are written only while descriptor 2 is still the run's socket; a
+  snippet that closed or redirected it gets exactly what plain Python does.
+* An audit hook (:func:`sys.addaudithook`) sees the ``sys.excepthook`` event
+  that the interpreter raises before it reports an uncaught exception, with
+  whatever hook the snippet installed: it sends the ``x`` frame, marks what
+  follows as the traceback, and removes this module's frames from the
+  traceback so that it reads as under plain ``python file.py``.
 
-Only the standard library may be used here: this runs in the snippet's
-interpreter, which may be any Python with any packages.
+Nothing else of the process is changed: no hook, handler or module of the
+snippet's view is replaced.  Only the standard modules loaded at every
+interpreter start-up are used (``io``, ``os``, ``sys``), so importing this
+module adds nothing to ``sys.modules`` but itself.
 """
 
-import fcntl
 import io
-import json
 import os
 import sys
-import termios
-import threading
-import time
-import warnings
 
-_state = threading.local()
-_MAX_PAYLOAD = 4096 - 5  # PIPE_BUF on Linux is 4096: writes up to it are atomic.
+#: Largest piece written at once (a datagram; the kernel's limit is ~4 MiB).
+CHUNK = 1 << 16
+
+#: Code objects whose frames count as "the interpreter itself" (the fork
+#: runner's exit sequence adds its own) and are cut from tracebacks.
+OWN_CODES = set()
 
 
-def install_capture(fd: int) -> None:
-    """Route ``sys.stdout``/``sys.stderr``, warnings and the uncaught-exception
-    traceback through labelled frames on file descriptor ``fd``."""
-    os.set_inheritable(fd, False)
+def install(token, on_run_file=None):
+    """Rebuild ``sys.stdout``/``sys.stderr`` and add the audit hook.
 
-    def pending(target: int) -> int:
+    :param token: the run's secret frame prefix (bytes).
+    :param on_run_file: called once at the ``cpython.run_file`` audit event
+        (just before the interpreter runs the script), if given.
+    """
+    try:
+        st = os.fstat(2)
+        own = (st.st_dev, st.st_ino)
+    except OSError:
+        own = None
+    state = {"uncaught": False, "run_file": on_run_file}
+
+    def ours():
+        """Whether descriptor 2 is still the run's socket."""
         try:
-            return int.from_bytes(fcntl.ioctl(target, termios.FIONREAD, b"\0\0\0\0"), sys.byteorder)
+            st = os.fstat(2)
         except OSError:
-            return 0
-
-    def drained() -> None:
-        """Wait until the parent has read fd 1 and 2 (at most half a second)."""
-        deadline = 0.0
-        while pending(1) or pending(2):
-            now = time.monotonic()
-            if not deadline:
-                deadline = now + 0.5
-            elif now > deadline:
-                return
-            time.sleep(0.00002)
-
-    def send(label: bytes, data: bytes) -> None:
-        drained()
-        for start in range(0, len(data), _MAX_PAYLOAD):
-            chunk = data[start : start + _MAX_PAYLOAD]
-            os.write(fd, label + len(chunk).to_bytes(4, "big") + chunk)
-
-    class FramedRaw(io.RawIOBase):
-        def __init__(self, label: bytes, fileno: int) -> None:
-            super().__init__()
-            self._label = label
-            self._fileno = fileno
-
-        def writable(self) -> bool:
-            return True
-
-        def fileno(self) -> int:
-            return self._fileno
-
-        def isatty(self) -> bool:
             return False
+        return (st.st_dev, st.st_ino) == own
 
-        def write(self, data) -> int:  # type: ignore[override]
-            data = bytes(data)
-            if data:
-                send(getattr(_state, "label", None) or self._label, data)
-            return len(data)
+    def frame(label, data):
+        if own is None or not ours():
+            return False
+        for start in range(0, len(data), CHUNK):
+            os.write(2, token + label + data[start : start + CHUNK])
+        return True
 
-    sys.stdout = sys.__stdout__ = io.TextIOWrapper(
-        FramedRaw(b"o", 1), encoding="utf-8", errors="strict", write_through=True
-    )
-    sys.stderr = sys.__stderr__ = io.TextIOWrapper(
-        FramedRaw(b"e", 2), encoding="utf-8", errors="backslashreplace", write_through=True
-    )
-
-    show = warnings._showwarnmsg_impl  # type: ignore[attr-defined]
-
-    def labelled_show(msg):  # type: ignore[no-untyped-def]
-        _state.label = b"w"
+    def label_of_caller():
+        """``b"w"``, ``b"t"`` or ``None`` for a write to stderr, by its caller's frame."""
         try:
-            show(msg)
-        finally:
-            _state.label = None
+            caller = sys._getframe(2)
+        except ValueError:
+            caller = None
+        if caller is None or caller.f_code in OWN_CODES:
+            return b"t" if state["uncaught"] else None
+        code = caller.f_code
+        if code.co_name == "_showwarnmsg_impl" and caller.f_globals.get("__name__") == "warnings":
+            return b"w"
+        return None
 
-    warnings._showwarnmsg_impl = labelled_show  # type: ignore[attr-defined]
+    class FileIO(io.FileIO):
+        """``io.FileIO`` for descriptor 1 or 2 that writes in pieces (and labels stderr)."""
 
-    hook = sys.excepthook
+        def write(self, b):
+            data = bytes(b)
+            if self._snipcheck_err:
+                label = label_of_caller()
+                if label is not None and frame(label, data):
+                    return len(data)
+            if len(data) <= CHUNK:
+                return io.FileIO.write(self, data)
+            view = memoryview(data)
+            done = 0
+            while done < len(data):
+                n = io.FileIO.write(self, view[done : done + CHUNK])
+                if n is None:
+                    return done or None
+                done += n
+            return done
 
-    def labelled_hook(etype, value, tb):  # type: ignore[no-untyped-def]
-        module = getattr(etype, "__module__", "builtins")
-        name = etype.__qualname__ if module in ("builtins", "__main__") else f"{module}.{etype.__qualname__}"
-        try:
-            message = str(value)
-        except Exception:  # noqa: BLE001 - a broken __str__ must not hide the traceback
-            message = "<unprintable>"
-        send(b"x", json.dumps({"type": name, "message": message}).encode("utf-8"))
-        _state.label = b"t"
-        try:
-            hook(etype, value, tb)
-        finally:
-            _state.label = None
+    FileIO.__module__ = "_io"
+    FileIO.__qualname__ = "FileIO"
+    OWN_CODES.add(FileIO.write.__code__)
 
-    sys.excepthook = labelled_hook
+    def rebuild(old, fd, name, err):
+        raw = FileIO(fd, "wb", closefd=False)
+        raw._snipcheck_err = err
+        raw.name = name
+        buffered = not isinstance(getattr(old, "buffer", None), io.FileIO)
+        stream = io.TextIOWrapper(
+            io.BufferedWriter(raw) if buffered else raw,
+            encoding=getattr(old, "encoding", None) or "utf-8",
+            errors=getattr(old, "errors", None) or ("backslashreplace" if err else "strict"),
+            newline="\n",
+            line_buffering=bool(getattr(old, "line_buffering", False)),
+            write_through=bool(getattr(old, "write_through", True)),
+        )
+        stream.mode = "w"
+        return stream
+
+    sys.stdout = sys.__stdout__ = rebuild(sys.__stdout__, 1, "<stdout>", False)
+    sys.stderr = sys.__stderr__ = rebuild(sys.__stderr__, 2, "<stderr>", True)
+
+    def audit(event, args):
+        if event == "sys.excepthook":
+            _hook, etype, value, tb = args
+            state["uncaught"] = True
+            strip(value, tb)
+            module = getattr(etype, "__module__", "builtins")
+            qualname = getattr(etype, "__qualname__", str(etype))
+            name = qualname if module in ("builtins", "__main__") else module + "." + qualname
+            try:
+                message = str(value)
+            except Exception:  # noqa: BLE001 - a broken __str__ must not hide the traceback
+                message = "<unprintable>"
+            frame(b"x", name.encode("utf-8", "backslashreplace") + b"\0" + message.encode("utf-8", "backslashreplace"))
+        elif event == "cpython.run_file" and state["run_file"] is not None:
+            hook, state["run_file"] = state["run_file"], None
+            hook()
+
+    sys.addaudithook(audit)
+
+
+def strip(value, tb=None):
+    """Cut this module's frames out of ``tb`` and of the tracebacks chained to ``value``."""
+    seen = set()
+    todo = [(value, tb)]
+    while todo:
+        exc, first = todo.pop()
+        if exc is not None:
+            if id(exc) in seen:
+                continue
+            seen.add(id(exc))
+            first = first if first is not None else exc.__traceback__
+            todo.append((exc.__cause__, None))
+            todo.append((exc.__context__, None))
+        prev = first
+        while prev is not None:
+            nxt = prev.tb_next
+            while nxt is not None and nxt.tb_frame.f_code in OWN_CODES:
+                nxt = nxt.tb_next
+            prev.tb_next = nxt
+            prev = nxt

@@ -1,40 +1,199 @@
 """Warm fork server of the fork runner (runs in the snippet interpreter).
 
-Started as ``python forkserver.py SOCKET_FD MODULE...``.  It imports the
-preload modules once (``torch``: 2–3 s), reports whether forking is safe, then
-serves run requests on a ``SOCK_SEQPACKET`` socket.  Each request carries the
-snippet's script path, run directory and environment, plus three file
-descriptors (the child's stdout, stderr and frame pipe).  The server forks a
-child per request, answers with the child's pid, and later with its exit
-status (``os.waitstatus_to_exitcode``: negative for a signal).
+Started as ``python forkserver.py SOCKET_FD PIDNS MODULE...`` (``PIDNS``:
+``1`` to give each slot a PID namespace where the kernel allows it).  It
+imports the preload modules once (``torch``: 2-3 s), reports whether forking
+is safe, then serves requests for *slots* on a ``SOCK_SEQPACKET`` socket: each
+carries one descriptor, the slot's request socket.  A slot is a fork of the
+server that becomes a supervisor (``_snipcheck_supervise.Supervisor``; process
+1 of a new PID namespace where allowed) and runs snippets one after the other:
+each request on its socket carries the snippet's script path, run directory,
+environment, frame token and memory limit, plus four descriptors (stdin,
+stdout, stderr, and the run's control socket); the slot forks the snippet's
+process from itself and reports to the build directly.  The server is not in
+the path of any result.  When the build goes away (end-of-file) the server
+and its slots exit, and the server removes its home directory.
 
-The child makes itself look like ``python snippets/<id>.py`` run alone: a new
-session, stdin at end-of-file, the run directory as working directory, the
-fixed environment, ``sys.argv`` and ``sys.path[0]`` as Python sets them, a
-fresh ``__main__`` module, RNGs reseeded from the OS (a fresh process would not
-share its parent's state), the recursion limit raised by the server's own stack
-depth, tracebacks and ``traceback.format_stack`` (used by anomaly detection)
-cut at the snippet's module frame, and the interpreter's exit sequence (wait
-for threads, ``atexit`` handlers, flush) before ``os._exit``.
+What the snippet's process sees is made to be what ``python
+snippets/<id>.py`` sees:
+
+* the fixed environment, working directory, ``sys.argv``/``sys.orig_argv``,
+  ``sys.path[0]``, a fresh ``__main__`` with the same names in the same
+  order, the signal dispositions of a fresh interpreter, a session of its own;
+* ``sys.modules`` as a fresh interpreter has it at start-up.  Everything the
+  server loaded (the preload, and its own modules) is hidden; importing a
+  hidden module puts it back together with what its first import loaded, the
+  warning filters it added and the ``atexit`` handlers it registered, in the
+  order they came, so ``import torch`` leaves the same ``sys.modules``,
+  ``warnings.filters`` and ``atexit`` state as in a fresh process.  (The
+  import machinery's ``_find_and_load`` is wrapped for this.)
+* RNGs reseeded from the OS, as a fresh process seeds them (``random``,
+  numpy's global generator, torch's default generator);
+* ``sys.getrecursionlimit()`` unchanged, and the same recursion depth left to
+  the snippet's module frame as in a plain run: the thread state's remaining
+  depth is raised by the depth of the server's own frames below the snippet
+  (the field is found by observation at start-up; where it cannot be found,
+  the limit itself is raised, as before);
+* tracebacks and ``traceback.format_stack`` (used by anomaly detection) cut
+  at the snippet's module frame; the interpreter's exit sequence (the
+  traceback through ``sys.excepthook``, ``SystemExit``, ``KeyboardInterrupt``
+  ending by SIGINT, non-daemon threads joined, ``atexit`` handlers, flush,
+  ``__main__`` released so that ``__del__`` methods run, C stdio flushed)
+  before ``os._exit`` (``_snipcheck_main.py``).
 
 Only the standard library (plus the preload modules) may be used here.
 """
 
-import importlib
-import json
+import sys
+
+# Before any import: the modules a fresh interpreter has at start-up.  Until
+# the preload is done, only these may be used, so that what the preload loads
+# is exactly what its import loads in a fresh interpreter.
+_BASELINE = set(sys.modules)
+
+import _signal
+import _warnings
 import os
+
+_BASELINE_FILTERS = {id(f) for f in _warnings.filters}
+_bootstrap = sys.modules["_frozen_importlib"]
+_find_and_load = _bootstrap._find_and_load
+#: Signal dispositions of a fresh interpreter (this one, before it changes any).
+_FRESH_SIGNALS = {}
+for _number in range(1, _signal.NSIG):
+    try:
+        _FRESH_SIGNALS[_number] = _signal.getsignal(_number)
+    except (OSError, ValueError):
+        pass
+
+
+class _Effects:
+    """What each first import did, for putting it back in a child (see the module docstring)."""
+
+    def __init__(self):  # type: ignore[no-untyped-def]
+        self.items = []  # ("module", name) | ("filter", (where, filter)) | ("atexit", (func, args, kwargs))
+        self.windows = {}  # module name -> (start, end) in items
+        self.modules = set()
+        self.filters = set(_BASELINE_FILTERS)
+        self.register = None  # atexit's own register, once atexit is loaded
+
+    def find_and_load(self, name, import_):  # type: ignore[no-untyped-def]
+        start = len(self.items)
+        before = set(sys.modules)
+        try:
+            return _find_and_load(name, import_)
+        finally:
+            for new in [n for n in sys.modules if n not in before]:
+                if new not in self.modules and new not in _BASELINE:
+                    self.modules.add(new)
+                    self.items.append(("module", new))
+                if new == "atexit" and self.register is None:
+                    self.watch_atexit(sys.modules[new])
+            # New filters: those in front were inserted there one by one, the
+            # newest first in the list; record them oldest first, so that
+            # inserting each at the front again rebuilds the same order.
+            filters = _warnings.filters
+            old = [i for i, f in enumerate(filters) if id(f) in self.filters]
+            front, back = [], []
+            for i, f in enumerate(filters):
+                if id(f) not in self.filters:
+                    self.filters.add(id(f))
+                    (front if not old or i < old[0] else back).append(f)
+            self.items.extend(("filter", ("front", f)) for f in reversed(front))
+            self.items.extend(("filter", ("back", f)) for f in back)
+            self.windows.setdefault(name, (start, len(self.items)))
+
+    def watch_atexit(self, atexit):  # type: ignore[no-untyped-def]
+        """Record every ``atexit.register`` from now on (undone in the child)."""
+        register = self.register = atexit.register
+
+        def recording_register(func, *args, **kwargs):  # type: ignore[no-untyped-def]
+            self.items.append(("atexit", (func, args, kwargs)))
+            return register(func, *args, **kwargs)
+
+        atexit.register = recording_register
+
+
+_effects = _Effects()
+_bootstrap._find_and_load = _effects.find_and_load
+
+
+def _preload(modules):  # type: ignore[no-untyped-def]
+    """Import ``modules`` with fd 1 and 2 captured; return (printed bytes, errors)."""
+    saved = os.dup(1), os.dup(2)
+    path = "preload-output"  # in the server's home, its working directory
+    out = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.unlink(path)
+    os.dup2(out, 1)
+    os.dup2(out, 2)
+    errors = []
+    try:
+        for name in modules:
+            try:
+                __import__(name)
+            except Exception as exc:  # noqa: BLE001 - reported to the client
+                errors.append(f"cannot preload {name}: {type(exc).__name__}: {exc}")
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in saved:
+            os.close(fd)
+    os.lseek(out, 0, os.SEEK_SET)
+    chunks = []
+    while True:
+        chunk = os.read(out, 1 << 16)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(out)
+    return b"".join(chunks), errors
+
+
+if __name__ == "__main__":
+    _PRINTED, _ERRORS = _preload(sys.argv[3:])
+
+import atexit
+import gc
+import json
 import select
 import signal
 import socket
-import sys
-import tempfile
 import threading
+
+import _snipcheck_main  # beside this file (sys.path[0])
+
+_register = _effects.register or atexit.register
+_CLONE_NEWPID = 0x20000000
+
+
+try:
+    import ctypes
+
+    _LIBC = ctypes.CDLL(None)  # fflush(NULL) at the child's exit
+except (ImportError, OSError):
+    _LIBC = None
+_PROBE = _snipcheck_main.probe()
+# What the counter reads in a module frame of a plain run (this one is).
+_PLAIN_DEPTH = _PROBE[0][_PROBE[1]] if _PROBE else None
 
 
 def main() -> None:
+    import shutil
+
+    home = os.getcwd()
+    try:
+        _main()
+    finally:
+        # However the server ends (the build gone, an error), its home goes too.
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _main() -> None:
     sock = socket.socket(fileno=int(sys.argv[1]))
-    preload = sys.argv[2:]
-    printed, errors = _preload(preload)
+    use_pidns = sys.argv[2] == "1"
+    printed, errors = _PRINTED, _ERRORS
     problems = []
     if threading.active_count() > 1:
         problems.append(f"{threading.active_count() - 1} Python thread(s) running after preload")
@@ -49,123 +208,246 @@ def main() -> None:
         problems.append("preloading printed output, which a plain run would show: " + printed[:200].decode("utf-8", "replace"))
     problems.extend(errors)
     native = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else None
-    sock.send(json.dumps({"ready": True, "problems": problems, "native_threads": native}).encode())
-    if problems:
-        return
-    # The child-side capture is imported once here, not in every child.
+    # The child-side modules are imported once here, not in every child.
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path.insert(0, here)
     import _snipcheck_child
+    import _snipcheck_supervise
 
     sys.path.remove(here)
+    _snipcheck_supervise._libc()  # loaded here, not in a child (see _View)
+
+    exact_depth = _snipcheck_main.configure(_PROBE, _PLAIN_DEPTH, _LIBC)
+    try:
+        sock.send(
+            json.dumps({"ready": True, "problems": problems, "native_threads": native, "recursion": exact_depth}).encode()
+        )
+    except OSError:
+        return  # the build went away during the preload
+    if problems:
+        return
+    _skip_preload_finalizers()
+    pidns = _Pidns(use_pidns)
+
+    # From here on, sys.modules is a fresh interpreter's (the view), in this
+    # server and so in every child: nothing more may be imported here.
+    view = _View()
     # Objects of the preload never need collecting in a child: keep the
     # collector (and its copy-on-write page faults) away from them.
-    import gc
-
     gc.freeze()
-    _serve(sock, _snipcheck_child.install_capture)
+    _serve(sock, pidns, view, _snipcheck_child, _snipcheck_supervise)
 
 
-def _preload(modules: list) -> tuple:
-    """Import ``modules`` with fd 1 and 2 captured; return (printed bytes, errors)."""
-    saved = os.dup(1), os.dup(2)
-    with tempfile.TemporaryFile() as tmp:
-        os.dup2(tmp.fileno(), 1)
-        os.dup2(tmp.fileno(), 2)
-        errors = []
-        try:
-            for name in modules:
-                try:
-                    importlib.import_module(name)
-                except Exception as exc:  # noqa: BLE001 - reported to the client
-                    errors.append(f"cannot preload {name}: {type(exc).__name__}: {exc}")
-            sys.stdout.flush()
-            sys.stderr.flush()
-        finally:
-            os.dup2(saved[0], 1)
-            os.dup2(saved[1], 2)
-            for fd in saved:
-                os.close(fd)
-        tmp.seek(0)
-        return tmp.read(), errors
+class _Pidns:
+    """``unshare(CLONE_NEWPID)`` before a fork, ``setns`` back after (see runner/sandbox.py)."""
+
+    def __init__(self, wanted):  # type: ignore[no-untyped-def]
+        self.libc = None
+        self.home = None
+        if wanted and sys.platform.startswith("linux"):
+            try:
+                import ctypes
+
+                self.libc = ctypes.CDLL(None, use_errno=True)
+                self.home = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+            except (OSError, AttributeError):
+                self.libc = None
+
+    def enter(self):  # type: ignore[no-untyped-def]
+        if self.libc is None:
+            return False
+        if self.libc.unshare(_CLONE_NEWPID) != 0:
+            self.libc = None  # refused (not root): never again
+            return False
+        return True
+
+    def leave(self):  # type: ignore[no-untyped-def]
+        if self.libc.setns(self.home, _CLONE_NEWPID) != 0:
+            raise OSError("cannot switch back to the server's PID namespace")
 
 
-def _serve(sock: socket.socket, install_capture) -> None:  # type: ignore[no-untyped-def]
+def _serve(sock, pidns, view, child_mod, supervise_mod):  # type: ignore[no-untyped-def]
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
-    pending = {}
     while True:
-        ready, _, _ = select.select([sock, wake_r], [], [])
+        try:
+            ready, _, _ = select.select([sock, wake_r], [], [])
+        except InterruptedError:
+            continue
         if wake_r in ready:
-            os.read(wake_r, 4096)
-        _reap(sock, pending)
+            try:
+                os.read(wake_r, 4096)
+            except BlockingIOError:
+                pass
+            _reap()
         if sock not in ready:
             continue
-        msg, fds, _, _ = socket.recv_fds(sock, 1 << 20, 3)
+        try:
+            msg, fds, _, _ = socket.recv_fds(sock, 1 << 20, 1)
+        except OSError:  # ECONNRESET: the build died with a reply unread
+            msg, fds = b"", []
         if not msg:
-            return  # the client went away
-        request = json.loads(msg)
-        pid = os.fork()
+            return  # the client went away (main removes the home)
+        request = json.loads(msg)  # a new slot: its request socket is the one descriptor
+        namespaced = pidns.enter()
+        try:
+            pid = os.fork()
+        except BaseException:
+            if namespaced:
+                pidns.leave()
+            raise
+        if pid and namespaced:
+            pidns.leave()  # only here: the supervisor's own children belong in its namespace
         if pid == 0:
             signal.set_wakeup_fd(-1)
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             for fd in (wake_r, wake_w):
                 os.close(fd)
             sock.close()
-            _child(request, fds, install_capture)  # never returns
+            _slot(fds[0], namespaced, view, child_mod, supervise_mod)  # never returns
         for fd in fds:
             os.close(fd)
-        pending[pid] = request["req"]
-        sock.send(json.dumps({"req": request["req"], "pid": pid}).encode())
-
-
-def _reap(sock: socket.socket, pending: dict) -> None:
-    while pending:
         try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
+            sock.send(json.dumps({"req": request["req"], "pid": pid, "pidns": namespaced}).encode())
+        except OSError:
+            pass  # the build is gone: the next read says so
+
+
+def _reap():  # type: ignore[no-untyped-def]
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
             return
         if pid == 0:
             return
-        req = pending.pop(pid, None)
-        if req is not None:
-            sock.send(json.dumps({"req": req, "status": os.waitstatus_to_exitcode(status)}).encode())
 
 
-def _child(request: dict, fds: list, install_capture) -> None:  # type: ignore[no-untyped-def]
-    status = 1
+def _slot(requests_fd, namespaced, view, child_mod, supervise_mod):  # type: ignore[no-untyped-def]
+    """A slot: a supervisor (a fork of the server, init of its own PID namespace
+    where allowed) that runs snippets one after the other, each in a fork of
+    itself, until the build closes its request socket."""
     try:
-        os.setsid()
-        out_w, err_w, frm_w = fds
-        # stdin: an empty pipe, not /dev/null (see capture.empty_stdin for why)
-        stdin_r, stdin_w = os.pipe()
-        os.close(stdin_w)
-        os.dup2(stdin_r, 0)
-        os.dup2(out_w, 1)
-        os.dup2(err_w, 2)
-        for fd in (stdin_r, out_w, err_w):
-            if fd > 2:
+        requests = socket.socket(fileno=requests_fd)
+        requests.set_inheritable(False)
+        parking, unused = os.pipe()  # what descriptors 0-2 hold between runs
+        os.close(unused)
+        for target in (0, 1, 2):
+            os.dup2(parking, target)
+        supervisor = supervise_mod.Supervisor(namespaced)
+        while True:
+            try:
+                msg, fds, _, _ = socket.recv_fds(requests, 1 << 20, 4)
+            except OSError:
+                msg = b""
+            if not msg:
+                break
+            request = json.loads(msg)
+            stdin, out, err, control = fds
+            for fd, target in ((stdin, 0), (out, 1), (err, 2)):
+                os.dup2(fd, target)
                 os.close(fd)
-        os.chdir(request["run_dir"])
-        os.environ.clear()
-        os.environ.update(request["env"])
-        _reseed()
-        _skip_preload_finalizers()
-        install_capture(frm_w)
-        del sys.modules["_snipcheck_child"]
-        status = _run_main(request["script"])
-    except BaseException:  # noqa: BLE001 - a failure of the runner itself must be visible
-        import traceback
+            os.set_inheritable(control, False)
 
-        try:
-            os.write(2, ("snipcheck fork runner: the child could not start the snippet:\n" + traceback.format_exc()).encode())
-        except OSError:
-            pass
-        status = 1
+            def start(_dispositions, request=request, control=control):  # type: ignore[no-untyped-def]
+                _child(request, control, view, child_mod, supervise_mod)
+
+            supervisor.run(control, start, request["run_dir"])
+            os.close(control)
+            for target in (0, 1, 2):
+                os.dup2(parking, target)
+        supervisor.end()
     finally:
-        os._exit(status)
+        os._exit(0)
+
+
+def _child(request, control, view, child_mod, supervise_mod):  # type: ignore[no-untyped-def]
+    """The snippet's process: make it a fresh ``python snippets/<id>.py``, run it, exit."""
+    supervise_mod.prepare(_FRESH_SIGNALS, request.get("memory_limit"), program=False)
+    os.chdir(request["run_dir"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    _reseed(view)
+    os.close(control)
+    os.closerange(3, 1 << 16)
+    child_mod.OWN_CODES.update(_snipcheck_main.OWN)
+    child_mod.install(bytes.fromhex(request["token"]))
+    status, interrupted = _snipcheck_main.run_main(request["script"], child_mod)
+    os._exit(_snipcheck_main.finish(status, interrupted))
+
+
+class _View:
+    """Hides what the server loaded from ``sys.modules`` and puts it back on
+    import (see the module docstring).  Made once in the server, so a child
+    starts with it at no cost."""
+
+    def __init__(self):  # type: ignore[no-untyped-def]
+        self.hidden = {}
+        for name in list(sys.modules):
+            if name not in _BASELINE:
+                self.hidden[name] = sys.modules.pop(name)
+        self.applied = set()
+        # Worked out here, once, for every child (a window: (start, end) in _effects.items).
+        self.splits = {}
+        for window in _effects.windows.values():
+            self._split(window)
+        _warnings.filters[:] = [f for f in _warnings.filters if id(f) in _BASELINE_FILTERS]
+        _warnings._filters_mutated()
+        atexit._clear()
+        atexit.register = _register
+        _bootstrap._find_and_load = self.find_and_load
+
+    def find_and_load(self, name, import_):  # type: ignore[no-untyped-def]
+        if name in self.hidden:
+            self.restore(name)
+            module = sys.modules.get(name)
+            if module is not None:
+                return module
+        return _find_and_load(name, import_)
+
+    def restore(self, name):  # type: ignore[no-untyped-def]
+        """Put ``name`` back, with what its first import loaded, added and registered."""
+        parent = name.rpartition(".")[0]
+        if parent and parent not in sys.modules and parent in self.hidden:
+            self.restore(parent)
+        window = _effects.windows.get(name)
+        if window is None:
+            if name in self.hidden:
+                sys.modules[name] = self.hidden.pop(name)
+            return
+        modules, others = self._split(window)
+        hidden = self.hidden
+        back = {n: hidden[n] for n in modules if n in hidden and n not in sys.modules}
+        sys.modules.update(back)  # in the order of the first import
+        for n in back:
+            del hidden[n]
+        for index, kind, item in others:
+            if index in self.applied:
+                continue
+            self.applied.add(index)
+            if kind == "filter":
+                where, f = item
+                if where == "front":
+                    _warnings.filters.insert(0, f)
+                else:
+                    _warnings.filters.append(f)
+            else:
+                func, args, kwargs = item
+                _register(func, *args, **kwargs)
+        if others:
+            _warnings._filters_mutated()
+
+    def _split(self, window):  # type: ignore[no-untyped-def]
+        """A window's module names, and its other effects (filters, atexit)."""
+        split = self.splits.get(window)
+        if split is None:
+            items = _effects.items
+            modules = [items[i][1] for i in range(*window) if items[i][0] == "module"]
+            others = [(i, *items[i]) for i in range(*window) if items[i][0] != "module"]
+            split = self.splits[window] = (modules, others)
+        return split
 
 
 def _skip_preload_finalizers() -> None:
@@ -174,111 +456,21 @@ def _skip_preload_finalizers() -> None:
     libraries).  In a dying process they have no visible effect, and in a
     fork they cost ~20 ms of copy-on-write page faults.  Finalizers the
     snippet itself registers still run, as do all ``atexit`` handlers."""
-    import weakref
-
+    weakref = sys.modules.get("weakref")
+    if weakref is None:
+        return
     for info in list(weakref.finalize._registry.values()):  # type: ignore[attr-defined]
         info.atexit = False
 
 
-def _reseed() -> None:
-    random = sys.modules.get("random")
-    if random is not None:
-        random.seed()
-    np_random = sys.modules.get("numpy.random")
+def _reseed(view):  # type: ignore[no-untyped-def]
+    """Seed the RNGs a fresh process seeds from the OS (``random`` reseeds itself at fork)."""
+    np_random = view.hidden.get("numpy.random")
     if np_random is not None:
         np_random.seed()
-    torch_seed = getattr(sys.modules.get("torch"), "seed", None)
-    if torch_seed is not None:
-        torch_seed()
-
-
-def _run_main(script: str) -> int:
-    """Run ``script`` as ``__main__``; return the exit status ``python script`` would have."""
-    import traceback
-    import types
-    from importlib.machinery import SourceFileLoader
-
-    path = os.path.abspath(script)
-    sys.argv[:] = [script]
-    sys.path[0] = os.path.dirname(path)
-    main = types.ModuleType("__main__")
-    main.__file__ = path
-    main.__loader__ = SourceFileLoader("__main__", path)
-    main.__cached__ = None
-    main.__builtins__ = __builtins__
-    sys.modules["__main__"] = main
-    boundary = sys._getframe()
-    depth = 0
-    frame = boundary
-    while frame is not None:
-        depth += 1
-        frame = frame.f_back
-    sys.setrecursionlimit(sys.getrecursionlimit() + depth)
-    walk_stack = traceback.walk_stack
-
-    def snippet_stack(f):  # type: ignore[no-untyped-def]
-        for frame, lineno in walk_stack(f):
-            if frame is boundary:
-                return
-            yield frame, lineno
-
-    traceback.walk_stack = snippet_stack
-    status = 0
-    code = None
-    try:
-        with open(path, "rb") as f:
-            source = f.read()
-        try:
-            code = compile(source, path, "exec")
-        except SyntaxError:
-            etype, value, _ = sys.exc_info()
-            # ``python file.py`` shows a syntax error with no traceback at all;
-            # the one compile() attached holds this function's frame, which
-            # the hook would print (with the runner's path) if left on it.
-            sys.excepthook(etype, value.with_traceback(None), None)
-            return 1
-        exec(code, main.__dict__)
-    except SystemExit as exc:
-        status = _exit_status(exc)
-    except BaseException:  # noqa: BLE001 - what python prints for any uncaught exception
-        etype, value, tb = sys.exc_info()
-        while tb is not None and tb.tb_frame.f_code is not code:
-            tb = tb.tb_next
-        value = value.with_traceback(tb)
-        sys.excepthook(etype, value, tb)
-        status = 1
-    finally:
-        _finalize()
-    return status
-
-
-def _exit_status(exc: SystemExit) -> int:
-    code = exc.code
-    if code is None:
-        return 0
-    if isinstance(code, int):
-        return code & 0xFF
-    try:
-        print(code, file=sys.stderr)
-    except Exception:  # noqa: BLE001
-        pass
-    return 1
-
-
-def _finalize() -> None:
-    """What the interpreter does at exit: join threads, atexit, flush."""
-    import atexit
-
-    try:
-        threading._shutdown()  # type: ignore[attr-defined]
-    except Exception:  # noqa: BLE001
-        pass
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except Exception:  # noqa: BLE001
-            pass
+    generator = getattr(view.hidden.get("torch"), "default_generator", None)
+    if generator is not None:
+        generator.seed()
 
 
 if __name__ == "__main__":

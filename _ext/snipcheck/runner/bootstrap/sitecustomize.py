@@ -3,10 +3,13 @@
 Python imports ``sitecustomize`` at start-up, before the snippet's first line,
 so no frame of this module is on the stack while the snippet runs: tracebacks
 and the forward-call stacks that anomaly detection prints look exactly as under
-a plain ``python snippets/x.py``.  It installs the frame capture of
-:mod:`_snipcheck_child` on the descriptor named by ``SNIPCHECK_FRAME_FD``, then
-removes every trace of itself (``sys.path``, ``PYTHONPATH``) and runs the
-interpreter's own ``sitecustomize`` if there is one.
+a plain ``python snippets/x.py``.  It installs the capture of
+:mod:`_snipcheck_child` with the run's frame token (from ``SNIPCHECK_TOKEN``),
+then removes every trace of itself: ``sys.path`` and its import cache,
+``PYTHONPATH`` and ``SNIPCHECK_TOKEN`` in the environment, and, just before
+the script runs (the ``cpython.run_file`` audit event), its modules in
+``sys.modules``; the interpreter's own ``sitecustomize``, if there is one,
+runs as Python would have run it.
 
 Only the standard library may be used here.
 """
@@ -14,35 +17,45 @@ Only the standard library may be used here.
 import os
 import sys
 
-_FD_VAR = "SNIPCHECK_FRAME_FD"
+_TOKEN_VAR = "SNIPCHECK_TOKEN"
 
 
 def _install() -> None:
-    fd = int(os.environ.pop(_FD_VAR))
+    token = bytes.fromhex(os.environ.pop(_TOKEN_VAR))
     here = os.path.dirname(os.path.abspath(__file__))
-    from _snipcheck_child import install_capture
+    # This module is in sys.modules while it runs: it is ours whatever _BEFORE says.
+    own = ["sitecustomize"] + [name for name in ("_snipcheck_child",) if name not in _BEFORE]
+    from _snipcheck_child import install
 
-    install_capture(fd)
-    del sys.modules["_snipcheck_child"]
+    real = _chain(here)
+
+    def forget() -> None:
+        """Leave ``sys.modules`` as a plain start-up leaves it."""
+        for name in own:
+            sys.modules.pop(name, None)
+        if real is not None:
+            sys.modules["sitecustomize"] = real
+
+    install(token, on_run_file=forget)
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
+    for key in [k for k in sys.path_importer_cache if os.path.abspath(k or ".") == here]:
+        del sys.path_importer_cache[key]
     os.environ.pop("PYTHONPATH", None)
-    _chain(here)
 
 
-def _chain(here: str) -> None:
+def _chain(here: str):  # type: ignore[no-untyped-def]
     """Run the interpreter's own sitecustomize, if it has one, as Python would have."""
-    import importlib.machinery
-    import importlib.util
-
-    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", sys.path)
+    # The import machinery's own modules: importlib.* would add to sys.modules.
+    finder = sys.modules["_frozen_importlib_external"].PathFinder
+    bootstrap = sys.modules["_frozen_importlib"]
+    spec = finder.find_spec("sitecustomize", [p for p in sys.path if os.path.abspath(p or ".") != here])
     if spec is None or spec.loader is None or not spec.origin:
-        return
-    if os.path.dirname(os.path.abspath(spec.origin)) == here:
-        return
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["sitecustomize"] = module
+        return None
+    module = bootstrap.module_from_spec(spec)
     spec.loader.exec_module(module)
+    return module
 
 
-if _FD_VAR in os.environ:
+_BEFORE = set(sys.modules)
+if _TOKEN_VAR in os.environ:
     _install()

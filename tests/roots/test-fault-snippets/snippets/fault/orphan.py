@@ -5,6 +5,9 @@ child = subprocess.Popen(
     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
 )
 if PIDFILE:
+    # The child's pid as the test sees it (the run may be in a PID namespace of its own).
+    with open("/proc/self/task/" + open("/proc/self/stat").read().split()[0] + "/children") as tasks:
+        host_pid = tasks.read().split()[0]
     with open(PIDFILE, "w") as f:
-        f.write(str(child.pid))
+        f.write(host_pid)
 print("left a child behind")

@@ -1,0 +1,231 @@
+"""Run a script as ``__main__`` in a forked interpreter, as ``python file.py`` runs it.
+
+Used by the fork server's child (``forkserver.py``): :func:`run_main` sets up
+``__main__``, ``sys.argv``, ``sys.orig_argv`` and ``sys.path[0]``, runs the
+code with the recursion depth a module frame has in a plain run
+(:func:`exec_at_top`), and reports an uncaught exception, ``SystemExit`` or
+``KeyboardInterrupt`` as the interpreter does; :func:`finish` is the
+interpreter's exit sequence.  Frames of these functions count as "the
+interpreter itself" for the capture's labels (:data:`OWN`).
+
+Depth: the thread state's remaining-depth counter is found by observation
+(:func:`probe`); the server reads it in its own module frame, which is what a
+plain run's module frame reads (:func:`configure`), and :func:`calibrate`
+measures what ``exec`` itself takes.  Where the counter cannot be found, the
+recursion limit is raised by the depth of the frames below instead.
+
+Only the standard library may be used here.
+"""
+
+import atexit
+import gc
+import importlib.machinery
+import os
+import signal
+import sys
+import traceback
+import types
+
+_state = {"probe": None, "plain": None, "calibration": None, "libc": None}
+
+
+def probe():  # type: ignore[no-untyped-def]
+    """The thread state's remaining-depth counter: ``(ints, index)``, or ``None``.
+
+    Found by observation: the one int that drops by one per Python frame and
+    sits just before an int equal to the recursion limit.
+    """
+    try:
+        import ctypes
+
+        get = ctypes.pythonapi.PyThreadState_Get
+        get.restype = ctypes.c_void_p
+        ints = (ctypes.c_int * 32).from_address(get())
+        limit = sys.getrecursionlimit()
+        outer = list(ints)
+        inner = (lambda: list(ints))()  # noqa: PLC3002 - one frame deeper on purpose
+        found = [i for i in range(31) if outer[i] - inner[i] == 1 and outer[i + 1] == inner[i + 1] == limit]
+        return (ints, found[0]) if len(found) == 1 else None
+    except Exception:  # noqa: BLE001 - no ctypes, no pythonapi: fall back
+        return None
+
+
+def configure(counter, plain, libc):  # type: ignore[no-untyped-def]
+    """Set the depth counter (from :func:`probe`), what it reads in a plain
+    run's module frame, and libc (for ``fflush`` at exit; may be ``None``).
+
+    :return: whether the exact depth is available (the calibration worked).
+    """
+    _state.update(probe=counter, plain=plain, libc=libc)
+    _state["calibration"] = calibrate()
+    return _state["calibration"] is not None
+
+
+def calibrate():  # type: ignore[no-untyped-def]
+    """How much of the depth counter :func:`exec_at_top`'s ``exec`` itself uses."""
+    if _state["probe"] is None:
+        return None
+    ints, index = _state["probe"]
+    namespace = {"_ints": ints, "_index": index}
+    caller = exec_at_top(compile("_seen = _ints[_index]", "<probe>", "exec"), namespace, None)
+    return caller - namespace["_seen"]
+
+
+def exec_at_top(code, namespace, calibration):  # type: ignore[no-untyped-def]
+    """``exec(code, namespace)`` with the depth a module frame has in a plain run.
+
+    :return: the depth counter as read here (before any adjustment).
+    """
+    if _state["probe"] is None:
+        exec(code, namespace)
+        return None
+    ints, index = _state["probe"]
+    here = ints[index]
+    adjust = 0 if calibration is None else _state["plain"] - (here - calibration)
+    ints[index] += adjust
+    try:
+        exec(code, namespace)
+    finally:
+        ints[index] -= adjust
+    return here
+
+
+def run_main(script, child_mod):  # type: ignore[no-untyped-def]
+    """Run ``script`` as ``__main__``: return the exit status ``python script``
+    would have, and whether it ended by ``KeyboardInterrupt``.
+
+    :param child_mod: the capture module (``_snipcheck_child``).
+    """
+    calibration = _state["calibration"]
+    path = os.path.abspath(script)
+    sys.argv[:] = [script]
+    sys.orig_argv[:] = [sys.orig_argv[0], script]
+    sys.path[0] = os.path.dirname(path)
+    main = types.ModuleType("__main__")
+    main.__loader__ = importlib.machinery.SourceFileLoader("__main__", path)
+    main.__spec__ = None
+    main.__annotations__ = {}
+    main.__builtins__ = sys.modules["builtins"]
+    main.__file__ = path
+    main.__cached__ = None
+    sys.modules["__main__"] = main
+    if calibration is None:
+        depth = 0
+        frame = sys._getframe()
+        while frame is not None:
+            depth += 1
+            frame = frame.f_back
+        sys.setrecursionlimit(sys.getrecursionlimit() + depth)
+    walk_stack = traceback.walk_stack
+    boundary = exec_at_top.__code__
+
+    def snippet_stack(f):  # type: ignore[no-untyped-def]
+        for frame, lineno in walk_stack(f):
+            if frame.f_code is boundary:
+                return
+            yield frame, lineno
+
+    traceback.walk_stack = snippet_stack
+    code = None
+    try:
+        with open(path, "rb") as f:
+            source = f.read()
+        try:
+            code = compile(source, path, "exec")
+        except SyntaxError as exc:
+            broken = exc
+        else:
+            broken = None
+        if broken is not None:
+            # ``python file.py`` shows a syntax error with no traceback at all;
+            # the one compile() attached holds this function's frame, which
+            # the hook would print (with the runner's path) if left on it.
+            report(type(broken), broken.with_traceback(None), None, child_mod)
+            return 1, False
+        exec_at_top(code, main.__dict__, calibration)
+    except SystemExit as exc:
+        return exit_status(exc), False
+    except BaseException as exc:  # noqa: BLE001 - what python prints for any uncaught exception
+        uncaught = exc
+    else:
+        return 0, False
+    # Reported outside the except block, as the interpreter does: an error in
+    # the hook must not get the snippet's exception as its context.
+    tb = uncaught.__traceback__
+    while tb is not None and tb.tb_frame.f_code is not code:
+        tb = tb.tb_next
+    uncaught = uncaught.with_traceback(tb)
+    del tb
+    report(type(uncaught), uncaught, uncaught.__traceback__, child_mod)
+    return 1, isinstance(uncaught, KeyboardInterrupt)
+
+
+def report(etype, value, tb, child_mod):  # type: ignore[no-untyped-def]
+    """What the interpreter does with an uncaught exception (``_PyErr_PrintEx``)."""
+    child_mod.strip(value, tb)
+    sys.last_type, sys.last_value, sys.last_traceback = etype, value, tb
+    hook = getattr(sys, "excepthook", None)
+    sys.audit("sys.excepthook", hook if hook is not None else None, etype, value, tb)
+    if hook is None:
+        sys.stderr.write("sys.excepthook is missing\n")
+        sys.__excepthook__(etype, value, tb)
+        return
+    try:
+        hook(etype, value, tb)
+    except BaseException as err:  # noqa: BLE001 - reported as Python reports it
+        err = err.with_traceback(err.__traceback__.tb_next)  # from the hook's frame on, as from C
+        sys.stderr.write("Error in sys.excepthook:\n")
+        sys.__excepthook__(type(err), err, err.__traceback__)
+        sys.stderr.write("\nOriginal exception was:\n")
+        sys.__excepthook__(etype, value, tb)
+
+
+def exit_status(exc):  # type: ignore[no-untyped-def]
+    code = exc.code
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    try:
+        sys.stderr.write(str(code))
+        sys.stderr.write("\n")
+    except Exception:  # noqa: BLE001
+        pass
+    return 1
+
+
+def finish(status, interrupted):  # type: ignore[no-untyped-def]
+    """What the interpreter does at exit: join threads, atexit, flush, release ``__main__``."""
+    threading_mod = sys.modules.get("threading")
+    if threading_mod is not None:
+        try:
+            threading_mod._shutdown()  # type: ignore[attr-defined]
+        except Exception:  # noqa: BLE001
+            pass
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001
+            pass
+    # Module teardown: the last references to __main__ go, and the collector
+    # runs the finalizers of what its globals held.
+    sys.last_type = sys.last_value = sys.last_traceback = None
+    sys.modules.pop("__main__", None)
+    gc.collect()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001
+            pass
+    if interrupted:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+        return 130  # not reached: SIGINT ends the process
+    if _state["libc"] is not None:
+        _state["libc"].fflush(None)  # what exit(3) does for C code's stdio buffers (os._exit does not)
+    return status
+
+
+#: Frames of these are "the interpreter itself" for the capture (labels, traceback cuts).
+OWN = tuple(f.__code__ for f in (run_main, finish, report, exit_status, exec_at_top))

@@ -1,0 +1,280 @@
+"""Supervisor of one snippet run: the snippet's parent process.
+
+Both runners put a supervisor between the build and every snippet process:
+the subprocess runner starts one per run as ``python -I -S
+_snipcheck_supervise.py CONFIG`` (CONFIG is JSON); the fork server forks one
+per *slot* from itself, which then runs snippets one after the other
+(:class:`Supervisor`).  For each run the supervisor forks the snippet's
+process, waits for it, and reports on the run's *control socket* (an
+``AF_UNIX`` ``SOCK_SEQPACKET`` socket whose other end the build holds): ``exit
+STATUS`` (the raw wait status), ``error TEXT`` (the snippet could not be
+started) or ``stopped`` (after a stop request).
+
+Containment, where the kernel allows it (root, or ``CAP_SYS_ADMIN``): the
+supervisor is process 1 of a PID namespace of its own (the build or the fork
+server created it).  When the snippet's process ends, it kills
+every other process of the namespace (``kill(-1, SIGKILL)``, which from a
+namespace's init reaches exactly the namespace), double-forked daemons
+included, and when the supervisor itself ends for any reason, the kernel
+kills whatever is left.  As a namespace's init it receives no signal from the
+snippet's processes that it has no handler for, SIGKILL included, so a
+snippet that signals its parent (``os.kill(os.getppid(), ...)``) reaches
+neither the supervisor nor anything beyond it.
+
+Where PID namespaces are not allowed, the supervisor is a *child subreaper*
+(``PR_SET_CHILD_SUBREAPER``): orphans of the run are re-parented to it, and it
+kills its children until none is left.  It ignores every signal that can be
+ignored, so only SIGKILL (or SIGSTOP) sent by the snippet to its parent takes
+it down; the snippet's process has ``PR_SET_PDEATHSIG`` = SIGKILL and dies
+with it, the build sees the control socket close without a status, and
+reports that.  Processes that left the snippet's process group before that
+can outlive the run in this one case.
+
+Stop: end-of-file on the control socket (the build shut it down at the
+timeout, or the build died: the kernel closes a dead process's sockets,
+whatever killed it).  The supervisor then kills the run as above, removes the
+run directory it was given, and reports ``stopped`` if anyone still listens;
+a slot whose request socket closes (the build is gone) exits.  So nothing a snippet starts outlives its run, and its temporary
+directory goes with it, even when the build is killed with SIGKILL.
+
+Only the standard library may be used here (it runs under any Python).
+"""
+
+import errno
+import os
+import resource
+import select
+import shutil
+import signal
+import sys
+import time
+
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+#: How long to keep killing and reaping left-over processes, in seconds.
+_REAP_LIMIT = 5.0
+
+
+_loaded = {}
+
+
+def _libc():  # type: ignore[no-untyped-def]
+    """libc through ctypes (imported on first use: only the fallback needs it)."""
+    if "libc" not in _loaded:
+        import ctypes
+
+        _loaded["libc"] = ctypes.CDLL(None, use_errno=True)
+    return _loaded["libc"]
+
+
+def prctl(option, value):  # type: ignore[no-untyped-def]
+    """``prctl(option, value)``; returns 0, or -1 where it is not available."""
+    try:
+        return _libc().prctl(option, value, 0, 0, 0)
+    except (OSError, AttributeError):
+        return -1
+
+
+def _catchable():  # type: ignore[no-untyped-def]
+    skip = {signal.SIGKILL, signal.SIGSTOP, signal.SIGCHLD}
+    return [s for s in signal.Signals if s not in skip and s < getattr(signal, "SIGRTMIN", 65)]
+
+
+class Supervisor:
+    """The supervisor's state: signals ignored, subreaper where needed, a
+    wake-up pipe for SIGCHLD.  One supervisor can run several runs, one after
+    the other (the fork runner keeps it as a slot).
+
+    :param pidns: whether this process is init of a PID namespace of its own.
+    """
+
+    def __init__(self, pidns):  # type: ignore[no-untyped-def]
+        self.pidns = pidns
+        self.me = os.getpid()
+        #: Signal dispositions found at start (the snippet's process gets them back).
+        self.dispositions = {}
+        for sig in _catchable():
+            try:
+                self.dispositions[sig] = signal.signal(sig, signal.SIG_IGN)
+            except (OSError, ValueError):
+                pass
+        if not pidns:
+            prctl(PR_SET_CHILD_SUBREAPER, 1)
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_w, False)
+        signal.set_wakeup_fd(self.wake_w)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+
+    def run(self, control, start, run_dir=None):  # type: ignore[no-untyped-def]
+        """Fork the snippet's process, wait for its end (or a stop), kill what
+        is left of the run, report on ``control`` and remove ``run_dir``.
+
+        :param start: ``start(dispositions)`` runs in the forked process and
+            never returns (restore the dispositions there).
+        :return: whether the run was stopped (not ended by itself).
+        """
+        pid = os.fork()
+        if pid == 0:
+            try:
+                signal.set_wakeup_fd(-1)
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                os.close(self.wake_r)
+                os.close(self.wake_w)
+                if not self.pidns:
+                    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+                    if os.getppid() != self.me:
+                        os._exit(1)
+                start(self.dispositions)
+            except BaseException as exc:  # noqa: BLE001 - reported to the build
+                _send(control, b"error " + f"{type(exc).__name__}: {exc}".encode("utf-8", "replace"))
+            os._exit(127)
+        status = None
+        stopped = False
+        while status is None:
+            try:
+                ready, _, _ = select.select([control, self.wake_r], [], [])
+            except InterruptedError:
+                continue
+            if self.wake_r in ready:
+                try:
+                    os.read(self.wake_r, 4096)
+                except BlockingIOError:
+                    pass
+                status = _reap(pid)
+            if control in ready and status is None:
+                try:
+                    data = os.read(control, 4096)
+                except OSError:
+                    data = b""
+                if not data:
+                    stopped = True
+                    break
+        _kill_all(pid, self.pidns)
+        _send(control, b"stopped" if stopped else b"exit %d" % status)
+        if run_dir:
+            shutil.rmtree(run_dir, ignore_errors=True)
+        return stopped
+
+    def end(self):  # type: ignore[no-untyped-def]
+        """Kill whatever is left (between runs, nothing should be) before exiting."""
+        _kill_all(-1, self.pidns)
+
+
+def supervise(control, start, *, pidns, run_dir=None):  # type: ignore[no-untyped-def]
+    """Supervise one run, then exit (never returns); see :meth:`Supervisor.run`."""
+    Supervisor(pidns).run(control, start, run_dir)
+    os._exit(0)
+
+
+def _send(control, message):  # type: ignore[no-untyped-def]
+    try:
+        os.write(control, message)
+    except OSError:
+        pass  # the build is gone
+
+
+def _reap(pid):  # type: ignore[no-untyped-def]
+    """Reap exited children; return ``pid``'s wait status once it has exited."""
+    found = None
+    while True:
+        try:
+            child, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return found
+        if child == 0:
+            return found
+        if child == pid:
+            found = status
+
+
+def _kill_all(pid, pidns):  # type: ignore[no-untyped-def]
+    """Kill and reap every process of the run but this one."""
+    deadline = time.monotonic() + _REAP_LIMIT
+    while time.monotonic() < deadline:
+        if pidns:
+            try:
+                os.kill(-1, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        else:
+            if pid > 0:
+                try:
+                    os.killpg(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            for child in _children():
+                try:
+                    os.kill(child, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+        try:
+            child, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        except OSError as exc:
+            if exc.errno != errno.EINTR:
+                return
+            continue
+        if child == 0:
+            time.sleep(0.001)
+
+
+def _children():  # type: ignore[no-untyped-def]
+    """This process's children, from ``/proc`` (the orphans a subreaper adopted)."""
+    me = os.getpid()
+    found = []
+    try:
+        for tid in os.listdir(f"/proc/{me}/task"):
+            with open(f"/proc/{me}/task/{tid}/children") as f:
+                found.extend(int(p) for p in f.read().split())
+    except OSError:
+        pass
+    return found
+
+
+def exec_start(argv, memory_limit):  # type: ignore[no-untyped-def]
+    """A ``start`` for :func:`supervise` that executes ``argv`` as a fresh program
+    (the subprocess runner, Rust binaries)."""
+
+    def start(dispositions):  # type: ignore[no-untyped-def]
+        prepare(dispositions, memory_limit, program=True)
+        os.execv(argv[0], argv)
+
+    return start
+
+
+def prepare(dispositions, memory_limit, *, program):  # type: ignore[no-untyped-def]
+    """Make the forked process the run's: own session, the signal dispositions
+    the supervisor found (SIGPIPE and SIGXFSZ at their default before
+    ``exec``, as :mod:`subprocess` leaves them), and the memory limit."""
+    os.setsid()
+    for sig, handler in dispositions.items():
+        if handler is None or (program and (sig in (signal.SIGPIPE, signal.SIGXFSZ) or not isinstance(handler, int))):
+            handler = signal.SIG_DFL  # None: a handler installed outside Python
+        try:
+            signal.signal(sig, handler)
+        except (OSError, ValueError, TypeError):
+            pass
+    if memory_limit:
+        _soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+        if hard != resource.RLIM_INFINITY:
+            memory_limit = min(memory_limit, hard)
+        resource.setrlimit(resource.RLIMIT_DATA, (memory_limit, hard))
+
+
+def main(argv):  # type: ignore[no-untyped-def]
+    import json
+
+    config = json.loads(argv[1])
+    control = config["control"]
+    os.set_inheritable(control, False)
+    supervise(
+        control,
+        exec_start(config["argv"], config.get("memory_limit")),
+        pidns=config["pidns"],
+        run_dir=config.get("run_dir"),
+    )
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,238 @@
+"""The capture channel of one run: two datagram sockets into one receiving socket.
+
+The run's file descriptors 1 and 2 are two ``AF_UNIX`` datagram sockets, both
+connected to one receiving socket of the parent.  Each ``write(2)`` to either
+one, by the snippet's Python code, by C code or by any process it starts, is
+queued as one datagram on the receiving socket, so the parent reads every
+write in the order the kernel accepted it, and ``recvfrom`` names the sending
+socket: stdout or stderr.  That is the order a terminal shows, whatever the
+load of the machine; reading two pipes in turn cannot give it.  Writes from
+Python are labelled further by the child (``bootstrap/_snipcheck_child.py``):
+warnings, the traceback of the uncaught exception, and the exception's type
+and message come as *frames* on stderr, prefixed with a per-run random token.
+Anything else that reaches the receiving socket (from an unknown address) is
+ignored.
+
+Limits of the channel: the kernel queues a datagram only whole, so a single
+``write(2)`` larger than the send buffer (about 4 MiB as root; twice
+``net.core.wmem_max`` otherwise) fails with ``EMSGSIZE``/``ENOBUFS``.  Python's
+own ``sys.stdout``/``sys.stderr`` split their writes into 64 KiB pieces; C
+code or a child process writing more than that in one call would see the
+error.  A receiving socket queues at most ``net.unix.max_dgram_qlen`` unread
+datagrams (10 by default; raised where the sockets can be made in a network
+namespace of their own, see :func:`snipcheck.runner.sandbox.capture_network`):
+a writer then waits (or, in non-blocking mode, gets ``EAGAIN``).  Descriptors 1 and 2 are sockets (``S_ISSOCK``), where a terminal
+run has a terminal and ``python file.py > out`` a file.
+
+The output cap is enforced here, on whatever arrives: bytes beyond it are
+counted, never kept.
+
+Pure core: standard library and :mod:`snipcheck.model`.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import secrets
+import socket
+import sys
+from collections.abc import Mapping
+
+from ..model import Event, ExceptionInfo
+from .sandbox import capture_network
+
+LABELS = {
+    b"w": ("stderr", "warning"),
+    b"t": ("stderr", "traceback"),
+}
+#: Send buffer asked for on descriptors 1 and 2: the largest single write
+#: (the kernel cannot queue a datagram beyond about 4 MiB in any case).
+_SNDBUF = (4 << 20) + (256 << 10)
+_SO_SNDBUFFORCE = 32
+#: Length of the per-run frame token, in bytes.
+TOKEN_BYTES = 16
+
+
+class Sink:
+    """Collects chunks per (stream, kind), merging neighbours, under a byte cap.
+
+    :param limit: bytes kept; what comes after is counted in :attr:`dropped`.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.kept = 0
+        self.dropped = 0
+        self.chunks: list[tuple[tuple[str, str], bytearray]] = []
+
+    def add(self, where: tuple[str, str], data: bytes | memoryview) -> None:
+        """Keep ``data`` as output of ``where`` = ``(stream, kind)``, within the cap
+        (never splitting a UTF-8 sequence)."""
+        room = self.limit - self.kept
+        if room <= 0:
+            self.dropped += len(data)
+            return
+        if len(data) > room:
+            cut = room
+            # Do not split a UTF-8 sequence: back off to a character boundary.
+            while cut > 0 and (data[cut] & 0xC0) == 0x80:
+                cut -= 1
+            self.dropped += len(data) - cut
+            data = data[:cut]
+            self.kept = self.limit
+        else:
+            self.kept += len(data)
+        if not len(data):
+            return
+        if self.chunks and self.chunks[-1][0] == where:
+            self.chunks[-1][1].extend(data)
+        else:
+            self.chunks.append((where, bytearray(data)))
+
+    def events(self, rewrite: Mapping[str, str]) -> tuple[Event, ...]:
+        """The kept chunks as events, decoded (invalid UTF-8 as ``\\xNN``), with
+        the exact substrings of ``rewrite`` replaced."""
+        out = []
+        for (stream, kind), data in self.chunks:
+            text = data.decode("utf-8", "backslashreplace")
+            for old, new in rewrite.items():
+                text = text.replace(old, new)
+            out.append(Event(stream, kind, text))
+        return tuple(out)
+
+
+class Channel:
+    """The receiving socket and the two sending sockets of one run.
+
+    ``senders[0]`` and ``senders[1]`` become the run's descriptors 1 and 2; the
+    parent closes its copies once the run holds them.
+
+    :raises OSError: if the sockets cannot be created.
+    """
+
+    def __init__(self) -> None:
+        self.senders: list[socket.socket] = []
+        self._dir: str | None = None
+        with capture_network() as long_queue:
+            self.receiver = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            self._open()
+        #: Seconds to let a chatty writer fill a long queue before reading it
+        #: again: one wake-up per batch instead of one per write.
+        self.batch = 0.0005 if long_queue else 0.0
+
+    def _open(self) -> None:
+        try:
+            self.receiver.bind(self._address())
+            self.receiver.setblocking(False)
+            address = self.receiver.getsockname()
+            for _ in range(2):
+                sender = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+                self.senders.append(sender)
+                if sys.platform.startswith("linux"):
+                    sender.bind(b"")  # autobind: a unique abstract address names the stream
+                else:
+                    sender.bind(self._address())
+                _grow_send_buffer(sender)
+                sender.connect(address)
+            self.stdout_address = self.senders[0].getsockname()
+            self.stderr_address = self.senders[1].getsockname()
+            # A datagram never exceeds its sender's send buffer.
+            largest = max(s.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF) for s in self.senders)
+            self.buffer = mmap.mmap(-1, largest + 4096)  # untouched pages cost nothing
+            self.view = memoryview(self.buffer)
+        except BaseException:
+            self.close()
+            raise
+
+    def _address(self) -> str | bytes:
+        if sys.platform.startswith("linux"):
+            return b"\0snipcheck-" + secrets.token_hex(12).encode()
+        import tempfile
+
+        if self._dir is None:
+            self._dir = tempfile.mkdtemp(prefix="snipcheck-sock-")
+        return os.path.join(self._dir, secrets.token_hex(4))
+
+    def close(self) -> None:
+        """Close every socket and the receive buffer."""
+        for s in (self.receiver, *self.senders):
+            s.close()
+        view = getattr(self, "view", None)
+        if view is not None:
+            view.release()
+        buffer = getattr(self, "buffer", None)
+        if buffer is not None:
+            try:
+                buffer.close()
+            except BufferError:
+                pass  # a view is still alive somewhere; the mapping goes with it
+        if self._dir is not None:
+            import shutil
+
+            shutil.rmtree(self._dir, ignore_errors=True)
+
+
+def _grow_send_buffer(sock: socket.socket) -> None:
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, _SO_SNDBUFFORCE, _SNDBUF)  # root: beyond net.core.wmem_max
+    except OSError:
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, _SNDBUF)
+        except OSError:
+            pass
+
+
+def empty_stdin() -> int:
+    """The read end of a pipe whose write end is closed: reads get end-of-file at once.
+
+    Not ``/dev/null``: where that is not the null device (seen on a test
+    machine: a regular file holding what some ``2>/dev/null`` wrote last), a
+    snippet reading stdin would read that.
+    """
+    read, write = os.pipe()
+    os.close(write)
+    return read
+
+
+class Reader:
+    """Reads the receiving socket into a :class:`Sink`, telling frames from output."""
+
+    def __init__(self, channel: Channel, sink: Sink, token: bytes) -> None:
+        self.channel = channel
+        self.sink = sink
+        self.token = token
+        self.exception: ExceptionInfo | None = None
+
+    def drain(self) -> int:
+        """Read every datagram queued now (never blocks); return how many."""
+        ch = self.channel
+        receiver, buffer, view, sink = ch.receiver, ch.buffer, ch.view, self.sink
+        out_addr, err_addr = ch.stdout_address, ch.stderr_address
+        token, skip = self.token, len(self.token)
+        stdout, stderr = ("stdout", "text"), ("stderr", "text")
+        # Anything from another address (someone else's socket) is ignored.
+        count = 0
+        while True:
+            try:
+                size, address = receiver.recvfrom_into(buffer)
+            except (BlockingIOError, InterruptedError):
+                return count
+            count += 1
+            if address == out_addr:
+                sink.add(stdout, view[:size])
+            elif address == err_addr:
+                if size > skip and view[:skip] == token:
+                    # Frames are not output, but their text counts towards the cap.
+                    self._frame(bytes(view[skip : skip + 1]), view[skip + 1 : size])
+                else:
+                    sink.add(stderr, view[:size])
+
+    def _frame(self, label: bytes, payload: memoryview) -> None:
+        if label == b"x":
+            name, _, message = bytes(payload).partition(b"\0")
+            self.exception = ExceptionInfo(
+                name.decode("utf-8", "backslashreplace"), message.decode("utf-8", "backslashreplace")
+            )
+        elif label in LABELS:
+            self.sink.add(LABELS[label], payload)

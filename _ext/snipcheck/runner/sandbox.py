@@ -1,0 +1,164 @@
+"""PID namespaces for snippet runs (Linux), and the switch that turns them off.
+
+Every run has a supervisor process (``bootstrap/_snipcheck_supervise.py``).
+Where the kernel allows it (running as root, or with ``CAP_SYS_ADMIN``), the
+supervisor is created as process 1 of a new PID namespace: when it ends, the
+kernel kills every process of the run, double-forked ``setsid`` daemons
+included, and no process of the run can signal anything outside it.
+:func:`new_pid_namespace` creates that namespace for the next process the
+*calling thread* starts (``unshare(CLONE_NEWPID)`` changes only the calling
+thread's ``pid_ns_for_children``) and switches the thread back afterwards
+(``setns`` on the namespace it started in), so it is safe in the build's
+worker threads and in the fork server.
+
+Where it is not allowed (an unprivileged user; a container without
+``CAP_SYS_ADMIN``; not Linux), runs fall back to a supervisor that is a child
+subreaper (see the supervisor's docstring for what that still guarantees).
+``SNIPCHECK_NAMESPACES=0`` in the build's environment forces that fallback
+(and the default receive queue below: the unprivileged path as a whole), for
+tests and for comparison.
+
+The capture's sockets (see :mod:`snipcheck.runner.channel`) are made, where
+allowed, in a private network namespace of the build (:func:`capture_network`),
+whose ``net.unix.max_dgram_qlen`` is raised from the default 10: a receiving
+socket then holds as many unread datagrams as the writers' send buffers allow,
+so a snippet printing thousands of short lines does not wait for the build
+every ten lines.  Only the sockets live there; the snippet's processes stay
+in the machine's network namespace.  Where it is not allowed, the sockets are
+made as they are, and such a snippet only runs slower when the machine is busy.
+
+Pure core: standard library only (``ctypes`` for ``unshare``/``setns``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+#: ``net.unix.max_dgram_qlen`` in the capture's network namespace (send buffers bound it).
+DGRAM_QUEUE = 65536
+#: Set to ``0`` to run without PID namespaces even where they are allowed.
+SWITCH = "SNIPCHECK_NAMESPACES"
+
+_lock = threading.RLock()
+_state: dict[str, Any] = {"refused": None, "home": None, "libc": None, "net": None, "net_home": None}
+
+
+def enabled() -> bool:
+    """Whether runs should try PID namespaces (Linux, and not switched off)."""
+    return sys.platform.startswith("linux") and os.environ.get(SWITCH, "1") != "0"
+
+
+def refused() -> str | None:
+    """Why the kernel refused a PID namespace in this process, or ``None``."""
+    return _state["refused"]  # type: ignore[no-any-return]
+
+
+def _setup() -> Any:
+    with _lock:
+        if _state["libc"] is None:
+            import ctypes
+
+            _state["libc"] = ctypes.CDLL(None, use_errno=True)
+            _state["home"] = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+        return _state["libc"]
+
+
+@contextmanager
+def new_pid_namespace(wanted: bool = True) -> Iterator[bool]:
+    """While inside, the next process this thread starts is init of a new PID namespace.
+
+    :param wanted: ``False`` skips the namespace (yields ``False``).
+    :return: a context yielding whether the namespace was created; where the
+        kernel refuses (``EPERM``, ``EINVAL``, ``ENOSYS``) it yields ``False``
+        and later calls do not try again.
+    :raises OSError: if the thread cannot be switched back to its own
+        namespace afterwards (it then must not start more processes).
+    """
+    if not wanted or not enabled() or _state["refused"] is not None:
+        yield False
+        return
+    try:
+        libc = _setup()
+    except (OSError, AttributeError) as exc:
+        _state["refused"] = f"no unshare(2) here ({exc})"
+        yield False
+        return
+    import ctypes
+
+    if libc.unshare(CLONE_NEWPID) != 0:
+        err = ctypes.get_errno()
+        _state["refused"] = f"unshare(CLONE_NEWPID) failed: {os.strerror(err)}"
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        if libc.setns(_state["home"], CLONE_NEWPID) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"cannot switch back to the build's PID namespace: {os.strerror(err)}")
+
+
+def _make_network() -> int | None:
+    """Create the capture's network namespace (in a helper thread, so that no
+    thread of the build stays in it); return a descriptor of it, or ``None``."""
+    libc = _setup()
+    made: dict[str, int] = {}
+
+    def make() -> None:
+        if libc.unshare(CLONE_NEWNET) != 0:
+            return
+        fd = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            with open("/proc/sys/net/unix/max_dgram_qlen", "w") as f:
+                f.write(str(DGRAM_QUEUE))
+        except OSError:
+            os.close(fd)
+            return
+        made["fd"] = fd
+
+    helper = threading.Thread(target=make, name="snipcheck-netns")
+    helper.start()
+    helper.join()
+    return made.get("fd")
+
+
+@contextmanager
+def capture_network() -> Iterator[bool]:
+    """While inside, sockets this thread creates belong to the capture's network
+    namespace (where the kernel allows it; otherwise nothing changes).
+
+    :return: a context yielding whether they do (the long receive queue).
+
+    :raises OSError: if the thread cannot be switched back to its own network
+        namespace afterwards.
+    """
+    if not enabled():
+        yield False
+        return
+    with _lock:
+        if _state["net"] is None:
+            try:
+                _state["net_home"] = os.open("/proc/self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+                _state["net"] = _make_network() or -1
+            except (OSError, AttributeError):
+                _state["net"] = -1
+    net = _state["net"]
+    libc = _state["libc"]
+    if net == -1 or libc is None or libc.setns(net, CLONE_NEWNET) != 0:
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        if libc.setns(_state["net_home"], CLONE_NEWNET) != 0:
+            import ctypes
+
+            err = ctypes.get_errno()
+            raise OSError(err, f"cannot switch back to the build's network namespace: {os.strerror(err)}")

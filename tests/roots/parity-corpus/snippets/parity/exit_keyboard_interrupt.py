@@ -1,0 +1,3 @@
+# Python ends an uncaught KeyboardInterrupt by killing itself with SIGINT.
+print("before")
+raise KeyboardInterrupt

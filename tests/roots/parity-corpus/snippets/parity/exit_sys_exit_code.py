@@ -1,0 +1,4 @@
+import sys
+
+print("status 300 & 0xFF")
+sys.exit(300)

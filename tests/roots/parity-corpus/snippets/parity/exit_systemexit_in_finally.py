@@ -1,0 +1,7 @@
+import sys
+
+try:
+    raise ValueError("first")
+finally:
+    print("finally runs")
+    sys.exit(4)
