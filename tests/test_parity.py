@@ -5,9 +5,9 @@ own process: exit paths, ``sys.modules``, argv, environment, working
 directory, umask, signal dispositions, resource limits, open descriptors,
 closed or redirected stdout/stderr, stdin, locale, hash seed, RNG, recursion
 depth.  Each is run three ways, plain ``python file.py`` in the fixed
-environment of a run, the subprocess runner and the fork runner (torch
-preloaded), each runner with and without a PID namespace, and must give
-byte-identical stdout, stderr, terminal order (stdout and stderr interleaved
+environment of a run, the subprocess runner and the fork runner (torch and
+torch._dynamo preloaded, as the chapter's conf.py preloads them), each runner
+with and without a PID namespace, and must give byte-identical stdout, stderr, terminal order (stdout and stderr interleaved
 as a terminal shows them) and exit status.
 
 Two things are normalised on every side alike, because they differ between two
@@ -40,6 +40,8 @@ TIMEOUT = 60.0
 LIMIT = 16 << 20  # the corpus prints a few megabytes on purpose
 _ADDRESS = re.compile(r"0x[0-9a-f]{6,}")
 #: The runner configurations: kind, and whether PID namespaces are allowed.
+#: What the fork server preloads: what the chapter's conf.py preloads.
+PRELOAD = ("torch", "torch._dynamo")
 WAYS = [("subprocess", True), ("fork", True), ("subprocess", False), ("fork", False)]
 
 
@@ -115,7 +117,7 @@ def way(request: pytest.FixtureRequest, stamp: Stamp) -> Iterator[Runner]:
     patch = pytest.MonkeyPatch()
     if not pidns:
         patch.setenv("SNIPCHECK_NAMESPACES", "0")
-    made = make_runner("python", python=sys.executable, stamp=stamp, kind=kind, preload=("torch",))
+    made = make_runner("python", python=sys.executable, stamp=stamp, kind=kind, preload=PRELOAD)
     try:
         yield made
     finally:

@@ -65,7 +65,10 @@ DIFFERENCES = {
     "fork runner: preload": "what the fork server preloaded is in memory and in the interpreter's "
     "internals (gc.get_objects(), gc.get_freeze_count(), sys.path_importer_cache, the import machinery's "
     "_find_and_load, memory use, /proc/self/maps); a module the preload also loaded, imported on its own "
-    "(numpy without torch), brings back what its first import loaded",
+    "(numpy without torch), brings back what its first import loaded: a module first loaded inside another "
+    "one's import (torch._inductor inside torch._dynamo's) brings back only what it loaded there, and the "
+    "other comes back when it is imported, so sys.modules may hold fewer modules than in a plain run "
+    "until then; attributes a preloaded submodule set on its package stay set (torch._dynamo on torch)",
     "fork runner: C exit handlers": "atexit(3) handlers and C++ static destructors do not run at exit "
     "(C stdio buffers are flushed)",
 }

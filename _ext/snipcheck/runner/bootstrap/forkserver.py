@@ -72,7 +72,7 @@ class _Effects:
 
     def __init__(self):  # type: ignore[no-untyped-def]
         self.items = []  # ("module", name) | ("filter", (where, filter)) | ("atexit", (func, args, kwargs))
-        self.windows = {}  # module name -> (start, end) in items
+        self.windows = {}  # module name -> (start, end) in items, of the import that loaded it
         self.modules = set()
         self.filters = set(_BASELINE_FILTERS)
         self.register = None  # atexit's own register, once atexit is loaded
@@ -80,6 +80,10 @@ class _Effects:
     def find_and_load(self, name, import_):  # type: ignore[no-untyped-def]
         start = len(self.items)
         before = set(sys.modules)
+        # Only the call that loads ``name`` makes its window: _find_and_load
+        # is also called for a module that is already there (importlib's
+        # import_module, a module still initialising), which loads nothing.
+        loads = name not in before
         try:
             return _find_and_load(name, import_)
         finally:
@@ -101,7 +105,8 @@ class _Effects:
                     (front if not old or i < old[0] else back).append(f)
             self.items.extend(("filter", ("front", f)) for f in reversed(front))
             self.items.extend(("filter", ("back", f)) for f in back)
-            self.windows.setdefault(name, (start, len(self.items)))
+            if loads and name in sys.modules:
+                self.windows.setdefault(name, (start, len(self.items)))
 
     def watch_atexit(self, atexit):  # type: ignore[no-untyped-def]
         """Record every ``atexit.register`` from now on (undone in the child)."""
@@ -423,6 +428,8 @@ class _View:
         sys.modules.update(back)  # in the order of the first import
         for n in back:
             del hidden[n]
+        if name in hidden:  # loaded before its window opened (never seen so far): put it back all the same
+            sys.modules[name] = hidden.pop(name)
         for index, kind, item in others:
             if index in self.applied:
                 continue
