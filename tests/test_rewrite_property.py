@@ -173,7 +173,10 @@ def check(project: tuple[Path, Reader], docname: str, suffix: str, raw: bytes, m
     assert outside(before, regions(old, before)) == outside(after, regions(new, after))
 
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+# Derandomized: the same 300 pages on every run, so the suite is never red by
+# chance (a flaky red is a bug too).  To explore further, raise max_examples
+# and drop derandomize locally; what that finds becomes a plain test below.
+SETTINGS = settings(max_examples=300, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
 
 @SETTINGS
@@ -188,3 +191,39 @@ def test_myst_rewrite_changes_exactly_the_bodies_it_should(project, page, ends, 
 def test_rst_rewrite_changes_exactly_the_bodies_it_should(project, page, ends, bom, data) -> None:
     lines, _ = page
     check(project, "other", ".rst", joined(lines, ends, bom), "rst", data)
+
+
+# Examples hypothesis found, kept as plain tests (each failed before its fix).
+
+
+def _rewrite(project: tuple[Path, Reader], raw: bytes, body: str) -> tuple[bytes, str]:
+    root, reader = project
+    path = root / "page.md"
+    path.write_bytes(raw)
+    placement = reader.read(["page"])["page"][-1]
+    text = SourceText.read(path, "myst")
+    apply(text, [Edit(placement, body)])
+    path.write_bytes(text.to_bytes())
+    return text.to_bytes(), reader.read(["page"])["page"][-1].stated
+
+
+@pytest.mark.parametrize("body", [" ", ":stated-env: x", "", "x"])
+def test_a_body_after_an_option_block_without_a_blank_line_reads_back(project, body) -> None:
+    # myst-parser takes the first blank line after options for the separator,
+    # and a first line starting with ':' for one more option
+    raw = b"# Page\n\n```{snippet} g/s1\n:stated-env: torch 9\n```\n"
+    _, stated = _rewrite(project, raw, body)
+    assert stated == body
+
+
+def test_a_new_blank_line_after_a_lone_carriage_return_stays_a_line_of_its_own(project) -> None:
+    raw = b"# Page\n\n```{snippet} g/s0\n---\rstated-env: y\n---\n\r0\n```\n\rend\n"
+    new, stated = _rewrite(project, raw, "\n0")
+    assert stated == "\n0"
+    assert new.endswith(b"```\n\rend\n") and b"# Page\n\n```{snippet} g/s0\n---\rstated-env: y\n---\n" in new
+
+
+def test_an_output_of_empty_lines_only_is_refused_in_myst_and_rst() -> None:
+    assert "empty lines" in (holdable("\n", "myst") or "")
+    assert holdable("\n", "rst")
+    assert holdable(" ", "myst") is None

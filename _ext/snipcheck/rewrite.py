@@ -74,6 +74,11 @@ def holdable(body: str, markup: str) -> str | None:
                     f"line {number} of the output ends with whitespace, which reStructuredText drops; "
                     "strip it in the snippet, or place the snippet in a MyST page"
                 )
+    if markup != "rst" and body and not body.replace("\n", ""):
+        return (
+            "the output is nothing but empty lines, which a MyST directive body cannot hold (myst-parser "
+            "drops them); print something visible, or strip the output in the snippet"
+        )
     texts = [line for line in body.split("\n") if line.strip()]
     if markup == "rst" and texts and all(line[0] in " \t" for line in texts):
         return (
@@ -173,6 +178,11 @@ def _apply_myst(text: SourceText, edit: Edit) -> None:
             text.replace(opening, opening + 1, [first[:at] + fence + first[at + len(p.fence) :]])
     else:
         text.replace(p.head_end, p.body_end, block)
+    if new_head is None and has_block and lines and needs_guard(edit.body) and head[-1].strip():
+        # Without a blank line after the option block, myst-parser would take
+        # the body's blank first line for the separator, or its first line
+        # for one more option.
+        text.replace(p.head_end, p.head_end, [_blank(p.prefix)])
     if new_head is not None:
         text.replace(opening + 1, p.head_end, [p.prefix + line if line else _blank(p.prefix) for line in new_head])
 

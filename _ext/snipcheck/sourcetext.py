@@ -172,3 +172,17 @@ class SourceText:
             # the file's unterminated last lines go: the line before becomes the last
             self.lines[start - 1] = content(self.lines[start - 1])
         self.lines[start:end] = out
+        self._keep_apart(start, start + len(out))
+
+    def _keep_apart(self, start: int, stop: int) -> None:
+        """Keep a lone ``\r`` from joining an empty ``\n`` line after it into
+        one ``\r\n`` (two lines read back as one) where lines ``[start, stop)``
+        were put: such a new line ends with ``\r`` too, and a line before an
+        old one gets ``\r\n``."""
+        lines = self.lines
+        for i in range(max(start, 1), min(stop + 1, len(lines))):
+            if lines[i] == "\n" and lines[i - 1].endswith("\r"):
+                if i < stop:
+                    lines[i] = "\r"
+                else:
+                    lines[i - 1] += "\n"
