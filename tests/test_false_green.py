@@ -115,6 +115,25 @@ def test_7_verify_with_nothing_drifted_leaves_its_committed_report_untouched(tmp
     assert "env" not in json.loads(data)["stamp"]  # the environment id differs from machine to machine
 
 
+@pytest.mark.parametrize("runner", ["subprocess", "fork"])
+def test_8_the_run_directory_has_a_stable_name_so_record_blames_nobody(tmp_path: Path, runner: str) -> None:
+    code = (
+        "import os, pathlib, tempfile\n"
+        "print(os.getcwd())\n"
+        "print(pathlib.Path.cwd() / 'out.csv')\n"
+        "print(os.path.expanduser('~'), tempfile.gettempdir())\n"
+    )
+    root = make(tmp_path / "p", "# T\n\n```{snippet} f/cwd\n```\n", {"f/cwd": code})
+    (root / "conf.py").write_text(CONF.replace('"subprocess"', repr(runner)) + "snipcheck_fork_min_runs = 0\n")
+    out = snipcheck_cli(root, "record", cache=tmp_path / "cache")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "deterministic" not in out.stdout + out.stderr
+    page = (root / "docs" / "index.md").read_text()
+    assert page == "# T\n\n```{snippet} f/cwd\n[CWD]\nout.csv\nhome tmp\n```\n"
+    build = sphinx(root, tmp_path / "cache-2", "-b", "html", "-c", ".", "docs", "_build/html")
+    assert build.returncode == 0, build.stderr
+
+
 def test_1_record_without_a_source_folder_fails_and_says_where_it_looked(tmp_path: Path) -> None:
     root = tmp_path / "p"
     root.mkdir()

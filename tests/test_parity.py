@@ -31,7 +31,7 @@ import pytest
 from snipcheck.model import RunResult, Snippet, Stamp
 from snipcheck.runner import DIFFERENCES, Runner, make_runner
 from snipcheck.runner.capture import empty_stdin
-from snipcheck.runner.python import child_environment, prepare_run_dir
+from snipcheck.runner.python import child_environment, output_rewrite, prepare_run_dir
 from snipcheck.snippets import load
 
 CORPUS = Path(__file__).parent / "roots" / "parity-corpus"
@@ -85,7 +85,10 @@ def plain(snippet: Snippet) -> Seen:
             shutil.rmtree(run_dir, ignore_errors=True)
 
         def text(data: bytes, run_dir: str = run_dir) -> str:
-            return normal(data.decode("utf-8", "backslashreplace").replace(run_dir + os.sep, ""))
+            decoded = data.decode("utf-8", "backslashreplace")
+            for old, new in output_rewrite(run_dir).items():  # what the runners do to their output
+                decoded = decoded.replace(old, new)
+            return normal(decoded)
 
         seen.append((text(done.stdout), text(done.stderr or b""), done.returncode))
     (out, err, code), (terminal, _, code2) = seen

@@ -17,6 +17,7 @@ import pytest
 
 from snipcheck.model import Event, ExceptionInfo, Snippet, Stamp
 from snipcheck.runner import PYTHON_RUNNERS, Runner, make_runner
+from snipcheck.runner.python import RUN_DIR_NAME
 from snipcheck.snippets import load
 
 TIMEOUT = 30.0  # generous: only the timeout tests expect to reach their limit
@@ -243,17 +244,24 @@ def test_fixed_environment_and_fresh_working_directory(runner: Runner, project: 
         "r/env",
         "import os, sys\n"
         "print(os.environ.get('PYTHONHASHSEED'), os.environ.get('TZ'), sys.flags.utf8_mode)\n"
-        "print(os.path.exists('snippets/r/env.py'), os.listdir('.') != [])\n"
-        "print(os.getcwd())\n",
+        "print(os.path.exists('snippets/r/env.py'), sorted(os.listdir('.')))\n"
+        "print(os.getcwd(), os.path.join(os.getcwd(), 'out.txt'), os.environ['HOME'])\n"
+        "open('left-behind', 'w').close()\n"
+        "print(os.getcwd().replace(os.sep, '|'))  # past the rewrite: the real folder\n",
     )
     first, second = (runner.run(snippet, timeout=TIMEOUT, output_limit=LIMIT) for _ in range(2))
-    settings, found, cwd1 = stream(first.events, "stdout").splitlines()
+    settings, found, cwd, real1 = stream(first.events, "stdout").splitlines()
     assert settings == "0 UTC 1"
-    assert found == "True True"
-    cwd2 = stream(second.events, "stdout").splitlines()[2]
-    assert cwd1 != cwd2  # a fresh directory per run
-    assert not Path(cwd1).is_relative_to(project)
-    assert not Path(cwd1).exists()  # removed after the run
+    # a fresh directory per run: nothing the first run wrote is there for the second
+    assert found == "True ['home', 'snippets', 'tmp']"
+    assert stream(second.events, "stdout").splitlines()[1] == found
+    # the run directory is shown by its documented name (false-green.md case 8)
+    assert cwd == f"{RUN_DIR_NAME} out.txt home"
+    real2 = stream(second.events, "stdout").splitlines()[3]
+    assert real1 != real2
+    for real in (real1, real2):
+        assert not Path(real.replace("|", os.sep)).is_relative_to(project)
+        assert not Path(real.replace("|", os.sep)).exists()  # removed after the run
 
 
 def test_nothing_is_written_into_the_project(runner: Runner, project: Path) -> None:

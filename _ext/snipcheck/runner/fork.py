@@ -47,6 +47,7 @@ from .python import (
     SubprocessRunner,
     child_environment,
     memory_limit_of,
+    output_rewrite,
     prepare_run_dir,
 )
 
@@ -317,7 +318,7 @@ class ForkRunner:
                 lambda streams: slot.spawn(request, streams),
                 timeout=timeout,
                 output_limit=output_limit,
-                rewrite={run_dir + os.sep: ""},
+                rewrite=output_rewrite(run_dir),
             )
         except BaseException:
             slot.broken = True

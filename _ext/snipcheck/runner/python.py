@@ -7,6 +7,13 @@ output, default warning filters, and a private ``HOME``.  The run directory is
 removed afterwards (by the run's supervisor, so also when the build is
 killed), so nothing a snippet writes lands in the repository.
 
+The run directory's path is random, and that variation is ours, not the
+snippet's: in the captured output, a path under it reads relative to it
+(``snippets/<id>.py``, as ``python snippets/<id>.py`` run from the project
+root shows it), and the directory itself reads :data:`RUN_DIR_NAME`
+(``print(os.getcwd())`` prints ``[CWD]``, the redaction snapbox and trycmd
+use), so such an output is the same on every run (see :func:`output_rewrite`).
+
 The process tree of a run: the build starts a supervisor
 (``python -I -S bootstrap/_snipcheck_supervise.py``), as process 1 of a new
 PID namespace where the kernel allows it (:mod:`snipcheck.runner.sandbox`);
@@ -35,6 +42,8 @@ BOOTSTRAP_DIR = str(Path(__file__).parent / "bootstrap")
 SUPERVISOR = str(Path(BOOTSTRAP_DIR) / "_snipcheck_supervise.py")
 #: Variables passed through from the parent environment, when set.
 PASSTHROUGH = ("PATH", "CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "SYSTEMROOT")
+#: How the run directory itself reads in captured output (see the module docstring).
+RUN_DIR_NAME = "[CWD]"
 #: The default memory limit of a run (bytes; ``snipcheck_memory_limit``).
 DEFAULT_MEMORY_LIMIT = 4 << 30
 
@@ -63,6 +72,13 @@ def child_environment(run_dir: str, declared: tuple[str, ...] = ()) -> dict[str,
         }
     )
     return env
+
+
+def output_rewrite(run_dir: str) -> dict[str, str]:
+    """The exact substrings of captured output rewritten for ``run_dir``, in
+    order: a path under it becomes relative to it, then the directory itself
+    reads :data:`RUN_DIR_NAME`."""
+    return {run_dir + os.sep: "", run_dir: RUN_DIR_NAME}
 
 
 def _inside(run_dir: str, rel: str) -> Path:
@@ -197,7 +213,7 @@ class SubprocessRunner:
                 ),
                 timeout=timeout,
                 output_limit=output_limit,
-                rewrite={run_dir + os.sep: ""},
+                rewrite=output_rewrite(run_dir),
             )
         finally:
             shutil.rmtree(run_dir, ignore_errors=True)
