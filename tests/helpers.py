@@ -158,3 +158,19 @@ def placements_in(page: Path) -> list:
     with tempfile.TemporaryDirectory() as tmp:
         found = read_index(project.srcdir, root, Path(tmp)).placements
     return [p for p in found if Path(p.source).resolve() == page.resolve()]
+
+
+def environment_label() -> str:
+    """What a stamp must name, found without snipcheck's own code: torch's
+    version as its distribution states it, the interpreter's, the device
+    (``torch 2.13.0+cpu · Python 3.11.7 · CPU``).  Tests compare the page
+    with this, never with ``Stamp.label()`` (a wrong label would agree with
+    itself)."""
+    import importlib.metadata
+    import platform
+
+    try:
+        torch = [f"torch {importlib.metadata.version('torch')}"]
+    except importlib.metadata.PackageNotFoundError:
+        torch = []
+    return " · ".join([*torch, f"Python {platform.python_version()}", "CPU"])

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import directive_line, html, plain, snipcheck_warnings
+from helpers import directive_line, environment_label, html, plain, snipcheck_warnings
 from snipcheck.model import Stamp
 from snipcheck.settings import VALUES
 
@@ -44,7 +44,7 @@ def output_blocks(page: Path, snippet_id: str) -> list[tuple[list[str], str]]:
 
 
 @pytest.mark.sphinx("html", testroot="drift")
-def test_drift_is_a_warning_at_the_directive_with_a_unified_diff(app, stamp: Stamp) -> None:  # noqa: ANN001
+def test_drift_is_a_warning_at_the_directive_with_a_unified_diff(app) -> None:  # noqa: ANN001
     page = build_html(app)
     index = Path(app.srcdir) / "index.md"
     line = directive_line(index, "drift/hello")
@@ -52,7 +52,7 @@ def test_drift_is_a_warning_at_the_directive_with_a_unified_diff(app, stamp: Sta
     assert snipcheck_warnings(app.warning.getvalue()) == [
         f"{index}:{line}: WARNING: snippet 'drift/hello': the stated output differs from the actual output:\n"
         f"--- stated (index.md:{line})\n"
-        f"+++ actual ({stamp.label()})\n"
+        f"+++ actual ({environment_label()})\n"
         "@@ -1 +1 @@\n"
         "-hello worle\n"
         "+hello world\n"

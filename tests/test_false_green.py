@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import snipcheck_cli
+from helpers import environment_label, snipcheck_cli
 
 CONF = """\
 extensions = ["myst_parser", "snipcheck"]
@@ -132,6 +132,25 @@ def test_8_the_run_directory_has_a_stable_name_so_record_blames_nobody(tmp_path:
     assert page == "# T\n\n```{snippet} f/cwd\n[CWD]\nout.csv\nhome tmp\n```\n"
     build = sphinx(root, tmp_path / "cache-2", "-b", "html", "-c", ".", "docs", "_build/html")
     assert build.returncode == 0, build.stderr
+
+
+def test_9_every_output_panel_and_the_box_name_the_environment_of_the_run(tmp_path: Path) -> None:
+    from bs4 import BeautifulSoup
+
+    page = "# T\n\n```{snipcheck-environment}\n```\n\n```{snippet} f/a\na\n```\n"
+    root = make(tmp_path / "p", page, {"f/a": 'print("a")\n'})
+    named = environment_label()
+    stamps = []
+    for _ in range(2):  # a run, then the same result from the cache
+        out = sphinx(root, tmp_path / "cache", "-b", "html", "-c", ".", "-E", "docs", "_build/html")
+        assert out.returncode == 0, out.stderr
+        soup = BeautifulSoup((root / "_build" / "html" / "index.html").read_text(), "html.parser")
+        stamps.append(" ".join(soup.find(class_="snipcheck-stamp").get_text().split()))
+        box = " ".join(soup.find(class_="snipcheck-environment").get_text().split())
+        assert f"ran during the build, their output captured as it was, in: {named}" in box
+    ran, cached = stamps
+    assert re.fullmatch(re.escape(named) + r" · \d+\.\d\d s · snippets/f/a\.py", ran), ran
+    assert re.fullmatch(re.escape(named) + r" · \d+\.\d\d s · result from the cache · snippets/f/a\.py", cached), cached
 
 
 def test_1_record_without_a_source_folder_fails_and_says_where_it_looked(tmp_path: Path) -> None:
