@@ -95,8 +95,10 @@ def test_on_every_test_root_the_build_and_the_index_agree(name: str, tmp_path: P
     root = tmp_path / name
     shutil.copytree(ROOTS / f"test-{name}", root)
     built = sphinx_build(root, tmp_path / "build", cache_dir, {"snipcheck_execute": False}, freshenv=True)
-    report = json.loads((tmp_path / "build" / "report" / "report.json").read_text()) if (tmp_path / "build" / "report" / "report.json").exists() else {"snippets": []}
     index = read_index(root, root, tmp_path / "index")
+    path = tmp_path / "build" / "report" / "report.json"
+    # a build with no placement writes no report; one with placements always does
+    report = json.loads(path.read_text()) if index.placements or path.exists() else {"snippets": []}
     assert sorted((r["snippet_id"], r["docname"], r["line"]) for r in report["snippets"]) == sorted(
         (p.snippet_id, p.docname, p.line) for p in index.placements
     ), built.warnings_text

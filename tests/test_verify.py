@@ -196,6 +196,35 @@ def test_shards_are_deterministic_and_merge_to_the_full_report(project: dict[str
     assert out.stderr.strip() == "error: cannot merge: shard 2/2 missing; give each of the 2 shards exactly once"
 
 
+@pytest.mark.parametrize("edit", ["snippet source", "stated output"])
+def test_merge_refuses_shards_made_from_two_revisions_of_the_chapter(project: dict[str, Path], edit: str) -> None:
+    # false-green.md case 2, end to end: the fingerprint each shard carries is
+    # the chapter's own, so an edit between two shards is caught by merge
+    root = project["root"]
+    py2 = str(project["py2"])
+    path = root / "snippets" / "demo" / "plain.py" if edit == "snippet source" else root / "docs" / "index.md"
+    original = path.read_text()
+    out = _cli(root, "verify", "--python", py2, "--shard", "1/2", "--json", "a1.json")
+    assert out.returncode in (0, 1), out.stderr
+    try:
+        if edit == "snippet source":
+            path.write_text(original.replace("6 * 7", "7 * 6"))
+        else:
+            path.write_text(original.replace("Some prose", "Some prose\n\n```{snippet} demo/plain\nno torch here: 41\n```\n", 1))
+        out = _cli(root, "verify", "--python", py2, "--shard", "2/2", "--json", "b2.json")
+        assert out.returncode in (0, 1), out.stderr
+    finally:
+        path.write_text(original)
+    first, second = (json.loads((root / name).read_text())["fingerprint"] for name in ("a1.json", "b2.json"))
+    assert first != second
+    out = _cli(root, "merge", "a1.json", "b2.json")
+    assert out.returncode == 2
+    assert out.stderr.strip() == (
+        f"error: cannot merge: shards of different chapters: shard 1/2 has fingerprint {first}, "
+        f"shard 2/2 has {second}; verify every shard from the same revision"
+    )
+
+
 def test_accept_refuses_uncommitted_changes_then_dry_run_then_accepts(project: dict[str, Path]) -> None:
     root = project["root"]
     py2 = str(project["py2"])
