@@ -164,3 +164,85 @@ def test_record_refuses_an_output_that_changes_from_run_to_run(project: Path) ->
     assert "rec/clock: not recorded: its output differs between two runs of the same code" in out.stderr
     assert "-now: " in out.stderr and "+now: " in out.stderr
     assert page.read_text() == before
+
+
+# --- snipcheck new (adoption.md #4) -------------------------------------------------
+
+
+def quickstart(root: Path, conf: str, pages: dict[str, str]) -> Path:
+    """A project laid out as sphinx-quickstart lays one out (conf.py beside the pages
+    unless ``snipcheck_source_dir`` says otherwise), with the pages given."""
+    root.mkdir(parents=True)
+    (root / "conf.py").write_text(conf, encoding="utf-8")
+    for name, text in pages.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    return root
+
+
+def test_new_in_an_rst_project_prints_an_rst_directive_that_record_then_fills(tmp_path: Path, probe_cache: Path) -> None:
+    cache = fresh_cache(tmp_path / "cache", probe_cache)
+    root = quickstart(
+        tmp_path / "rst",
+        f'project = "outside"\nextensions = ["snipcheck"]\nsnipcheck_cache_dir = {str(cache)!r}\n',
+        {"index.rst": "Outside\n=======\n\nProse.\n"},
+    )
+    done = snipcheck(root, "new", "tutorial/first")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "created snippets/tutorial/first.py",
+        "paste this into a page where the code belongs:",
+        "",
+        ".. snippet:: tutorial/first",
+        "",
+        "then fill in its output from a real run:  snipcheck record tutorial/first",
+    ]
+    code = (root / "snippets" / "tutorial" / "first.py").read_text(encoding="utf-8")
+    assert "torch" not in code  # an outside project need not have torch
+    page = root / "index.rst"
+    page.write_text(page.read_text(encoding="utf-8") + "\n" + done.stdout.splitlines()[3] + "\n", encoding="utf-8")
+    recorded = snipcheck(root, "record", "tutorial/first")
+    assert recorded.returncode == 0, recorded.stderr
+    (placement,) = placements_in(page)
+    assert placement.stated == printed(root, "tutorial/first")
+    assert placement.stated  # the template prints something to record
+
+
+def test_new_in_a_myst_project_prints_a_fence_the_source_dir_and_the_configured_record_command(tmp_path: Path) -> None:
+    root = quickstart(
+        tmp_path / "md",
+        'extensions = ["myst_parser", "snipcheck"]\nsnipcheck_source_dir = "pages"\n'
+        'snipcheck_record_command = "make record ID={id}"\n',
+        {"pages/index.md": "# Home\n", "pages/guide/start.md": "# Start\n"},
+    )
+    done = snipcheck(root, "new", "guide/hello", "--expect", "ValueError")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "created snippets/guide/hello.py",
+        "paste this into a page under pages/ where the code belongs:",
+        "",
+        "```{snippet} guide/hello",
+        "```",
+        "",
+        "then fill in its output from a real run:  make record ID=guide/hello",
+    ]
+    assert "nox" not in done.stdout
+    assert 'expect = "ValueError"' in (root / "snippets" / "guide" / "hello.py").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("pages", "markup"),
+    [
+        ({"index.rst": "", "README.md": "", "notes/a.md": ""}, "rst"),  # the root document decides
+        ({"index.md": "", "a.rst": "", "b.rst": ""}, "myst"),
+        ({"a.md": "", "b.md": "", "c.rst": "", "_build/x.rst": "", "_build/y.rst": ""}, "myst"),  # _build holds no pages
+        ({}, "rst"),  # Sphinx's own default
+    ],
+)
+def test_the_page_markup_is_that_of_the_projects_pages(tmp_path: Path, pages: dict[str, str], markup: str) -> None:
+    from snipcheck.scaffold import page_markup
+
+    for name, text in pages.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert page_markup(tmp_path) == markup

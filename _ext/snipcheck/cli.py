@@ -155,8 +155,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run(project, args.ids, use_cache=use_cache)
         if args.command == "new":
             return scaffold.new(
-                project.settings, args.id, rust=args.rust, expect=args.expect, requires=args.requires
-            )
+                project.settings, args.id, rust=args.rust, expect=args.expect, requires=args.requires,
+                srcdir=project.srcdir,
+            )  # fmt: skip
         if args.command == "verify":
             try:
                 shard = parse_shard(args.shard)

@@ -1,15 +1,20 @@
-"""``python -m snipcheck new ID``: create a snippet file and print its directive.
+"""``snipcheck new ID``: create a snippet file and print its directive.
 
-The new file holds a small starting point and, when the snippet needs tags, a
-tag block at its end (so the page's line numbers match the file's).  Nothing
-is ever overwritten: an existing file is reported and left alone.
+The new file holds a small starting point that needs nothing beyond the
+standard library and, when the snippet needs tags, a tag block at its end (so
+the page's line numbers match the file's).  Nothing is ever overwritten: an
+existing file is reported and left alone.  The directive printed is written
+in the markup of the project's pages (:func:`page_markup`), and the next step
+names the project's own record command (``snipcheck_record_command``).
 
 Pure core: standard library and snipcheck's core modules.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
 
 from . import tags as tags_mod
 from .model import Tags
@@ -17,10 +22,9 @@ from .requirements import RequirementError, check
 from .settings import Settings
 from .snippets import SUFFIXES, SnippetError, check_id
 
-PYTHON = """import torch
-
-x = torch.tensor([1.0, 2.0])
-print("x =", x.tolist(), "version", x._version)
+PYTHON = """numbers = [1.5, 2.5, 4.0]
+print("numbers:", numbers)
+print("sum:", sum(numbers))
 """
 
 RUST = """fn main() {
@@ -29,12 +33,60 @@ RUST = """fn main() {
 }
 """
 
+#: Suffixes of the pages of each markup.
+_MARKUP_SUFFIXES = {"rst": (".rst",), "myst": (".md",)}
 
-def new(settings: Settings, snippet_id: str, *, rust: bool, expect: str, requires: list[str]) -> int:
-    """Create ``snippets/<id>.py`` (or ``.rs``) and print the directive to paste.
 
+def page_markup(srcdir: Path) -> str:
+    """The markup the project's pages are written in: ``"rst"`` or ``"myst"``.
+
+    The root document decides (``index.rst`` or ``index.md``); without one,
+    the more common suffix among the pages (folders whose name starts with
+    ``_`` or ``.``, such as ``_build`` and ``_static``, are not pages);
+    reStructuredText, Sphinx's own default, when nothing tells.
+
+    :param srcdir: the pages' folder (``snipcheck_source_dir``).
+    """
+    for markup, suffixes in _MARKUP_SUFFIXES.items():
+        if any((srcdir / f"index{suffix}").is_file() for suffix in suffixes):
+            return markup
+    counts = dict.fromkeys(_MARKUP_SUFFIXES, 0)
+    for folder, dirs, files in os.walk(srcdir):
+        dirs[:] = [d for d in dirs if not d.startswith(("_", "."))]
+        for name in files:
+            for markup, suffixes in _MARKUP_SUFFIXES.items():
+                counts[markup] += name.endswith(suffixes)
+    return "myst" if counts["myst"] > counts["rst"] else "rst"
+
+
+def directive(snippet_id: str, markup: str) -> str:
+    """The ``snippet`` directive placing ``snippet_id`` with an empty body, in ``markup``."""
+    if markup == "myst":
+        return f"```{{snippet}} {snippet_id}\n```"
+    return f".. snippet:: {snippet_id}"
+
+
+def new(
+    settings: Settings,
+    snippet_id: str,
+    *,
+    rust: bool,
+    expect: str,
+    requires: list[str],
+    srcdir: Path | None = None,
+) -> int:
+    """Create ``<snippets dir>/<id>.py`` (or ``.rs``) and print the directive to paste.
+
+    :param settings: the project's settings (snippets folder, provides, record command).
+    :param snippet_id: the new snippet's id, e.g. ``tutorial/first-step``.
+    :param rust: a Rust snippet (``.rs``) instead of Python.
+    :param expect: how the snippet must end, as its ``expect`` tag (``"ok"``: no tag).
+    :param requires: requirements for its ``requires`` tag, e.g. ``["cuda"]``.
+    :param srcdir: the pages' folder (default: ``settings.source_dir``, else
+        the project root); its markup decides the directive's syntax.
     :return: exit status: 0 when created, 1 when the file exists or the id,
-        tags or requirements are invalid (the message says which).
+        tags or requirements are invalid (the message on stderr says which;
+        nothing is written then).
     """
     try:
         check_id(snippet_id)
@@ -61,10 +113,17 @@ def new(settings: Settings, snippet_id: str, *, rust: bool, expect: str, require
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "x", encoding="utf-8") as f:  # "x": never overwrite
         f.write(text)
-    shown = path.relative_to(settings.root) if path.is_relative_to(settings.root) else path
-    print(f"created {shown}")
-    print("paste this into a page under docs/ where the code belongs:\n")
-    print(f"```{{snippet}} {snippet_id}\n```\n")
-    print(f"then fill in its output from a real run:  nox -s record -- {snippet_id}")
-    print("and preview the page while you edit:       nox -s docs-live")
+    pages = (srcdir or settings.source_dir or settings.root).resolve()
+    root = settings.root.resolve()
+    print(f"created {_shown(path, root)}")
+    where = "a page" if pages == root else f"a page under {_shown(pages, root)}/"
+    print(f"paste this into {where} where the code belongs:\n")
+    print(directive(snippet_id, page_markup(pages)) + "\n")
+    print(f"then fill in its output from a real run:  {settings.record_command.format(id=snippet_id)}")
     return 0
+
+
+def _shown(path: Path, root: Path) -> str:
+    """``path`` relative to ``root`` when inside it, else as given."""
+    resolved = path.resolve()
+    return resolved.relative_to(root).as_posix() if resolved.is_relative_to(root) else str(path)
