@@ -182,11 +182,16 @@ def _fail(message: str, status: int = 1) -> int:
 
 
 def _stamp(settings: Settings) -> Stamp | None:
+    """The probe stamp of the snippet interpreter, or ``None`` after saying why there is none."""
     try:
-        return probe(settings.python, settings.cache_dir)
+        stamp = probe(settings.python, settings.cache_dir)
     except ProbeError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return None
+    why = settings.preload_problem(stamp) if settings.runner == "fork" else None
+    if why:
+        print(f"warning: {why}", file=sys.stderr)
+    return stamp
 
 
 def _run(project: Project, ids: list[str], use_cache: bool) -> int:

@@ -70,7 +70,7 @@ VALUES: dict[str, Value] = {
     "snipcheck_provides": Value([], (list, tuple), "env", "features this build declares present, e.g. ['burn']", _names),
     "snipcheck_runner": Value("fork", (str,), "env", "Python runner: 'fork' (warm server, default) or 'subprocess'"),
     "snipcheck_fork_min_runs": Value(3, (int,), "", "start the fork server only when a build needs at least this many Python runs; fewer run as plain subprocesses (0: always fork)", _integer),
-    "snipcheck_preload": Value(["torch"], (list, tuple), "", "modules the fork runner's server imports once", _names),
+    "snipcheck_preload": Value(None, (list, tuple), "", "modules the fork runner's server imports once; default (None): torch when the snippet interpreter has it, else nothing", _names),
     "snipcheck_env": Value([], (list, tuple), "env", "environment variables every Python snippet reads: passed through to its run and part of its cache key", _names),
     "snipcheck_depends": Value([], (list, tuple), "env", "data files every Python snippet reads, relative to the project root (globs allowed): copied into its run directory and part of its cache key", _names),
     "snipcheck_source_dir": Value("", (str,), "", "the pages the command line reads (record, verify, accept), relative to conf.py; default: conf.py's own directory, as sphinx-quickstart lays a project out"),
@@ -88,6 +88,8 @@ def problem(name: str, value: Any, root: Path | None = None) -> str | None:
         are also checked to match files inside the project.
     """
     decl = VALUES[name]
+    if value is None and decl.default is None:
+        return None  # "not set": resolved where it is used (see Settings.preload_modules)
     wanted = " or ".join(t.__name__ for t in decl.types)
     ok_type = isinstance(value, decl.types) and not (isinstance(value, bool) and bool not in decl.types)
     if not ok_type:
@@ -187,7 +189,7 @@ class Settings:
     provides: tuple[str, ...]
     reference: str
     runner: str = "fork"
-    preload: tuple[str, ...] = ("torch",)
+    preload: tuple[str, ...] | None = None
     fork_min_runs: int = 3
     memory_limit: int = 4 << 30
     source_dir: Path | None = None
@@ -239,7 +241,7 @@ class Settings:
                 provides=tuple(v["snipcheck_provides"]),
                 reference=v["snipcheck_reference"] or reference_from_pyproject(root),
                 runner=v["snipcheck_runner"],
-                preload=tuple(v["snipcheck_preload"]),
+                preload=None if v["snipcheck_preload"] is None else tuple(v["snipcheck_preload"]),
                 fork_min_runs=v["snipcheck_fork_min_runs"],
                 memory_limit=parse_size(v["snipcheck_memory_limit"]),
                 source_dir=(root / v["snipcheck_source_dir"]) if v["snipcheck_source_dir"] else root,
@@ -257,7 +259,8 @@ class Settings:
 
         :raises FileNotFoundError: if there is no ``conf.py``.
         """
-        conf = Path(root) / "conf.py"
+        # absolute: it is run after the chdir below (``-c guide`` is relative)
+        conf = Path(root).resolve() / "conf.py"
         if not conf.is_file():
             raise FileNotFoundError(f"no conf.py in {root}")
         cwd = os.getcwd()
@@ -284,6 +287,35 @@ class Settings:
                 continue
         return tuple(sorted(found.items()))
 
+    def preload_modules(self, stamp: Stamp) -> tuple[str, ...]:
+        """The modules the fork server imports once, for the interpreter ``stamp`` describes.
+
+        ``snipcheck_preload`` as configured; left unset (``None``), torch when
+        that interpreter has it (the probe found it), else nothing, so a
+        project without torch starts its server without a word about it.
+
+        :param stamp: the probe stamp of the snippet interpreter.
+        """
+        if self.preload is not None:
+            return self.preload
+        return ("torch",) if stamp.torch else ()
+
+    def preload_problem(self, stamp: Stamp) -> str | None:
+        """Why the configured preload cannot work on this interpreter, or ``None``.
+
+        A configured module that is not installed is reported by the fork
+        server itself ("cannot preload ..."), except torch, which the runner
+        leaves out where the probe found none: this says so.
+
+        :param stamp: the probe stamp of the snippet interpreter.
+        """
+        if self.preload is not None and "torch" in self.preload and not stamp.torch:
+            return (
+                f"snipcheck_preload names torch, but the snippet interpreter {self.python} has no torch, "
+                "so the fork server does not preload it; install torch there, or remove it from snipcheck_preload"
+            )
+        return None
+
     def executor(self, stamp: Stamp, *, use_cache: bool = True) -> Executor:
         """An executor for snippets under these settings."""
         return Executor(
@@ -296,7 +328,7 @@ class Settings:
                 output_limit=self.output_limit,
                 provides=self.provides,
                 runner=self.runner,
-                preload=self.preload,
+                preload=self.preload_modules(stamp),
                 build_dir=self.cache_dir / "rust",
                 fork_min_runs=self.fork_min_runs,
                 memory_limit=self.memory_limit,

@@ -123,6 +123,9 @@ def _init(app: Sphinx) -> None:
             stamp, fingerprint = found.stamp, found.fingerprint
             for note in found.notes:
                 warn("cache", note, None)
+            why = settings.preload_problem(stamp) if settings.runner == "fork" else None
+            if why:
+                warn("config", f"{Path(app.confdir) / 'conf.py'}: {why}", None)
     app._snipcheck_state = BuildState(settings, stamp, fingerprint, use_cache)  # type: ignore[attr-defined]
     _by_env[app.env] = app._snipcheck_state  # type: ignore[attr-defined]
 

@@ -1,0 +1,96 @@
+"""What the fork server preloads (``snipcheck_preload``).
+
+Left unset, it preloads torch only where the snippet interpreter has torch:
+a project without torch forks from a server that preloaded nothing, without a
+word about torch.  A list in ``conf.py`` is taken as written, and a module in
+it that cannot be imported is reported.
+
+The interpreter without torch is this one started with ``-S`` (no
+site-packages): the standard library only, like a fresh virtualenv.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from snipcheck.model import Stamp
+from snipcheck.settings import Settings
+from test_faults_support import Build, sphinx_build
+
+WITH_TORCH = Stamp("3.11.7", "2.13.0+cpu", "CPU", "Linux x86_64")
+WITHOUT_TORCH = Stamp("3.11.7", None, "CPU", "Linux x86_64")
+
+
+def settings(tmp_path: Path, **values: object) -> Settings:
+    found, messages = Settings.from_mapping(tmp_path, values)
+    assert messages == []
+    return found
+
+
+def test_unset_preloads_torch_only_where_the_interpreter_has_it(tmp_path: Path) -> None:
+    unset = settings(tmp_path)
+    assert unset.preload_modules(WITH_TORCH) == ("torch",)
+    assert unset.preload_modules(WITHOUT_TORCH) == ()
+    # what the executor hands the fork server
+    assert unset.executor(WITHOUT_TORCH, use_cache=False).config.preload == ()
+    assert unset.executor(WITH_TORCH, use_cache=False).config.preload == ("torch",)
+    assert unset.preload_problem(WITHOUT_TORCH) is None
+
+
+def test_a_configured_list_is_taken_as_written(tmp_path: Path) -> None:
+    chosen = settings(tmp_path, snipcheck_preload=["numpy", "json"])
+    assert chosen.preload_modules(WITHOUT_TORCH) == ("numpy", "json")
+    assert chosen.executor(WITH_TORCH, use_cache=False).config.preload == ("numpy", "json")
+    assert settings(tmp_path, snipcheck_preload=[]).preload_modules(WITH_TORCH) == ()
+
+
+@pytest.fixture
+def no_torch(tmp_path: Path) -> Path:
+    """An interpreter without torch: this one, without site-packages."""
+    wrapper = tmp_path / "python-no-torch"
+    wrapper.write_text(f'#!/bin/sh\nexec {sys.executable} -S "$@"\n')
+    wrapper.chmod(0o755)
+    return wrapper
+
+
+def build(tmp_path: Path, python: Path, conf: str = "") -> Build:
+    """Build a two-snippet ``.rst`` project whose snippets run on ``python``, forked."""
+    src = tmp_path / "src"
+    (src / "snippets" / "p").mkdir(parents=True)
+    (src / "conf.py").write_text(f'extensions = ["snipcheck"]\nsnipcheck_python = {str(python)!r}\n{conf}')
+    (src / "snippets" / "p" / "a.py").write_text('print("a")\n')
+    (src / "snippets" / "p" / "b.py").write_text('print("b")\n')
+    (src / "index.rst").write_text("Preload\n=======\n\n.. snippet:: p/a\n\n   a\n\n.. snippet:: p/b\n\n   b\n")
+    # the probe of this interpreter is its own: the cache starts empty
+    return sphinx_build(src, tmp_path, tmp_path / "cache", {"snipcheck_fork_min_runs": 0})
+
+
+def test_a_project_without_torch_forks_without_a_word_about_torch(tmp_path: Path, no_torch: Path) -> None:
+    built = build(tmp_path, no_torch)
+    assert built.statuscode == 0, built.warnings_text
+    assert built.warnings == [], built.warnings_text
+    everything = (built.status + built.warnings_text).replace(str(tmp_path), "<tmp>")
+    assert "snipcheck: fork runner ready (preloaded nothing)" in everything
+    assert "torch" not in everything
+    assert "subprocess runner" not in everything
+
+
+def test_a_configured_module_that_cannot_be_imported_is_reported(tmp_path: Path, no_torch: Path) -> None:
+    built = build(tmp_path, no_torch, 'snipcheck_preload = ["snipcheck_no_such_module"]\n')
+    assert built.statuscode == 0, built.warnings_text  # the runs go on, as plain subprocesses
+    assert (
+        "snipcheck: using the subprocess runner: forking is unsafe: cannot preload snipcheck_no_such_module: "
+        "ModuleNotFoundError: No module named 'snipcheck_no_such_module'"
+    ) in built.status + built.warnings_text
+
+
+def test_configured_torch_on_an_interpreter_without_it_is_a_config_warning(tmp_path: Path, no_torch: Path) -> None:
+    built = build(tmp_path, no_torch, 'snipcheck_preload = ["torch"]\n')
+    assert built.warnings == [
+        f"WARNING: {tmp_path / 'src' / 'conf.py'}: snipcheck_preload names torch, but the snippet interpreter "
+        f"{no_torch} has no torch, so the fork server does not preload it; install torch there, or remove it "
+        "from snipcheck_preload [snipcheck.config]"
+    ], built.warnings_text
