@@ -8,6 +8,7 @@ normalizers do not mask.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -186,18 +187,34 @@ def test_a_rebuild_with_nothing_changed_is_quiet_and_writes_no_page(
 CJK_GAP = re.compile(r"[\u3400-\u9fff\u3000-\u303f\uff00-\uffef][ \t]*\n[ \t]*[\u3400-\u9fff\u3000-\u303f\uff00-\uffef]")
 
 
+#: Text a reader sees that is not in a paragraph: titles of cards, tabs and
+#: admonitions, captions of diagrams and tables.
+TITLES = ".sd-card-title, .sd-card-header, .sd-card-footer, .sd-tab-label, .admonition-title, figcaption, .caption-text"
+
+
 def prose_blocks(page: Path) -> list[Any]:
     """Running text of a built page, one block each (paragraphs, headings,
-    table cells, tight list items), without code blocks, outputs and the
-    snippet boxes; inline code stands as a Latin placeholder."""
+    table cells, tight list items, card and tab titles, captions), without
+    code blocks, outputs and the snippet boxes; inline code stands as a
+    Latin placeholder."""
     soup = html(page)
     article = soup.find("article") or soup
     for element in article.select(".snipcheck-snippet, div.highlight, .headerlink"):
         element.decompose()
     for code in article.find_all("code"):
         code.replace_with("CODE")
-    blocks = article.find_all(["p", "h1", "h2", "h3", "td", "th", "dt", "summary"])
+    blocks = article.find_all(["p", "h1", "h2", "h3", "h4", "h5", "h6", "td", "th", "dt", "summary", "caption"])
+    blocks += article.select(TITLES)
     return blocks + [li for li in article.find_all("li") if li.find("p") is None]
+
+
+def described(page: Path) -> list[str]:
+    """What a page says in attributes a reader meets: a diagram's text
+    alternative (``alt``, and the fallback text inside its ``<object>``),
+    tooltips and labels."""
+    article = html(page).find("article")
+    found = [str(e[a]) for a in ("alt", "title", "aria-label") for e in article.find_all(attrs={a: True})]
+    return found + [o.get_text() for o in article.find_all("object")]
 
 
 def pages(html_dir: Path) -> list[Path]:
@@ -209,11 +226,46 @@ def test_no_stray_space_between_chinese_characters(chapter_html: Path) -> None:
     versions = " ".join(b.get_text() for b in prose_blocks(chapter_html / "versions.html"))
     for joined in ("torch 自己源文件里的行号", "从不规整", "把报告（JSON）"):
         assert joined in versions, joined
-    gaps = {
-        page.name: [m.group(0) for b in prose_blocks(page) for m in CJK_GAP.finditer(b.get_text())]
+    gaps = {page.name: stray_gaps(page) for page in pages(chapter_html)}
+    assert {k: v for k, v in gaps.items() if v} == {}
+    # The check reads card titles and diagram captions too: both are on the pages.
+    burn = [b.get_text() for b in prose_blocks(chapter_html / "burn.html")]
+    assert any("同一个场景" in text for text in burn)  # the diagram's caption
+    cards = [b.get_text() for b in prose_blocks(chapter_html / "inplace.html")]
+    assert any(text.strip() == "形态① 要梯度的叶子被就地改" for text in cards)  # a card's title
+
+
+def stray_gaps(page: Path) -> list[str]:
+    """Each source line break left between two CJK characters on ``page``."""
+    texts = [b.get_text() for b in prose_blocks(page)] + described(page)
+    return [m.group(0) for text in texts for m in CJK_GAP.finditer(text)]
+
+
+def headings_and_contents(page: Path) -> list[str]:
+    """The page's headings and every entry of its tables of contents (the
+    site navigation and the page's own), as a reader sees them."""
+    soup = html(page)
+    for link in soup.select(".headerlink"):
+        link.decompose()
+    found = soup.select("article h1, article h2, article h3, article h4, article h5, article h6")
+    found += soup.select(".sidebar-tree a, .toc-tree a, .toctree-wrapper a")
+    return [" ".join(e.get_text().split()) for e in found]
+
+
+def test_no_heading_or_contents_entry_is_a_lone_character(chapter_html: Path) -> None:
+    """reader.md #2: the contributing entry of the contents showed a lone "图"
+    (a section titled just that, now 流程图)."""
+    lone = {
+        page.name: [t for t in headings_and_contents(page) if len(t) < 2]
         for page in pages(chapter_html)
     }
-    assert {k: v for k, v in gaps.items() if v} == {}
+    assert {k: v for k, v in lone.items() if v} == {}
+    contributing = headings_and_contents(chapter_html / "contributing.html")
+    assert "流程图" in contributing and "图" not in contributing
+    # search results name sections by the same titles
+    index = (chapter_html / "searchindex.js").read_text(encoding="utf-8")
+    titles = json.loads(index[index.index("(") + 1 : index.rindex(")")])["alltitles"]
+    assert [t for t in titles if len(t) < 2] == []
 
 
 def test_snippet_ids_never_stand_in_for_prose(chapter_html: Path, chapter_placements: list[Placement]) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
+import shutil
 from io import BytesIO
 from pathlib import Path
 
@@ -47,6 +48,12 @@ def labels_in_code() -> dict[str, str]:
                     f"{path}:{node.lineno}: _() of a non-literal: no catalog can list it"
                 )
                 found.setdefault(arg.value, f"{path.relative_to(PACKAGE)}:{node.lineno}")
+    # the documented differences of a run, which the snipcheck-differences directive translates
+    from snipcheck.runner import DIFFERENCES
+
+    for name, text in DIFFERENCES.items():
+        found.setdefault(name, "runner/__init__.py DIFFERENCES")
+        found.setdefault(text, "runner/__init__.py DIFFERENCES")
     return found
 
 
@@ -126,6 +133,26 @@ def test_an_english_project_page_holds_no_chinese(app) -> None:
     problem = index.select_one(".caution")
     assert "The stated output differs from the actual output of this build." in problem.get_text()
     assert "--- stated (index.md:" in problem.get_text() and "+++ actual (torch " in problem.get_text()
+
+
+@pytest.mark.parametrize("language", ["en", "zh_CN"])
+def test_the_page_states_how_a_run_differs_from_plain_python(make_app, rootdir, tmp_path: Path, language: str) -> None:
+    # runner.md / issue 11: the documented differences are on the page, in its language
+    from snipcheck.runner import DIFFERENCES
+
+    srcdir = tmp_path / "src"
+    shutil.copytree(rootdir / "test-i18n", srcdir)
+    app = make_app("html", srcdir=srcdir, confoverrides={"language": language})
+    app.build()
+    items = html(Path(app.outdir) / "differences.html").select("ul.snipcheck-differences > li")
+    assert len(items) == len(DIFFERENCES)
+    names = [li.find("strong").get_text() for li in items]
+    if language == "en":
+        assert names == list(DIFFERENCES)
+        assert items[0].get_text().replace("\u2019", "'") == f"process ids: {DIFFERENCES['process ids']}"  # smart quotes
+    else:
+        assert names[:3] == ["进程号", "stdout 与 stderr", "内存上限"]
+        assert items[2].get_text().startswith("内存上限：这次运行里每个进程的软 RLIMIT_DATA")
 
 
 @pytest.mark.sphinx("html", testroot="i18n", confoverrides={"language": "zh_CN"})

@@ -225,7 +225,7 @@ def test_case_13_a_snippet_signalling_its_parent_under_the_subprocess_runner_doe
     assert "── snippets/innocent.py\ninnocent 0 done\n── exit status 0" in done.stdout, done.stdout + done.stderr
     if mode == "no-pidns" and sig == "SIGKILL":
         assert done.returncode == 1
-        assert "── snippets/killer.py\n   could not start the run: the run's supervisor process ended" in done.stdout
+        assert "── snippets/killer.py\n   the run's supervisor process was killed before it could report" in done.stdout
     else:
         assert done.returncode == 0, done.stdout + done.stderr
         assert "── snippets/killer.py\nthe killer goes on\n── exit status 0" in done.stdout
@@ -247,3 +247,23 @@ def test_the_snippets_parent_is_the_runs_supervisor_not_the_build(stamp: Stamp, 
         assert int(ppid) != os.getpid() and leader == "True"
         if namespaces_allowed():
             assert (pid, ppid) == ("2", "1")  # the supervisor is init of the run's namespace
+
+
+@pytest.mark.parametrize("mode", ["pidns", "no-pidns"])
+def test_the_build_summary_says_when_runs_get_no_pid_namespace(tmp_path: Path, mode: str) -> None:
+    env = cli_env(tmp_path, NO_COLOR="1", **mode_env(mode))
+    root = cli_project(tmp_path / "p", "subprocess", {"hello": "print('hello')\n"}, extensions=["snipcheck"])
+    (root / "index.rst").write_text("Page\n====\n\n.. snippet:: hello\n\n   hello\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-b", "html", str(root), str(tmp_path / "out")],
+        capture_output=True, text=True, env=env, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary = next(line for line in done.stdout.splitlines() if line.startswith("snipcheck: 1 snippets"))
+    if mode == "pidns":
+        assert "PID namespace" not in summary
+    else:
+        assert summary.endswith(
+            "; no PID namespace for the runs here (SNIPCHECK_NAMESPACES=0): each run's supervisor still ends "
+            "what the snippet started, but a snippet could signal other processes of this user"
+        )

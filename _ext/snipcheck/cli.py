@@ -83,7 +83,11 @@ def _common(defaults: bool) -> argparse.ArgumentParser:
         "--no-cache", action="store_true", default=default(False), help="run every snippet, ignoring cached results"
     )
     common.add_argument("-q", "--quiet", action="count", default=default(0), help="print less (errors only with -qq)")
-    common.add_argument("-v", "--verbose", action="count", default=default(0), help="print more")
+    common.add_argument(
+        "-v", "--verbose", action="count", default=default(0),
+        help="print more: the interpreter and result cache used, and whether each snippet ran or came from the cache, "
+        "with its run time (on stderr)",
+    )  # fmt: skip
     return common
 
 
@@ -152,7 +156,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     use_cache = not args.no_cache
     try:
         if args.command == "run":
-            return _run(project, args.ids, use_cache=use_cache)
+            return _run(project, args.ids, use_cache=use_cache, verbose=args.verbose)
         if args.command == "new":
             return scaffold.new(
                 project.settings, args.id, rust=args.rust, expect=args.expect, requires=args.requires,
@@ -163,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 shard = parse_shard(args.shard)
             except ValueError as exc:
                 return _fail(str(exc), USAGE_ERROR)
-            report = _verify(project, args.python, shard, use_cache=use_cache, quiet=args.quiet)
+            report = _verify(project, args.python, shard, use_cache=use_cache, quiet=args.quiet, verbose=args.verbose)
             if report is None:
                 return 1
             return _emit(report, args.json, args.html)
@@ -171,7 +175,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _accept(project, args, use_cache=use_cache)
         if args.command == "review":
             return _review(project, args, use_cache=use_cache)
-        return _record(project, args.ids, dry_run=args.dry_run, use_cache=use_cache, quiet=args.quiet)
+        return _record(
+            project, args.ids, dry_run=args.dry_run, use_cache=use_cache, quiet=args.quiet, verbose=args.verbose
+        )
     except ProjectError as exc:
         return _fail(str(exc), USAGE_ERROR)
 
@@ -181,8 +187,13 @@ def _fail(message: str, status: int = 1) -> int:
     return status
 
 
-def _stamp(settings: Settings) -> Stamp | None:
-    """The probe stamp of the snippet interpreter, or ``None`` after saying why there is none."""
+def _stamp(settings: Settings, verbose: int = 0, use_cache: bool = True) -> Stamp | None:
+    """The probe stamp of the snippet interpreter, or ``None`` after saying why there is none.
+
+    :param verbose: with 1 or more, also say (on stderr) which interpreter
+        runs the snippets, with which runner, and where the result cache is.
+    :param use_cache: whether the command reads the result cache (only said).
+    """
     try:
         stamp = probe(settings.python, settings.cache_dir)
     except ProbeError as exc:
@@ -191,12 +202,31 @@ def _stamp(settings: Settings) -> Stamp | None:
     why = settings.preload_problem(stamp) if settings.runner == "fork" else None
     if why:
         print(f"warning: {why}", file=sys.stderr)
+    if verbose:
+        cache = _rel(settings.cache_dir) if use_cache else "not used (--no-cache)"
+        print(
+            f"snippets run on {stamp.label()} ({settings.python}, {settings.runner} runner); result cache: {cache}",
+            file=sys.stderr,
+        )
     return stamp
 
 
-def _run(project: Project, ids: list[str], use_cache: bool) -> int:
+def _origin(where: str, origin: str, duration: float) -> None:
+    """Say (on stderr) whether a snippet ran or came from the cache, and its run time (``-v``).
+
+    :param where: ``path:line: id`` of its placement.
+    :param origin: ``"run"`` or ``"cache"`` (others say nothing: they are reported anyway).
+    :param duration: seconds its run took (for a cache hit, the run that made the entry).
+    """
+    if origin == "run":
+        print(f"{where}: ran in {duration:.2f} s", file=sys.stderr)
+    elif origin == "cache":
+        print(f"{where}: from the cache (its run took {duration:.2f} s)", file=sys.stderr)
+
+
+def _run(project: Project, ids: list[str], use_cache: bool, verbose: int = 0) -> int:
     settings = project.settings
-    stamp = _stamp(settings)
+    stamp = _stamp(settings, verbose, use_cache)
     if stamp is None:
         return 1
     executor = settings.executor(stamp, use_cache=use_cache)
@@ -256,7 +286,9 @@ def _load_by_id(project: Project, snippet_id: str) -> Snippet:
         return project.snippet(placed[0])
 
 
-def _record(project: Project, ids: list[str], dry_run: bool, use_cache: bool, quiet: int = 0) -> int:
+def _record(
+    project: Project, ids: list[str], dry_run: bool, use_cache: bool, quiet: int = 0, verbose: int = 0
+) -> int:
     settings = project.settings
     placements = project.placements()
     if ids:
@@ -267,7 +299,7 @@ def _record(project: Project, ids: list[str], dry_run: bool, use_cache: bool, qu
                 print(f"error: snippet {i!r} is not placed in any page under {project.srcdir}", file=sys.stderr)
             return 1
         placements = [p for p in placements if p.snippet_id in set(ids)]
-    stamp = _stamp(settings)
+    stamp = _stamp(settings, verbose, use_cache)
     if stamp is None:
         return 1
     executor = settings.executor(stamp, use_cache=use_cache)
@@ -292,6 +324,8 @@ def _record(project: Project, ids: list[str], dry_run: bool, use_cache: bool, qu
     for p, snippet in loaded:
         where = f"{_where(project, p)}: {p.snippet_id}"
         outcome = executor.outcome(snippet)
+        if verbose and outcome.result is not None:
+            _origin(where, outcome.origin, outcome.result.duration)
         if outcome.origin == "error":
             print(f"{where}: " + "; ".join(outcome.notes), file=sys.stderr)
             status = 1
@@ -363,23 +397,29 @@ def _where(project: Project, p: Placement) -> str:
     return f"{_rel(Path(p.source))}:{p.line}"
 
 
-def _verify(project: Project, python: str | None, shard: tuple[int, int], use_cache: bool, quiet: int = 0) -> Report | None:
+def _verify(
+    project: Project, python: str | None, shard: tuple[int, int], use_cache: bool, quiet: int = 0, verbose: int = 0
+) -> Report | None:
     settings = project.settings
     if python:
         settings = dataclasses.replace(settings, python=absolute_command(python))
     placements = project.placements()
-    stamp = _stamp(settings)
+    stamp = _stamp(settings, verbose, use_cache)
     if stamp is None:
         return None
     executor: Executor = settings.executor(stamp, use_cache=use_cache)
     try:
-        return verify(
+        report = verify(
             settings, placements, executor, stamp, shard, progress=_progress if quiet < 1 else None, loader=project.snippet
         )
     finally:
         executor.close()
         if quiet < 1 and sys.stderr.isatty():
             print(file=sys.stderr)
+    if verbose:
+        for s in report.snippets:
+            _origin(f"{s.doc}:{s.line}: {s.id}", s.origin, s.duration)
+    return report
 
 
 def _progress(done: int, total: int, snippet_id: str) -> None:

@@ -34,6 +34,7 @@ from .compare import outcome_problem
 from .inputs import Digests
 from .model import Outcome, RunResult, Snippet, Stamp
 from .runner import Runner, make_runner
+from .runner.capture import RunError
 
 log = logging.getLogger("snipcheck")
 
@@ -220,6 +221,8 @@ class Executor:
                 continue
             try:
                 fut.set_result(self._execute(snippet))
+            except RunError as exc:  # its message says what went wrong with the run
+                fut.set_result(Outcome(None, "error", notes=(str(exc),)))
             except OSError as exc:
                 fut.set_result(Outcome(None, "error", notes=(f"could not start the run: {exc}",)))
             except BaseException as exc:  # noqa: BLE001 - handed to the waiting reader

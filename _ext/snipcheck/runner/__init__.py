@@ -58,8 +58,9 @@ DIFFERENCES = {
     "process fails with ENOBUFS (Python's own sys.stdout and sys.stderr write in pieces), and one set "
     "non-blocking fails with EAGAIN once about 4 MiB, or without namespaces ten writes, wait unread "
     "(a pipe: 64 KiB)",
-    "memory limit": "the soft RLIMIT_DATA is the run's memory limit (snipcheck_memory_limit, 4 GiB by "
-    "default; the memory tag raises it)",
+    "memory limit": "the soft RLIMIT_DATA of each process of the run is the run's memory limit "
+    "(snipcheck_memory_limit, 4 GiB by default; the memory tag raises it): each process the snippet starts "
+    "has a limit of its own, and shared or file-backed mappings do not count",
     "fork runner: frames": "the fork runner's own frames lie below the snippet's module frame, where "
     "sys._getframe(1), inspect.stack() and a warnings stacklevel beyond the snippet's frames reach them",
     "fork runner: preload": "what the fork server preloaded is in memory and in the interpreter's "

@@ -274,15 +274,15 @@ def run_captured(
     if end is None:
         end = time.monotonic()
     if errors:
-        raise RunError(errors[0])
+        raise RunError(f"could not start the run: {errors[0]}")
     sig = None
     exit_status: int | None = None
     if not timed_out:
         if status is None:
             raise RunError(
-                "the run's supervisor process ended without reporting how the snippet ended "
-                "(it was killed: by the snippet, if it signals its parent and PID namespaces are not "
-                "available here, or from outside the build)"
+                "the run's supervisor process was killed before it could report how the snippet ended: "
+                "by the snippet, if it signals its parent (os.getppid()) where PID namespaces are not "
+                "available, or from outside the build; the snippet's output is lost"
             )
         code = os.waitstatus_to_exitcode(status)
         if code < 0:

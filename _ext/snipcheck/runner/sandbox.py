@@ -60,6 +60,20 @@ def refused() -> str | None:
     return _state["refused"]  # type: ignore[no-any-return]
 
 
+def isolation() -> str | None:
+    """Why runs here get no PID namespace, or ``None`` where they do (or
+    would: where no run has tried yet, one is tried and undone at once).
+
+    The fork server decides for its own runs the same way, in the same
+    environment, so the answer holds for both runners."""
+    if _state["refused"] is None and enabled():
+        with new_pid_namespace(True):
+            pass
+    if not enabled():
+        return f"{SWITCH}=0"
+    return refused()
+
+
 def _setup() -> Any:
     with _lock:
         if _state["libc"] is None:

@@ -18,6 +18,7 @@ from . import (
     collector,
     config,
     dependencies,
+    differences,
     directive,
     environment_box,
     fill,
@@ -48,6 +49,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     results.register(app)
     fill.register(app)
     environment_box.register(app)
+    differences.register(app)
     summary.register(app)
     claims.register(app)
     ansi.register(app)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from sphinx.util import logging
 
 from ..cache import write_atomic
+from ..runner import sandbox
 from . import state as state_mod
 from .claims import claims
 from .collector import PROBLEMS, iter_all
@@ -61,6 +62,12 @@ def summarize(app: Sphinx, exception: BaseException | None) -> None:
         )
     else:
         line += "; this build re-read no page"
+    why = sandbox.isolation() if origins["run"] else None
+    if why:
+        line += (
+            f"; no PID namespace for the runs here ({why}): each run's supervisor still ends what the "
+            "snippet started, but a snippet could signal other processes of this user"
+        )
     logger.info(line)
     report = {
         "stamp": dataclasses.asdict(state.stamp) if state.stamp else None,
