@@ -22,6 +22,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from browser_fixtures import Site, missing, open_tab, shot, snippet_selector
 from conftest import TESTS
+from helpers import html
 
 pytestmark = pytest.mark.browser
 
@@ -56,28 +57,58 @@ def visit(browser: Any, site: Site) -> Iterator[Callable[..., Any]]:
 
 # --- outputs and code on a phone and a desktop (reader.md #3, #4) -----------------------
 
-PANELS = """() => [...document.querySelectorAll('article div.highlight > pre')].map(pre => {
+NEXT_FRAMES = "new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))"
+# Every code and output block of the article, in document order; ``shown``: laid out now
+# (not in a hidden tab).
+PANELS = """() => [...document.querySelectorAll('article div.highlight > pre')].map((pre, index) => {
     const s = getComputedStyle(pre), box = pre.getBoundingClientRect();
     const article = document.querySelector('article').getBoundingClientRect();
     const lines = pre.textContent.replace(/\\n$/, '').split('\\n').length;
     const lineHeight = parseFloat(s.lineHeight) || parseFloat(s.fontSize) * 1.2;
     const padding = parseFloat(s.paddingTop) + parseFloat(s.paddingBottom);
-    return {output: !!pre.closest('.snipcheck-output'), code: !!pre.closest('.snipcheck-code'),
-            id: (pre.closest('.snipcheck-snippet') || {}).id || '', whiteSpace: s.whiteSpace, overflowX: s.overflowX,
+    return {index, output: !!pre.closest('.snipcheck-output'), code: !!pre.closest('.snipcheck-code'),
+            id: (pre.closest('.snipcheck-snippet') || {}).id || '', shown: box.width > 0 && box.height > 0,
+            traceback: !!pre.closest('.snipcheck-traceback'), text: pre.textContent,
+            whiteSpace: s.whiteSpace, overflowX: s.overflowX,
             scrolls: pre.scrollWidth > pre.clientWidth + 1, left: box.left, right: box.right,
             articleLeft: article.left, articleRight: article.right,
             rows: Math.round((box.height - padding - (pre.offsetHeight - pre.clientHeight)) / lineHeight), lines};
 })"""
+TAB_LABELS = "() => document.querySelectorAll('article .sd-tab-set > label').length"
+# Pages with output panels: each traceback whose long lines must scroll, and blocks to photograph.
+OUTPUT_PAGES = {
+    "inplace.html": ("inplace/form3-sigmoid", ["inplace/form3-sigmoid", "inplace/what-is-saved", "inplace/forms-summary"]),
+    "burn.html": ("burn/pytorch-side", ["burn/pytorch-side", "burn/autodiff-saved", "burn/cow-std"]),
+    "myths.html": (None, ["myths/no-grad-safe", "myths/compile-out-of-place"]),
+}
 
 
+def every_panel(page: Any) -> list[dict[str, Any]]:
+    """Each block of the page measured where it is shown: once as loaded
+    (dropdowns open), then with each tab of each tab set selected in turn."""
+    page.evaluate("document.querySelectorAll('article details').forEach(d => d.open = true)")
+    seen: dict[int, dict[str, Any]] = {}
+    for tab in [None, *range(page.evaluate(TAB_LABELS))]:
+        if tab is not None:
+            page.evaluate("i => document.querySelectorAll('article .sd-tab-set > label')[i].click()", tab)
+            page.evaluate(NEXT_FRAMES)
+        for panel in page.evaluate(PANELS):
+            if panel["shown"]:
+                seen.setdefault(panel["index"], panel)
+    return [seen[i] for i in sorted(seen)]
+
+
+@pytest.mark.parametrize("name", list(OUTPUT_PAGES))
 def test_outputs_and_code_never_soft_wrap_and_scroll_inside_their_box(
-    visit: Callable[..., Any], artifacts: Path, width: int
+    visit: Callable[..., Any], artifacts: Path, width: int, name: str
 ) -> None:
-    page = visit(width, "chapter/inplace.html")
-    panels = page.evaluate(PANELS)
+    page = visit(width, f"chapter/{name}")
+    total = len(page.evaluate(PANELS))
+    panels = every_panel(page)
+    assert len(panels) == total  # every block was measured where a reader sees it (tabs included)
     outputs = [p for p in panels if p["output"]]
     code = [p for p in panels if p["code"]]
-    assert len(outputs) > 30 and len(code) > 30
+    assert outputs and code
     for panel in outputs + code:
         assert panel["whiteSpace"] == "pre", panel
         assert panel["overflowX"] in ("auto", "scroll"), panel
@@ -85,14 +116,24 @@ def test_outputs_and_code_never_soft_wrap_and_scroll_inside_their_box(
         assert panel["rows"] == panel["lines"], panel
         # the block stays inside the article; what is wider scrolls inside it
         assert panel["left"] >= panel["articleLeft"] - 1 and panel["right"] <= panel["articleRight"] + 1, panel
-    # Tracebacks (long lines, caret lines) do scroll at both widths.
-    assert any(p["scrolls"] for p in outputs if p["id"] == "snippet-inplace-form3-sigmoid")
-    traceback = page.locator(f"{snippet_selector('inplace/form3-sigmoid')} .snipcheck-traceback pre")
-    assert caret_under_its_expression(traceback.inner_text())
-    for snippet_id in ("inplace/form3-sigmoid", "inplace/what-is-saved", "inplace/forms-summary"):
+    # Traceback caret lines (^^^^) stay under the expression they mark.
+    tracebacks = [p for p in outputs if p["traceback"] and "^" in p["text"]]
+    for panel in tracebacks:
+        assert caret_under_its_expression(panel["text"]), panel
+    long_traceback, photographed = OUTPUT_PAGES[name]
+    if long_traceback is not None:
+        # its long lines scroll at both widths
+        assert any(p["scrolls"] for p in tracebacks if p["id"] == snippet_selector(long_traceback)[1:]), tracebacks
+    for snippet_id in photographed:
         box = page.locator(snippet_selector(snippet_id))
         box.scroll_into_view_if_needed()
         shot(box, artifacts, f"{width}px-{snippet_id.replace('/', '-')}")
+
+
+def test_every_page_with_output_panels_is_checked_for_soft_wrap(site: Site) -> None:
+    """A page that gains outputs joins OUTPUT_PAGES (the test above)."""
+    with_outputs = {n for n in CHAPTER if html(site.chapter / n).select_one("article .snipcheck-output pre")}
+    assert with_outputs == set(OUTPUT_PAGES)
 
 
 def caret_under_its_expression(traceback: str) -> bool:
@@ -107,7 +148,6 @@ def caret_under_its_expression(traceback: str) -> bool:
     return bool(carets)
 
 
-NEXT_FRAMES = "new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))"
 BACK_TO_TOP = """() => {
     const pill = document.querySelector('.back-to-top');
     const box = pill.getBoundingClientRect();
