@@ -6,12 +6,15 @@ temporary directory, with its own result cache.
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+import snipcheck as snipcheck_package
 from conftest import fresh_cache
 from helpers import placements_in, snipcheck_cli
 
@@ -246,3 +249,121 @@ def test_the_page_markup_is_that_of_the_projects_pages(tmp_path: Path, pages: di
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
     assert page_markup(tmp_path) == markup
+
+
+# --- the command line itself (adoption.md #6) ----------------------------------------------
+
+COMMANDS = ["run", "record", "verify", "merge", "accept", "review", "new", "normalizers"]
+
+
+def cli(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """``python -m snipcheck ARGS`` in ``cwd``, colour settings of this environment
+    left out, ``env`` added."""
+    base = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "SNIPCHECK_CACHE_DIR")}
+    return subprocess.run(
+        [sys.executable, "-m", "snipcheck", *args],
+        cwd=cwd, env={**base, **env}, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+
+
+def test_version_prints_the_package_version(tmp_path: Path) -> None:
+    done = cli("--version", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (0, f"snipcheck {snipcheck_package.__version__}\n", "")
+
+
+@pytest.mark.parametrize("command", [[], *([c] for c in COMMANDS)])
+def test_help_names_the_program_snipcheck_and_shows_no_rest_markup(tmp_path: Path, command: list[str]) -> None:
+    done = cli(*command, "--help", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(" ".join(["usage: snipcheck", *command]))
+    assert "python -m" not in done.stdout and "__main__" not in done.stdout
+    for markup in ("``", ":param", ":func:", ":class:", ":mod:", ".. "):
+        assert markup not in done.stdout, markup
+
+
+def test_options_are_accepted_after_the_command(project: Path) -> None:
+    (project / "snippets" / "rec" / "other.py").write_text('print("from the other folder")\n', encoding="utf-8")
+    (project / "docs" / "index.md").write_text("```{snippet} rec/other\nstale\n```\n", encoding="utf-8")
+    other = project / "other"
+    other.mkdir()
+    (other / "index.md").write_text("```{snippet} rec/other\n```\n", encoding="utf-8")
+    done = cli("record", "--docs", ".", cwd=other)  # conf.py is not here: give it after the command too
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"error: no conf.py in .; give the directory that holds conf.py with --conf-dir")
+    done = cli("record", "--docs", ".", "--root", str(project), cwd=other)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["index.md:1: rec/other: recorded", "1 stated output(s) recorded; 0 unchanged or skipped"]
+    # (placements_in reads the project's own source folder, docs/)
+    assert (other / "index.md").read_text() == f"```{{snippet}} rec/other\n{printed(project, 'rec/other')}\n```\n"
+    assert [p.stated for p in placements_in(project / "docs" / "index.md")] == ["stale"]  # not the folder read
+
+
+@pytest.fixture
+def drifted(project: Path) -> Path:
+    """``project`` with one snippet whose stated output drifted."""
+    (project / "snippets" / "rec" / "d.py").write_text('print("actual words")\n', encoding="utf-8")
+    (project / "docs" / "index.md").write_text("```{snippet} rec/d\nstated words\n```\n", encoding="utf-8")
+    return project
+
+
+@pytest.mark.parametrize(
+    ("env", "coloured"),
+    [({}, False), ({"FORCE_COLOR": "1"}, True), ({"FORCE_COLOR": "1", "NO_COLOR": "1"}, False), ({"NO_COLOR": "1"}, False)],
+)
+def test_no_color_and_force_color(drifted: Path, env: dict[str, str], coloured: bool) -> None:
+    done = cli("verify", cwd=drifted, **env)
+    assert done.returncode == 1, done.stderr
+    assert "drifted" in done.stdout and "+actual words" in done.stdout
+    assert ("\x1b[" in done.stdout) is coloured
+    if coloured:
+        assert "\x1b[33mdrifted" in done.stdout and "\x1b[0m" in done.stdout
+
+
+@pytest.fixture
+def mixed(project: Path) -> Path:
+    """``project`` with an empty stated output, one not run here, and one that fails."""
+    snippets = project / "snippets" / "rec"
+    (snippets / "fills.py").write_text('print("filled")\n', encoding="utf-8")
+    (snippets / "later.py").write_text('# /// snipcheck\n# requires = ["torch>=99"]\n# ///\nprint(1)\n', encoding="utf-8")
+    (snippets / "raises.py").write_text('raise ValueError("boom")\n', encoding="utf-8")
+    (project / "docs" / "index.md").write_text(
+        "```{snippet} rec/fills\n```\n\n```{snippet} rec/later\nstated\n```\n\n```{snippet} rec/raises\n```\n",
+        encoding="utf-8",
+    )
+    return project
+
+
+@pytest.mark.parametrize("quiet", [[], ["-q"], ["-qq"]])
+def test_quiet_record_prints_less_and_errors_always(mixed: Path, quiet: list[str]) -> None:
+    done = cli("record", *quiet, cwd=mixed)
+    assert done.returncode == 1
+    assert done.stdout.splitlines() == {
+        0: [
+            "docs/index.md:4: rec/later: not run here (lacks torch>=99); left as is",
+            "docs/index.md:1: rec/fills: recorded",
+            "1 stated output(s) recorded; 2 unchanged or skipped",
+        ],
+        1: ["1 stated output(s) recorded; 2 unchanged or skipped"],
+        2: [],
+    }[len(quiet) and len(quiet[0]) - 1]
+    assert done.stderr.startswith("docs/index.md:8: rec/raises: not recorded: the snippet raised ValueError: boom")
+    assert [p.stated for p in placements_in(mixed / "docs" / "index.md")] == ["filled", "stated", ""]
+
+
+def test_verbose_says_where_snippets_run_and_whether_each_ran_or_came_from_the_cache(project: Path) -> None:
+    (project / "snippets" / "rec" / "a.py").write_text('print("a")\n', encoding="utf-8")
+    (project / "docs" / "index.md").write_text("```{snippet} rec/a\n```\n", encoding="utf-8")
+    first = cli("record", "-v", cwd=project)
+    assert first.returncode == 0, first.stderr
+    lines = first.stderr.splitlines()
+    assert lines[0].startswith("snippets run on ") and lines[0].endswith(f"subprocess runner); result cache: {project.parent / 'cache'}")
+    assert sys.executable in lines[0]
+    assert re.fullmatch(r"docs/index\.md:1: rec/a: ran in \d+\.\d\d s", lines[1]), lines
+    assert len(lines) == 2, lines
+    assert first.stdout.splitlines() == ["docs/index.md:1: rec/a: recorded", "1 stated output(s) recorded; 0 unchanged or skipped"]
+    again = cli("verify", "-v", cwd=project)
+    assert again.returncode == 0, again.stderr
+    assert re.search(r"^docs/index\.md:1: rec/a: from the cache \(its run took \d+\.\d\d s\)$", again.stderr, re.M)
+    plain = cli("verify", cwd=project)
+    assert plain.stdout == again.stdout  # -v adds to stderr only
+    assert "from the cache" not in plain.stderr and "snippets run on" not in plain.stderr
