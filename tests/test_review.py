@@ -93,3 +93,42 @@ def test_accept_only_some_ids_leaves_the_pin(project: Path) -> None:
     assert stated(project) == ["old a", "new b", "old c"]
     assert 'reference-torch = "2.13.0"' in (project / "pyproject.toml").read_text()
     assert "the reference pin stays: 2 drifted output(s) not accepted (d/a, d/c)" in done.stdout
+
+
+# --- where the reference pin lives (adoption.md #9) ------------------------------------
+
+CONF_PIN = 'snipcheck_reference = "torch 2.13.0"  # the release the stated outputs are for\n'
+
+
+@pytest.mark.parametrize("pin", [CONF_PIN, ""], ids=["pin-in-conf", "no-pin"])
+def test_accept_moves_a_pin_kept_in_conf_py_and_says_when_there_is_none(project: Path, pin: str) -> None:
+    """An outside project has no pyproject.toml pin: accept moves the one in
+    conf.py (``snipcheck_reference``), or says there is none to move."""
+    (project / "pyproject.toml").unlink()
+    conf = project / "conf.py"
+    conf.write_text(conf.read_text() + pin)
+    git(project, "commit", "-qam", "pin in conf.py")
+    before = conf.read_text()
+    report = str(project.parent / "report.json")
+
+    dry = snipcheck(project, "accept", "--report", report, "--dry-run")
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    assert conf.read_text() == before
+    done = snipcheck(project, "accept", "--report", report)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert stated(project) == ["new a", "new b", "new c"]
+    if pin:
+        assert '-snipcheck_reference = "torch 2.13.0"' in dry.stdout and '+snipcheck_reference = "torch 2.15.0"' in dry.stdout
+        assert done.stdout.splitlines()[-2:] == ["rewrote conf.py", "accepted 3 output(s); reference '2.15.0' in conf.py"]
+        assert conf.read_text() == before.replace("torch 2.13.0", "torch 2.15.0")  # every other byte kept
+        from snipcheck.settings import Settings
+
+        assert Settings.from_conf(project)[0].reference == "torch 2.15.0"
+    else:
+        assert done.stdout.splitlines()[-1] == (
+            'accepted 3 output(s); no reference pin to move (set snipcheck_reference = "torch X" in conf.py to keep one)'
+        )
+        assert dry.stdout.splitlines()[-1] == (
+            'would accept 3 output(s); no reference pin to move (set snipcheck_reference = "torch X" in conf.py to keep one)'
+        )
+        assert conf.read_text() == before
