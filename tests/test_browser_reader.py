@@ -125,6 +125,12 @@ def test_outputs_and_code_never_soft_wrap_and_scroll_inside_their_box(
         # its long lines scroll at both widths
         assert any(p["scrolls"] for p in tracebacks if p["id"] == snippet_selector(long_traceback)[1:]), tracebacks
     for snippet_id in photographed:
+        # select the tab it is in (sphinx-design: input, label, then the tab's content)
+        page.evaluate(
+            "sel => { const tab = document.querySelector(sel).closest('.sd-tab-content');"
+            " if (tab) tab.previousElementSibling.click(); }",
+            snippet_selector(snippet_id),
+        )
         box = page.locator(snippet_selector(snippet_id))
         box.scroll_into_view_if_needed()
         shot(box, artifacts, f"{width}px-{snippet_id.replace('/', '-')}")
