@@ -196,3 +196,13 @@ def test_the_latex_builder_gets_the_same_chinese_labels(app) -> None:
     text = tex.read_text(encoding="utf-8")
     for phrase in ("标准输出 stdout", "本次构建未运行", "本页的输出从哪里来", "常见说法 · 实测推翻"):
         assert phrase in text, phrase
+
+
+@pytest.mark.sphinx("latex", testroot="i18n")
+def test_the_latex_builder_of_an_english_project_holds_no_chinese(app) -> None:
+    app.build()
+    (tex,) = Path(app.outdir).glob("*.tex")
+    text = tex.read_text(encoding="utf-8")
+    for phrase in ("stderr · uncaught exception", "not run in this build", "Where the outputs on this page come from"):
+        assert phrase in text, phrase
+    assert not CJK.search(text), CJK.findall(text)[:10]
