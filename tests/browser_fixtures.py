@@ -115,15 +115,34 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
 @pytest.fixture(scope="session")
 def artifacts(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[Path]:
     """Where screenshots go (``$SNIPCHECK_ARTIFACTS``, else a temporary
-    directory); printed at the end of the session, past output capture."""
+    directory); printed at the end of the session, past output capture,
+    with the figures the tests measured (:data:`TIMINGS`: recorded, never
+    asserted, since they depend on the machine)."""
     wanted = os.environ.get("SNIPCHECK_ARTIFACTS")
     directory = Path(wanted) if wanted else tmp_path_factory.mktemp("browser-artifacts")
     directory.mkdir(parents=True, exist_ok=True)
+    (directory / TIMINGS).unlink(missing_ok=True)  # this session's figures only
     yield directory
     shots = sorted(p.name for p in directory.glob("*.png"))
+    timings = directory / TIMINGS
     capture = request.config.pluginmanager.getplugin("capturemanager")
     with capture.global_and_fixture_disabled():
         print(f"\nbrowser screenshots ({len(shots)}): {directory}")
+        if timings.is_file():
+            print(f"search, time to the finished result list ({timings}):")
+            for line in timings.read_text(encoding="utf-8").splitlines():
+                print(f"  {line}")
+
+
+#: The file under the artifacts directory where the search test writes the
+#: time from navigation to its finished result list, one line a query.
+TIMINGS = "search-timings.txt"
+
+
+def record_timing(artifacts: Path, line: str) -> None:
+    """Append one measured figure to :data:`TIMINGS` (printed at the end of the session)."""
+    with open(artifacts / TIMINGS, "a", encoding="utf-8") as log:
+        log.write(line + "\n")
 
 
 def missing(reason: str) -> None:

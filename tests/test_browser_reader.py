@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import pytest
-from browser_fixtures import Site, missing, open_tab, shot, snippet_selector
+from browser_fixtures import Site, missing, open_tab, record_timing, shot, snippet_selector
 from conftest import TESTS
 from helpers import html
 
@@ -254,7 +254,12 @@ RESULTS = """() => [...document.querySelectorAll('#search-results ul.search > li
     ],
 )
 def test_search_lists_each_page_once_with_excerpts_free_of_line_numbers(
-    visit: Callable[..., Any], artifacts: Path, query: str, page_: str, heading: str | None
+    visit: Callable[..., Any],
+    artifacts: Path,
+    record_property: Callable[[str, object], None],
+    query: str,
+    page_: str,
+    heading: str | None,
 ) -> None:
     page = visit(1280, f"chapter/search.html?q={query}")
     page.wait_for_function("document.querySelector('#search-results p.search-summary')?.innerText")
@@ -266,8 +271,9 @@ def test_search_lists_each_page_once_with_excerpts_free_of_line_numbers(
     )
     results = page.evaluate(RESULTS)
     shot(page, artifacts, f"search-{query}")
-    with open(artifacts / "search-timings.txt", "a", encoding="utf-8") as log:
-        log.write(f"{query}\t{finished:.0f} ms from navigation to the finished result list\n")
+    # A figure, recorded and printed, never asserted: it depends on the machine and its load.
+    record_timing(artifacts, f"{query}\t{finished:.0f} ms from navigation to the finished result list")
+    record_property("search_ms", round(finished))
     docs = Counter(urlsplit(unquote(r["href"])).path for r in results)
     assert docs[page_] == 1, results
     assert max(docs.values()) == 1, docs  # each page listed once
