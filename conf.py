@@ -81,6 +81,7 @@ snipcheck_normalizers = [
     "torch-line-numbers",
     "torch-triggered-internally",
     "memory-addresses",
+    "torch-log-prefix",
     "rust-thread-ids",
 ]
 # The fork runner's server imports these once; every snippet runs in a fork of

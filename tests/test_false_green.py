@@ -115,6 +115,40 @@ def test_7_verify_with_nothing_drifted_leaves_its_committed_report_untouched(tmp
     assert "env" not in json.loads(data)["stamp"]  # the environment id differs from machine to machine
 
 
+LOGGING = (
+    "import os, time\n"
+    "stamp = time.strftime('%m%d %H:%M:%S', time.gmtime()) + f'.{time.time_ns() // 1000 % 1000000:06d}'\n"
+    "print(f'W{stamp} {os.getpid()} torch/utils/cpp_extension.py:{183 + os.getpid() % 7}] no CUDA runtime')\n"
+    "print('TAIL')\n"
+)
+
+
+def test_7_a_drifted_output_that_differs_only_in_masked_text_leaves_the_report_untouched(tmp_path: Path) -> None:
+    # torch logs with the time and its process id (torch 2.14.1 on a CPU does, at torch.compile):
+    # a report that drifts the same way twice keeps the text it has
+    root = make(
+        tmp_path / "p",
+        "# T\n\n```{snippet} f/log\nstale\n```\n\n```{snippet} f/a\na\n```\n",
+        {"f/log": LOGGING.replace("TAIL", "x"), "f/a": 'print("a")\n'},
+    )
+    (root / "conf.py").write_text(CONF + "snipcheck_fork_min_runs = 0\n")
+    report = root / "docs" / "_reports" / "torch.json"
+    first = snipcheck_cli(root, "verify", "--json", str(report), cache=tmp_path / "cache-1")
+    assert first.returncode == 1, first.stdout + first.stderr
+    data = report.read_bytes()
+    assert json.loads(data)["counts"]["drifted"] == 1
+    for n in (2, 3):
+        again = snipcheck_cli(root, "verify", "--json", str(report), cache=tmp_path / f"cache-{n}")
+        assert again.returncode == 1
+        assert report.read_bytes() == data
+    # a real change is still written
+    (root / "snippets" / "f" / "log.py").write_text(LOGGING.replace("TAIL", "y"))
+    changed = snipcheck_cli(root, "verify", "--json", str(report), cache=tmp_path / "cache-4")
+    assert changed.returncode == 1
+    assert report.read_bytes() != data
+    assert '"actual": "W' in report.read_text() and "\\ny\"" in report.read_text()
+
+
 @pytest.mark.parametrize("runner", ["subprocess", "fork"])
 def test_8_the_run_directory_has_a_stable_name_so_record_blames_nobody(tmp_path: Path, runner: str) -> None:
     code = (

@@ -158,3 +158,17 @@ def test_resolve_keeps_order_and_rejects_unknown_names() -> None:
     with pytest.raises(KeyError) as info:
         N.resolve(["python-paths", "torch-versions"])
     assert info.value.args[0] == f"unknown normalizer 'torch-versions'; known: {', '.join(sorted(N.REGISTRY))}"
+
+
+def test_torch_log_prefix_masks_time_process_and_line_but_keeps_the_message() -> None:
+    from snipcheck.normalize import REGISTRY
+
+    masked = REGISTRY["torch-log-prefix"]
+    a = "W1201 20:31:19.251000 22 torch/utils/cpp_extension.py:183] [0/0] No CUDA runtime is found\nok\n"
+    b = "W1202 08:02:44.000917 4711 torch/utils/cpp_extension.py:190] [0/0] No CUDA runtime is found\nok\n"
+    assert masked(a) == masked(b) == (
+        "WMMDD hh:mm:ss.ffffff PID torch/utils/cpp_extension.py:N] [0/0] No CUDA runtime is found\nok\n"
+    )
+    assert masked(a.replace("No CUDA", "A CUDA")) != masked(b)  # the message itself is compared
+    assert masked(a.replace("W1201", "E1201")) != masked(a)  # and the level
+    assert masked("say W1201 20:31:19.251000 22 x.py:1] mid-line") == "say W1201 20:31:19.251000 22 x.py:1] mid-line"

@@ -30,7 +30,7 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from . import __version__, normalize, report_format, scaffold
 from . import accept as accept_mod
@@ -39,13 +39,14 @@ from .environment import ProbeError, probe
 from .execute import Executor
 from .files import WriteError, write_all, write_atomic
 from .model import RunResult, Snippet, Stamp
+from .normalize import Normalizer
 from .placement import Placement
 from .project import Project, ProjectError
 from .review import Review, walk
 from .rewrite import Edit, Unwritable, holdable
 from .settings import Settings, absolute_command
 from .snippets import SnippetError, load
-from .verify import Report, merge, parse_shard, verify
+from .verify import Report, keep_committed_text, merge, parse_shard, verify
 
 USAGE_ERROR = 2
 
@@ -170,7 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             report = _verify(project, args.python, shard, use_cache=use_cache, quiet=args.quiet, verbose=args.verbose)
             if report is None:
                 return 1
-            return _emit(report, args.json, args.html)
+            return _emit(report, args.json, args.html, project.settings.normalizers)
         if args.command == "accept":
             return _accept(project, args, use_cache=use_cache)
         if args.command == "review":
@@ -431,9 +432,16 @@ def _progress(done: int, total: int, snippet_id: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
 
-def _write_report(path: Path, report: Report) -> None:
-    """Write the JSON report only when it changed (a committed report stays untouched)."""
-    data = (json.dumps(report.to_json(), ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+def _write_report(path: Path, report: Report, normalizers: Sequence[Normalizer] = ()) -> None:
+    """Write the JSON report only when it changed, keeping the committed text
+    of outputs that say the same after ``normalizers``
+    (:func:`snipcheck.verify.keep_committed_text`): a committed report stays untouched."""
+    try:
+        old: Any = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        old = None
+    new = keep_committed_text(report.to_json(), old, normalizers)
+    data = (json.dumps(new, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
     try:
         if path.read_bytes() == data:
             return
@@ -442,10 +450,12 @@ def _write_report(path: Path, report: Report) -> None:
     write_atomic(path, data)
 
 
-def _emit(report: Report, json_path: Path | None, html_path: Path | None) -> int:
+def _emit(
+    report: Report, json_path: Path | None, html_path: Path | None, normalizers: Sequence[Normalizer] = ()
+) -> int:
     print(report_format.terminal(report, color=use_color(sys.stdout)))
     if json_path:
-        _write_report(json_path, report)
+        _write_report(json_path, report, normalizers)
         print(f"JSON report: {json_path}")
     if html_path:
         write_atomic(html_path, report_format.html(report).encode("utf-8"))

@@ -101,6 +101,16 @@ def memory_addresses(text: str) -> str:
     return _ADDRESS.sub("0x...", text)
 
 
+# torch's own log lines (torch._logging, glog's layout): level, date and time, process id, file:line].
+_TORCH_LOG = re.compile(r"^([IWEF])\d{4} \d\d:\d\d:\d\d\.\d{6} +\d+ ([\w./-]+\.py):\d+\]", re.MULTILINE)
+
+
+@register("torch-log-prefix", display=False)
+def torch_log_prefix(text: str) -> str:
+    """The date, time, process id and line number at the start of torch's own log lines (``W1201 20:31:19.251000 22 torch/utils/cpp_extension.py:183]``) become ``MMDD hh:mm:ss.ffffff PID`` and ``N``: they change with every run."""
+    return _TORCH_LOG.sub(lambda m: f"{m.group(1)}MMDD hh:mm:ss.ffffff PID {m.group(2)}:N]", text)
+
+
 _RUST_THREAD = re.compile(r"(thread '[^'\n]*') \(\d+\)")
 
 
@@ -117,6 +127,7 @@ DEFAULT = (
     "torch-line-numbers",
     "torch-triggered-internally",
     "memory-addresses",
+    "torch-log-prefix",
     "rust-thread-ids",
 )
 

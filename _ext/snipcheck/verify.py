@@ -36,6 +36,7 @@ from typing import Any
 from .compare import judge, masking_normalizers, text_diff
 from .execute import Executor
 from .model import Snippet, Stamp
+from .normalize import Normalizer, for_compare
 from .placement import Placement, fingerprint
 from .settings import Settings
 from .snippets import SnippetError, load
@@ -207,6 +208,36 @@ def file_loader(settings: Settings) -> Loader:
     """Loads each placement's snippet from its file (for code written in pages, see
     :meth:`snipcheck.project.Project.snippet`)."""
     return lambda p: load(p.snippet_id, settings.snippets_dir, settings.root)
+
+
+def keep_committed_text(new: dict[str, Any], old: dict[str, Any] | None, normalizers: Sequence[Normalizer]) -> dict[str, Any]:
+    """``new`` (a report's JSON form) with the texts of ``old`` (the report
+    already on disk) wherever the two say the same after ``normalizers``.
+
+    An actual output may hold what changes on every run and is masked when
+    comparing (torch's log lines carry the time and a process id: the
+    ``torch-log-prefix`` normalizer); the committed report then keeps the
+    text it has, so a re-run that found nothing new changes no byte of it.
+
+    :param new: from :meth:`Report.to_json`; changed in place and returned.
+    :param old: the JSON form read from the existing file, or ``None``.
+    """
+    if not isinstance(old, dict):
+        return new
+    same = lambda a, b: isinstance(a, str) and isinstance(b, str) and for_compare(a, normalizers) == for_compare(b, normalizers)  # noqa: E731
+    before = {s.get("id"): s for s in old.get("snippets", ()) if isinstance(s, dict)}
+    for entry in new["snippets"]:
+        was = before.get(entry["id"])
+        if was and was.get("status") == entry["status"] and same(was.get("actual"), entry["actual"]):
+            for name in ("actual", "diff", "masked_diff"):
+                if same(was.get(name), entry[name]):
+                    entry[name] = was[name]
+    wide = [c for c in old.get("environment_wide", ()) if isinstance(c, dict)]
+    for change in new.get("environment_wide", ()):
+        match = next((c for c in wide if c.get("sign") == change["sign"] and same(c.get("text"), change["text"])), None)
+        if match is not None:
+            change["text"] = match["text"]
+    return new
 
 
 def chapter_fingerprint(settings: Settings, placements: Sequence[Placement], loader: Loader | None = None) -> str:
