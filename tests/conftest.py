@@ -21,7 +21,9 @@ from snipcheck.environment import probe
 from snipcheck.model import Stamp
 from snipcheck.placement import Placement
 
-pytest_plugins = ["sphinx.testing.fixtures", "browser_fixtures"]  # browser_fixtures: the browser tests' build, server, Chromium
+# browser_fixtures: the browser tests' build, server, Chromium; wheel_fixtures:
+# the built sdist and wheel, and fresh virtualenvs holding the wheel
+pytest_plugins = ["sphinx.testing.fixtures", "browser_fixtures", "wheel_fixtures"]
 
 TESTS = Path(__file__).parent
 ROOTS = TESTS / "roots"

@@ -3,10 +3,11 @@ clean sdist and wheel that carry everything the extension needs and nothing
 else, the core depends only on what it imports, and the wheel alone (no
 myst-nb, no theme) builds an `.rst` page with ANSI colours under ``-W``.
 
-The distributions are built once per module from a copy of the project in
-which junk is planted (bytecode, a docs/_build page) and, until the project
-ships one, a locale catalog: the tests check that the junk stays out and the
-catalog goes in.
+The distributions (fixture ``dists``) and the fresh virtualenv holding the
+wheel (``wheel_env``) come from tests/wheel_fixtures.py: they are built once
+per session from a copy of the project in which junk is planted (bytecode, a
+docs/_build page) and, until the project ships one, a locale catalog; the
+tests check that the junk stays out and the catalog goes in.
 """
 
 from __future__ import annotations
@@ -21,15 +22,13 @@ import tarfile
 import zipfile
 from pathlib import Path
 
-import pytest
 from conftest import REPO
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+from wheel_fixtures import pip
 
 PACKAGE = REPO / "_ext" / "snipcheck"
 CHAPTER_ONLY = {"myst-nb", "sphinx-design", "sphinx-copybutton", "furo", "jieba"}
-JUNK = ["_ext/snipcheck/__pycache__/planted.cpython-311.pyc", "docs/_build/html/planted.html", "_build/html/planted.html"]
-PLANTED_CATALOG = ["_ext/snipcheck/locale/xx/LC_MESSAGES/snipcheck.po", "_ext/snipcheck/locale/xx/LC_MESSAGES/snipcheck.mo"]
 
 
 def source_version() -> str:
@@ -39,34 +38,6 @@ def source_version() -> str:
         if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["__version__"]:
             return ast.literal_eval(node.value)
     raise AssertionError("no __version__ in snipcheck/__init__.py")
-
-
-@pytest.fixture(scope="module")
-def dists(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """``{"project": copy, "wheel": path, "sdist": path}``, built by ``python -m build``
-    (sdist first, then the wheel from the sdist, as PyPA's tools do)."""
-    root = tmp_path_factory.mktemp("packaging")
-    project = root / "project"
-    shutil.copytree(
-        REPO, project,
-        ignore=shutil.ignore_patterns(".git", ".nox", "_build", "build", "dist", "*.egg-info", ".pytest_cache", "__pycache__"),
-    )  # fmt: skip
-    for name in JUNK:
-        (project / name).parent.mkdir(parents=True, exist_ok=True)
-        (project / name).write_bytes(b"junk")
-    if not any((project / "_ext/snipcheck/locale").glob("**/*.po")):
-        for name in PLANTED_CATALOG:
-            (project / name).parent.mkdir(parents=True, exist_ok=True)
-            (project / name).write_bytes(b"")
-    out = root / "dist"
-    result = subprocess.run(
-        [sys.executable, "-m", "build", "--outdir", str(out), str(project)],
-        capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
-    (wheel,) = out.glob("*.whl")
-    (sdist,) = out.glob("*.tar.gz")
-    return {"project": project, "wheel": wheel, "sdist": sdist}
 
 
 def package_files(project: Path) -> set[str]:
@@ -171,26 +142,6 @@ def test_every_import_is_a_declared_core_dependency(dists: dict[str, Path]) -> N
         and not (module == "pytest" and files == {"pytest_plugin.py"})
     }
     assert undeclared == {}, f"imported but not in the core dependencies: {undeclared}"
-
-
-def pip(python: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """This interpreter's pip, acting on the environment of ``python``."""
-    command = [sys.executable, "-m", "pip", "--python", str(python), "--disable-pip-version-check", *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
-
-
-@pytest.fixture(scope="module")
-def wheel_env(dists: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh virtualenv holding the wheel and its core dependencies only; its python.
-
-    This interpreter's pip installs into it (``pip --python``), without
-    byte-compiling: the environment is made in seconds and holds no pip."""
-    venv = tmp_path_factory.mktemp("wheel-env") / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=300)
-    python = venv / "bin" / "python"
-    result = pip(python, "install", "--quiet", "--no-compile", str(dists["wheel"]))
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
-    return python
 
 
 def test_the_wheel_installs_only_the_core(wheel_env: Path) -> None:
