@@ -53,22 +53,30 @@ def cache_key(
     :param digests: reads the declared data files (one per build, so each file
         is read once); a new one if ``None``.
     """
-    tags = dataclasses.asdict(snippet.tags)
-    tags.pop("timeout", None)  # a run that finished in time is valid under any longer limit
     digest = digests or Digests()
+
+    def inputs(cell: Snippet) -> dict[str, object]:
+        tags = dataclasses.asdict(cell.tags)
+        tags.pop("timeout", None)  # a run that finished in time is valid under any longer limit
+        return {
+            "language": cell.language,
+            "path": cell.path,
+            "source": cell.source,
+            "helpers": [list(h) for h in cell.helpers],
+            "tags": tags,
+            "files": [[rel, digest(path)] for rel, path in cell.files],
+            "env": variable_values(cell.env),
+        }
+
     payload = json.dumps(
         {
             "runner": RUNNER_VERSION,
             "kind": runner,
-            "language": snippet.language,
-            "path": snippet.path,
-            "source": snippet.source,
-            "helpers": [list(h) for h in snippet.helpers],
-            "tags": tags,
+            **inputs(snippet),
             "output_limit": output_limit,
             "stamp": dataclasses.asdict(stamp),
-            "files": [[rel, digest(path)] for rel, path in snippet.files],
-            "env": variable_values(snippet.env),
+            # a cell of a chain: what ran before it in its process is part of its result
+            **({"earlier": [inputs(cell) for cell in snippet.earlier]} if snippet.chain else {}),
         },
         sort_keys=True,
     )

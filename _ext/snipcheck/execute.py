@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from filelock import FileLock
 
@@ -107,7 +108,10 @@ class Executor:
         self._runners: dict[str, Runner] = {}
         self._futures: dict[tuple[str, str], Future[Outcome]] = {}
         self._lock = threading.Lock()
-        self._queue: queue.SimpleQueue[tuple[Snippet, Future[Outcome]] | None] = queue.SimpleQueue()
+        # A job: one snippet and its future, or a chain's cells and theirs (see start_chains).
+        self._queue: queue.SimpleQueue[tuple[Any, Any] | None] = queue.SimpleQueue()
+        self._chains: dict[str, dict[str, tuple[Snippet, Future[Outcome]]]] = {}
+        self._started: dict[str, int] = {}  # chain -> cells it was started with
         self._threads: list[threading.Thread] = []
         self.ran = 0
         self.cached = 0
@@ -173,33 +177,73 @@ class Executor:
         return tuple(dict.fromkeys((self.config.runner, self._kind)))
 
     def submit(self, snippet: Snippet) -> Future[Outcome]:
-        """Schedule ``snippet`` (once per id and source) and return its future."""
+        """Schedule ``snippet`` (once per id and source) and return its future.
+
+        A cell of a chain (``snippet.chain``) waits for the rest of its chain:
+        its chain starts at :meth:`start_chains`, which :meth:`outcome` and
+        :meth:`map` call, so every cell submitted by then runs in one process.
+        """
+        if snippet.chain and snippet.language == "python":
+            return self._submit_cell(snippet)
         key = (snippet.id, snippet.source)
         with self._lock:
             fut = self._futures.get(key)
             if fut is None:
                 fut = Future()
                 self._futures[key] = fut
-                self._queue.put((snippet, fut))
-                if len(self._threads) < max(1, self.config.jobs):
-                    t = threading.Thread(target=self._work, name=f"snipcheck-{len(self._threads)}", daemon=True)
-                    self._threads.append(t)
-                    t.start()
+                self._put((snippet, fut))
             return fut
+
+    def _submit_cell(self, snippet: Snippet) -> Future[Outcome]:
+        with self._lock:
+            cells = self._chains.setdefault(snippet.chain, {})
+            entry = cells.get(snippet.id)
+            if entry is not None and entry[0] == snippet:
+                return entry[1]
+            fut: Future[Outcome] = Future()
+            cells[snippet.id] = (snippet, fut)
+            if snippet.chain in self._started:
+                # A cell that came after its chain started: its own job runs
+                # its earlier cells again (see snipcheck.chains).
+                self._put(("chain", [(snippet, fut)]))
+            return fut
+
+    def start_chains(self) -> None:
+        """Start every chain submitted so far that has not started: one job
+        per chain, its cells in order (see :mod:`snipcheck.chains`)."""
+        with self._lock:
+            for name, cells in self._chains.items():
+                if name in self._started:
+                    continue
+                self._started[name] = len(cells)
+                ordered = sorted(cells.values(), key=lambda entry: len(entry[0].earlier))
+                self._put(("chain", ordered))
+
+    def _put(self, job: tuple[Any, Any]) -> None:
+        """Queue ``job`` and start a worker thread if fewer than ``jobs`` run (lock held)."""
+        self._queue.put(job)
+        if len(self._threads) < max(1, self.config.jobs):
+            t = threading.Thread(target=self._work, name=f"snipcheck-{len(self._threads)}", daemon=True)
+            self._threads.append(t)
+            t.start()
 
     def outcome(self, snippet: Snippet) -> Outcome:
         """Block until ``snippet`` has an outcome (submitting it if needed)."""
-        return self.submit(snippet).result()
+        fut = self.submit(snippet)
+        if snippet.chain:
+            self.start_chains()
+        return fut.result()
 
     def map(self, snippets: Iterable[Snippet]) -> list[Outcome]:
         """Outcomes of ``snippets`` in order, all run in parallel."""
         futures = [self.submit(s) for s in snippets]
+        self.start_chains()
         return [f.result() for f in futures]
 
     def cancel_pending(self) -> int:
         """Cancel the submitted snippets that have not started; return how many."""
         with self._lock:
-            futures = list(self._futures.values())
+            futures = [*self._futures.values(), *(fut for cells in self._chains.values() for _, fut in cells.values())]
         return sum(1 for fut in futures if fut.cancel())
 
     def close(self) -> None:
@@ -216,6 +260,9 @@ class Executor:
             item = self._queue.get()
             if item is None:
                 return
+            if item[0] == "chain":
+                run_chain_job(self, item[1])
+                continue
             snippet, fut = item
             if not fut.set_running_or_notify_cancel():
                 continue
@@ -308,6 +355,11 @@ class Executor:
             self._count("cached")
         return result
 
+    @staticmethod
+    def cacheable(snippet: Snippet, result: RunResult) -> bool:
+        """Whether ``result`` may be stored: it finished in time and ended as ``snippet``'s tags expect."""
+        return _cacheable(snippet, result)
+
     def _count(self, name: str) -> None:
         with self._count_lock:
             setattr(self, name, getattr(self, name) + 1)
@@ -315,3 +367,6 @@ class Executor:
 
 def _cacheable(snippet: Snippet, result: RunResult) -> bool:
     return not result.timed_out and outcome_problem(snippet.tags, result) is None
+
+
+from .execute_chain import run_chain_job  # noqa: E402 - it uses the Executor defined above

@@ -72,6 +72,10 @@ class Snippet:
     :param files: ``(path relative to the run directory, absolute source
         path)`` of the data files copied into its run directory (its
         ``depends`` tag, plus ``snipcheck_depends`` once the executor adds it).
+    :param chain: the chain it is a cell of, as ``"<docname>:<name>"`` (the
+        page's ``snippet-chain``), or ``""``: it runs on its own.
+    :param earlier: the cells of its chain before it, in order (each with
+        ``earlier`` empty): they run first, in the same process.
     """
 
     id: str
@@ -85,6 +89,8 @@ class Snippet:
     helpers: tuple[tuple[str, str], ...] = ()
     env: tuple[str, ...] = ()
     files: tuple[tuple[str, str], ...] = ()
+    chain: str = ""
+    earlier: tuple[Snippet, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,8 @@ class Placement:
     :param writable: ``""`` when record and accept may rewrite this body;
         otherwise why not (a notebook cell, text changed by a ``source-read``
         handler, a file outside the source directory).
+    :param chain: the name of the chain it is a cell of (``snippet-chain``
+        before it on the page, or its ``chain`` option), ``""`` for none.
     """
 
     snippet_id: str
@@ -74,6 +76,7 @@ class Placement:
     options: tuple[tuple[str, str], ...]
     stated: str
     writable: str = ""
+    chain: str = ""
 
     def option(self, name: str) -> str | None:
         """The raw value of option ``name``, or ``None`` when not given."""

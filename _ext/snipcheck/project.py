@@ -19,11 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .chains import Broken, attach
 from .model import Snippet
 from .placement import Placement
 from .rewrite import Edit, Unwritable, apply
 from .settings import Settings
-from .snippets import find
+from .snippets import SnippetError, find
 from .sourcetext import SourceError, SourceText
 
 if TYPE_CHECKING:
@@ -47,6 +48,7 @@ class Project:
     srcdir: Path
     overrides: dict[str, Any] = field(default_factory=dict)
     _index: Index | None = field(default=None, repr=False)
+    _loaded: dict[Placement, Snippet] = field(default_factory=dict, repr=False)
 
     @classmethod
     def load(cls, confdir: Path, srcdir: Path | None = None, **overrides: Any) -> tuple[Project, list[str]]:
@@ -101,15 +103,39 @@ class Project:
         return index.placements
 
     def snippet(self, placement: Placement) -> Snippet:
-        """The snippet ``placement`` runs: its code written in the page, else its file.
+        """The snippet ``placement`` runs: its code written in the page, else
+        its file; for a cell of a chain, with the cells before it
+        (:func:`snipcheck.chains.attach`).
 
-        :raises snipcheck.snippets.SnippetError: if it cannot be loaded.
+        :raises snipcheck.snippets.SnippetError: if it cannot be loaded, or
+            an earlier cell of its chain cannot.
         """
-        code = next(
-            (c for c in self.index().code if c.docname == placement.docname and c.snippet_id == placement.snippet_id),
-            None,
-        )
-        return find(placement.snippet_id, code, self.settings.snippets_dir, self.settings.root)
+        if not placement.chain:
+            return self._plain(placement)
+        same = [p for p in self.index().placements if p.docname == placement.docname and p.chain == placement.chain]
+        items: list[tuple[str, str, Snippet | None]] = []
+        for p in same[: same.index(placement) + 1]:
+            try:
+                items.append((p.docname, p.chain, self._plain(p)))
+            except SnippetError:
+                if p is placement:
+                    raise
+                items.append((p.docname, p.chain, None))
+        linked = attach(items)[-1]
+        if isinstance(linked, Broken):
+            raise SnippetError(linked.message)
+        assert linked is not None
+        return linked
+
+    def _plain(self, placement: Placement) -> Snippet:
+        found = self._loaded.get(placement)
+        if found is None:
+            code = next(
+                (c for c in self.index().code if c.docname == placement.docname and c.snippet_id == placement.snippet_id),
+                None,
+            )
+            found = self._loaded[placement] = find(placement.snippet_id, code, self.settings.snippets_dir, self.settings.root)
+        return found
 
     def rewrite(self, edits: Sequence[Edit]) -> dict[Path, tuple[bytes, bytes]]:
         """New bytes for every file ``edits`` touch, read back through the build's parser.

@@ -25,6 +25,7 @@ Pure core: no Sphinx or docutils.
 from __future__ import annotations
 
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Protocol
 
 from ..model import RunResult, Snippet, Stamp
@@ -42,6 +43,25 @@ class Runner(Protocol):
         :param timeout: seconds before the process group is killed.
         :param output_limit: bytes of output kept (the rest is counted).
         :raises OSError: if the interpreter or tool cannot be started.
+        """
+        ...
+
+
+class ChainRunner(Runner, Protocol):
+    """A runner that can also run the cells of a chain in one process (the Python runners)."""
+
+    def run_chain(self, cells: Sequence[Snippet], *, timeouts: Sequence[float], output_limit: int) -> list[RunResult]:
+        """Run ``cells`` one after the other in one fresh process, sharing one
+        ``__main__`` namespace and run directory, as a notebook runs its cells.
+
+        :param timeouts: each cell's limit in seconds, counted from the end
+            of the cell before it.
+        :param output_limit: bytes of output kept per cell.
+        :return: one result per cell that ran, in order.  A cell that ends
+            other than normally (or by raising the exception its tags expect)
+            ends the process: its result is the last, and the cells after it
+            did not run.
+        :raises OSError: if the interpreter cannot be started.
         """
         ...
 

@@ -24,14 +24,14 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from ..model import Event, ExceptionInfo, RunResult, Stamp
 from .channel import TOKEN_BYTES, Channel, Reader, Sink, empty_stdin
 
-__all__ = ["Captured", "RunError", "Spawner", "Streams", "Supervisor", "empty_stdin", "run_captured"]
+__all__ = ["Captured", "RunError", "Spawner", "Streams", "Supervisor", "empty_stdin", "run_captured", "run_captured_cells"]
 
 #: Seconds a supervisor gets to stop a run before it is killed itself.
 _STOP_GRACE = 2.0
@@ -201,6 +201,28 @@ def run_captured(
         snippet where PID namespaces are not available).
     :raises OSError: if the supervisor cannot be started.
     """
+    return run_captured_cells(spawn, timeouts=(timeout,), output_limit=output_limit, rewrite=rewrite)[0]
+
+
+def run_captured_cells(
+    spawn: Spawner,
+    *,
+    timeouts: Sequence[float],
+    output_limit: int,
+    rewrite: Mapping[str, str] | None = None,
+) -> list[Captured]:
+    """:func:`run_captured` for a chain: one process runs ``len(timeouts)``
+    cells one after the other, and marks the end of each but the last with a
+    ``c`` frame (``_snipcheck_main.run_cells``).
+
+    :param timeouts: each cell's limit in seconds, counted from the end of
+        the cell before it.
+    :param output_limit: bytes kept per cell.
+    :return: one :class:`Captured` per cell that ran, in order; the last one
+        holds how the process ended (a cell that failed, timed out or ended
+        the process), and the cells after it are missing from the list.
+    :raises RunError, OSError: as :func:`run_captured`.
+    """
     channel = Channel()
     control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     stdin = empty_stdin()
@@ -227,7 +249,13 @@ def run_captured(
     selector = selectors.DefaultSelector()
     selector.register(channel.receiver, selectors.EVENT_READ)
     selector.register(control, selectors.EVENT_READ)
-    deadline = start + timeout
+    last = len(timeouts) - 1
+
+    def deadline() -> float:
+        """The current cell's: its limit after the previous cell's end."""
+        cell = min(len(reader.cells), last)
+        return (reader.cells[-1].received if reader.cells else start) + timeouts[cell]
+
     timed_out = False
     stop_until: float | None = None
     status: int | None = None
@@ -237,7 +265,7 @@ def run_captured(
     try:
         while not ended:
             now = time.monotonic()
-            if stop_until is None and now >= deadline:
+            if stop_until is None and now >= deadline():
                 timed_out = True
                 end = now
                 stop_until = now + _STOP_GRACE
@@ -248,7 +276,7 @@ def run_captured(
             if stop_until is not None and now >= stop_until:
                 supervisor.kill()
                 break
-            wait = (deadline if stop_until is None else stop_until) - now
+            wait = (deadline() if stop_until is None else stop_until) - now
             for key, _ in selector.select(max(0.0, wait)):
                 if key.fileobj is control:
                     message = _receive(control)
@@ -292,15 +320,31 @@ def run_captured(
                 sig = f"signal {-code}"
         else:
             exit_status = code
-    return Captured(
-        events=sink.events(rewrite or {}),
-        exit_status=exit_status,
-        signal=sig,
-        exception=reader.exception,
-        duration=end - start,
-        timed_out=timed_out,
-        truncated_bytes=sink.dropped,
-    )
+    done = [
+        Captured(
+            events=cell.sink.events(rewrite or {}),
+            exit_status=cell.status,
+            signal=None,
+            exception=cell.exception,
+            duration=cell.seconds,
+            timed_out=False,
+            truncated_bytes=cell.sink.dropped,
+        )
+        for cell in reader.cells[:last]
+    ]
+    began = reader.cells[-1].received if reader.cells else start
+    return [
+        *done,
+        Captured(
+            events=reader.sink.events(rewrite or {}),
+            exit_status=exit_status,
+            signal=sig,
+            exception=reader.exception,
+            duration=end - began,
+            timed_out=timed_out,
+            truncated_bytes=reader.sink.dropped,
+        ),
+    ]
 
 
 def _receive(control: socket.socket) -> bytes:

@@ -37,7 +37,9 @@ import os
 import secrets
 import socket
 import sys
+import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from ..model import Event, ExceptionInfo
 from .sandbox import capture_network
@@ -195,14 +197,38 @@ def empty_stdin() -> int:
     return read
 
 
+@dataclass(frozen=True)
+class Cell:
+    """A cell of a chain that ended and let the chain go on (a ``c`` frame).
+
+    :param sink: its output.
+    :param exception: the exception it raised (one its tags expect), if any.
+    :param status: 0, or 1 when it raised.
+    :param seconds: how long its code ran, as the child measured it.
+    :param received: ``time.monotonic()`` when the frame arrived (the next cell began).
+    """
+
+    sink: Sink
+    exception: ExceptionInfo | None
+    status: int
+    seconds: float
+    received: float
+
+
 class Reader:
-    """Reads the receiving socket into a :class:`Sink`, telling frames from output."""
+    """Reads the receiving socket into a :class:`Sink`, telling frames from output.
+
+    For a chain (see ``_snipcheck_main.run_cells``), each ``c`` frame ends a
+    cell: what came before it is that cell's output (:attr:`cells`), and a
+    new sink of the same limit takes what follows.
+    """
 
     def __init__(self, channel: Channel, sink: Sink, token: bytes) -> None:
         self.channel = channel
         self.sink = sink
         self.token = token
         self.exception: ExceptionInfo | None = None
+        self.cells: list[Cell] = []
 
     def drain(self) -> int:
         """Read every datagram queued now (never blocks); return how many."""
@@ -225,6 +251,7 @@ class Reader:
                 if size > skip and view[:skip] == token:
                     # Frames are not output, but their text counts towards the cap.
                     self._frame(bytes(view[skip : skip + 1]), view[skip + 1 : size])
+                    sink = self.sink  # a new one after a cell's end
                 else:
                     sink.add(stderr, view[:size])
 
@@ -236,3 +263,12 @@ class Reader:
             )
         elif label in LABELS:
             self.sink.add(LABELS[label], payload)
+        elif label == b"c":
+            status, _, seconds = bytes(payload).partition(b"\0")
+            try:
+                ended = Cell(self.sink, self.exception, int(status), float(seconds), time.monotonic())
+            except ValueError:
+                return  # not a frame this module wrote
+            self.cells.append(ended)
+            self.sink = Sink(self.sink.limit)
+            self.exception = None

@@ -40,15 +40,15 @@ from typing import Any
 
 from ..model import RunResult, Snippet, Stamp
 from . import sandbox
-from .capture import Streams, run_captured
+from .capture import Streams, run_captured_cells
 from .python import (
     BOOTSTRAP_DIR,
     DEFAULT_MEMORY_LIMIT,
     SubprocessRunner,
+    chain_inputs,
     child_environment,
-    memory_limit_of,
     output_rewrite,
-    prepare_run_dir,
+    prepare_chain_dir,
 )
 
 log = logging.getLogger("snipcheck")
@@ -303,20 +303,39 @@ class ForkRunner:
             except ForkServerError as exc:
                 log.warning("snipcheck: fork server failed (%s); running %s again", exc, snippet.id)
 
-    def _run_on(self, server: ForkServer, snippet: Snippet, timeout: float, output_limit: int) -> RunResult:
+    def run_chain(self, cells: Sequence[Snippet], *, timeouts: Sequence[float], output_limit: int) -> list[RunResult]:
+        """Run a chain's ``cells`` one after the other in one fork of the
+        server; see :meth:`snipcheck.runner.Runner.run_chain`."""
+        while True:
+            server = self._get_server()
+            if server is None:
+                return self.fallback.run_chain(cells, timeouts=timeouts, output_limit=output_limit)
+            try:
+                return self._run_on(server, cells, timeouts, output_limit)
+            except ForkServerError as exc:
+                log.warning("snipcheck: fork server failed (%s); running %s again", exc, cells[0].id)
+
+    def _run_on(
+        self, server: ForkServer, snippets: Snippet | Sequence[Snippet], timeouts: float | Sequence[float], output_limit: int
+    ) -> Any:
+        """One run (``snippets`` a snippet: its result) or a chain's (a sequence: a list of results)."""
+        chain = not isinstance(snippets, Snippet)
+        cells: Sequence[Snippet] = snippets if chain else (snippets,)  # type: ignore[assignment]
         with self._lock:
             slot = self._idle.pop() if self._idle else None
         if slot is None:
             slot = server.slot()
-        limit = memory_limit_of(snippet, self.memory_limit)
-        run_dir, script = prepare_run_dir(snippet)
+        env_names, limit = chain_inputs(cells, self.memory_limit)
+        run_dir, scripts = prepare_chain_dir(cells)
         try:
-            env = child_environment(run_dir, snippet.env)
+            env = child_environment(run_dir, env_names)
             env.pop("PYTHONPATH", None)
-            request = {"script": script, "run_dir": run_dir, "env": env, "memory_limit": limit}
-            captured = run_captured(
+            request: dict[str, Any] = {"script": scripts[0], "run_dir": run_dir, "env": env, "memory_limit": limit}
+            if chain:
+                request["cells"] = [[script, cell.tags.expect] for script, cell in zip(scripts, cells, strict=True)]
+            captured = run_captured_cells(
                 lambda streams: slot.spawn(request, streams),
-                timeout=timeout,
+                timeouts=tuple(timeouts) if chain else (timeouts,),  # type: ignore[arg-type]
                 output_limit=output_limit,
                 rewrite=output_rewrite(run_dir),
             )
@@ -330,7 +349,8 @@ class ForkRunner:
             else:
                 with self._lock:
                     self._idle.append(slot)
-        return captured.result(stamp=self.stamp, runner=self.name, output_limit=output_limit, memory_limit=limit)
+        results = [c.result(stamp=self.stamp, runner=self.name, output_limit=output_limit, memory_limit=limit) for c in captured]
+        return results if chain else results[0]
 
     def close(self) -> None:
         """End the slots and the server."""

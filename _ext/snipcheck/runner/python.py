@@ -36,10 +36,14 @@ from pathlib import Path
 
 from ..model import RunResult, Snippet, Stamp
 from . import sandbox
-from .capture import Spawner, Streams, run_captured
+from .capture import Spawner, Streams, run_captured, run_captured_cells
 
 BOOTSTRAP_DIR = str(Path(__file__).parent / "bootstrap")
 SUPERVISOR = str(Path(BOOTSTRAP_DIR) / "_snipcheck_supervise.py")
+#: Runs a chain's cells in one interpreter (the subprocess runner), and the
+#: variable that tells ``sitecustomize`` so.
+CELLS = str(Path(BOOTSTRAP_DIR) / "_snipcheck_cells.py")
+CELLS_VAR = "SNIPCHECK_CELLS"
 #: Variables passed through from the parent environment, when set.
 PASSTHROUGH = ("PATH", "CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "SYSTEMROOT")
 #: How the run directory itself reads in captured output (see the module docstring).
@@ -102,19 +106,43 @@ def prepare_run_dir(snippet: Snippet) -> tuple[str, str]:
     :return: ``(run_dir, relative_script_path)``.
     :raises OSError: if a declared data file cannot be copied.
     """
+    run_dir, (script,) = prepare_chain_dir((snippet,))
+    return run_dir, script
+
+
+def prepare_chain_dir(cells: Sequence[Snippet]) -> tuple[str, list[str]]:
+    """:func:`prepare_run_dir` for the cells of a chain, which share one run
+    directory (as a notebook's cells share a working directory).
+
+    :return: ``(run_dir, each cell's relative script path)``.
+    :raises OSError: if a declared data file cannot be copied.
+    """
     run_dir = os.path.realpath(tempfile.mkdtemp(prefix="snipcheck-"))
     try:
-        for rel, source_path in snippet.files:
-            shutil.copyfile(source_path, _inside(run_dir, rel))
-        _inside(run_dir, snippet.path).write_text(snippet.source, encoding="utf-8")
-        for shown, source in snippet.helpers:
-            _inside(run_dir, shown).write_text(source, encoding="utf-8")
+        for snippet in cells:
+            for rel, source_path in snippet.files:
+                shutil.copyfile(source_path, _inside(run_dir, rel))
+            _inside(run_dir, snippet.path).write_text(snippet.source, encoding="utf-8")
+            for shown, source in snippet.helpers:
+                _inside(run_dir, shown).write_text(source, encoding="utf-8")
         for sub in ("home", "tmp"):
             os.mkdir(os.path.join(run_dir, sub))
     except BaseException:
         shutil.rmtree(run_dir, ignore_errors=True)
         raise
-    return run_dir, snippet.path
+    return run_dir, [snippet.path for snippet in cells]
+
+
+def chain_argv(scripts: Sequence[str], cells: Sequence[Snippet]) -> list[str]:
+    """``_snipcheck_cells.py`` arguments: each cell's script and the exception its tags expect."""
+    return [arg for script, cell in zip(scripts, cells, strict=True) for arg in (script, cell.tags.expect)]
+
+
+def chain_inputs(cells: Sequence[Snippet], default: int | None) -> tuple[tuple[str, ...], int | None]:
+    """The variables passed to a chain's process (every cell's) and its memory limit (the largest)."""
+    env = tuple(dict.fromkeys(name for cell in cells for name in cell.env))
+    limits = [memory_limit_of(cell, default) for cell in cells]
+    return env, (None if None in limits else max(limit for limit in limits if limit is not None))
 
 
 class _Process:
@@ -218,6 +246,31 @@ class SubprocessRunner:
         finally:
             shutil.rmtree(run_dir, ignore_errors=True)
         return captured.result(stamp=self.stamp, runner=self.name, output_limit=output_limit, memory_limit=limit)
+
+
+    def run_chain(self, cells: Sequence[Snippet], *, timeouts: Sequence[float], output_limit: int) -> list[RunResult]:
+        """Run a chain's ``cells`` one after the other in one fresh interpreter;
+        see :meth:`snipcheck.runner.Runner.run_chain`."""
+        env_names, limit = chain_inputs(cells, self.memory_limit)
+        run_dir, scripts = prepare_chain_dir(cells)
+        env = child_environment(run_dir, env_names)
+        env[CELLS_VAR] = "1"
+        try:
+            captured = run_captured_cells(
+                supervised_spawner(
+                    [self.python, CELLS, *chain_argv(scripts, cells)],
+                    cwd=run_dir,
+                    env=env,
+                    memory_limit=limit,
+                    run_dir=run_dir,
+                ),
+                timeouts=timeouts,
+                output_limit=output_limit,
+                rewrite=output_rewrite(run_dir),
+            )
+        finally:
+            shutil.rmtree(run_dir, ignore_errors=True)
+        return [c.result(stamp=self.stamp, runner=self.name, output_limit=output_limit, memory_limit=limit) for c in captured]
 
 
 def memory_limit_of(snippet: Snippet, default: int | None) -> int | None:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import (
     ansi,
+    chain,
     claims,
     code,
     collector,
@@ -45,6 +46,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     index.register(app)
     dependencies.register(app)
     directive.register(app)
+    chain.register(app)
     code.register(app)
     results.register(app)
     fill.register(app)
@@ -58,7 +60,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
 
     return {
         "version": __version__,
-        "env_version": 5,  # 5: labels are document text (translated); 4: the placement index, results judged after reading
+        "env_version": 6,  # 6: chains (placements and snippets know theirs); 5: labels are document text (translated)
         "parallel_read_safe": True,
         "parallel_write_safe": True,
     }

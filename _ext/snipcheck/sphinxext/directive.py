@@ -35,8 +35,9 @@ from docutils.parsers.rst import directives
 from sphinx.util.docutils import SphinxDirective
 
 from .. import requirements
+from ..chains import Broken, attach
 from ..snippets import SnippetError
-from . import dependencies, index, render
+from . import chain, dependencies, index, render
 from . import state as state_mod
 from .collector import SnippetRecord, add
 from .log import warn
@@ -53,7 +54,7 @@ class SnippetDirective(SphinxDirective):
     optional_arguments = 1
     final_argument_whitespace = False
     has_content = True
-    option_spec: ClassVar[dict[str, Any]] = {"stated-env": directives.unchanged}
+    option_spec: ClassVar[dict[str, Any]] = {"stated-env": directives.unchanged, "chain": directives.unchanged}
 
     def run(self) -> list[nodes.Node]:
         state = state_mod.for_env(self.env)
@@ -90,6 +91,13 @@ class SnippetDirective(SphinxDirective):
             add(self.env, _replace(base, status="error", problems=(exc.message,)))
             node += render.error_box(f"snippet {snippet_id}{at}: {exc.message}")
             return [node]
+        linked = chain.link(self.env, docname, serial, snippet)
+        if isinstance(linked, Broken):
+            warn("exec", f"snippet {snippet_id!r} is not run: {linked.message}", self.get_location())
+            add(self.env, _replace(base, status="error", problems=(linked.message,)))
+            node += render.error_box(f"snippet {snippet_id}: {linked.message}")
+            return [node]
+        snippet = linked
         self.env.note_dependency(snippet.abspath)
         dependencies.note(self.env, snippet)  # helpers, declared data files and variables
         for req in snippet.tags.requires:
@@ -145,14 +153,16 @@ def prefetch(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
     known = index.placements(env)
     if not state.execute or not known:
         return
-    snippets = []
+    items = []
     for docname in sorted(docnames):
         for placement in known.get(docname, []):
             try:
                 code = index.code_in(env, docname, placement.snippet_id)
-                snippets.append(state.load(placement.snippet_id, code))
+                loaded = state.load(placement.snippet_id, code)
             except SnippetError:
-                continue  # reported by the directive, at its line
+                loaded = None  # reported by the directive, at its line
+            items.append((docname, placement.chain, loaded))
+    snippets = [s for s in attach(items) if s is not None and not isinstance(s, Broken)]
     state.executor.plan(snippets)
     state.planned = True
     for snippet in snippets:

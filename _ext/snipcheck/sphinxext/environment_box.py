@@ -16,6 +16,7 @@ from docutils import nodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util.docutils import SphinxDirective
 
+from . import render
 from . import state as state_mod
 from .collector import records
 from .i18n import _
@@ -70,7 +71,7 @@ class FillEnvironmentBox(SphinxPostTransform):
         box += nodes.paragraph(text, text)
         if not_run:
             needs = Counter(req for r in not_run for req in r.missing)
-            why = _(", ").join(f"{k} ×{v}" for k, v in sorted(needs.items()))
+            why = _(", ").join(f"{render.requirement_label(k)} ×{v}" for k, v in sorted(needs.items()))
             text = _(
                 "{count} more snippets did not run because this machine lacks what they need ({why}): they are "
                 "marked \"not run in this build\" and show the output the text states, with where it comes from, "

@@ -15,6 +15,7 @@ from docutils import nodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
 from ..claims import belief_verdict
+from ..execute_chain import STOPPED_BY
 from ..compare import outcome_problem, terminal_text
 from . import index, render
 from . import state as state_mod
@@ -56,9 +57,16 @@ class FillSnippets(SphinxPostTransform):
             label = _("Stated output (this build did not execute code)")
             return [render.stated_panel(rec.stated, label, rec.stated_env)]
         if rec.status == "not-run":
-            label = _("Stated output · not verified by this build (this build lacks: {missing})").format(
-                missing=_(", ").join(rec.missing)
-            )
+            stopped = [req[len(STOPPED_BY) :] for req in rec.missing if req.startswith(STOPPED_BY)]
+            if stopped:
+                label = _(
+                    "Stated output · not verified by this build: its chain stopped at {id}, which did not run "
+                    "or did not end as its tags expect"
+                ).format(id=stopped[0])
+            else:
+                label = _("Stated output · not verified by this build (this build lacks: {missing})").format(
+                    missing=_(", ").join(rec.missing)
+                )
             return [render.badges(rec.missing), render.stated_panel(rec.stated, label, rec.stated_env)]
         outcome = rec.outcome
         if outcome is None or outcome.result is None:

@@ -72,6 +72,19 @@ def all_placements(env: BuildEnvironment) -> list[Placement]:
 # --- capture ------------------------------------------------------------------------
 
 
+#: ``env.temp_data`` key: the chain the next snippets of the page join (``snippet-chain``).
+CHAIN = "snipcheck_chain"
+
+
+def chain_of(directive: SphinxDirective) -> str:
+    """The chain a snippet directive places its snippet in: its ``chain``
+    option, else the page's current ``snippet-chain`` (see :mod:`.chain`)."""
+    option = directive.options.get("chain")
+    if option is not None:
+        return str(option).strip()
+    return str(directive.env.temp_data.get(CHAIN, ""))
+
+
 def capture(directive: SphinxDirective, snippet_id: str) -> Placement:
     """Record the placement of ``snippet_id`` by ``directive`` in the index.
 
@@ -98,6 +111,7 @@ def capture(directive: SphinxDirective, snippet_id: str) -> Placement:
         "markup": markup,
         "options": options,
         "stated": stated,
+        "chain": chain_of(directive),
     }
     try:
         geometry = _geometry(directive, path, markup, line or directive.lineno)

@@ -31,6 +31,7 @@ import re
 from docutils import nodes
 
 from ..compare import display_events
+from ..execute_chain import STOPPED_BY
 from ..model import Outcome, RunResult, Snippet
 from ..normalize import Normalizer
 from . import ansi
@@ -156,12 +157,21 @@ def stated_panel(stated: str, label: str, stated_env: str | None) -> nodes.conta
     return panel
 
 
+def requirement_label(req: str) -> str:
+    """What a page says of one entry of ``Outcome.missing``: a requirement
+    (``cuda``), or the cell of its chain that stopped a cell
+    (``chain:<id>``, see :mod:`snipcheck.execute_chain`)."""
+    if req.startswith(STOPPED_BY):
+        return str(_("its chain stopped at {id}").format(id=req[len(STOPPED_BY) :]))
+    return str(_("needs {requirement}").format(requirement=req))
+
+
 def badges(missing: tuple[str, ...]) -> nodes.container:
     """One sphinx-design badge per missing requirement."""
     box = nodes.container(classes=["snipcheck-badges"])
     para = nodes.paragraph()
     for req in missing:
-        text = _("needs {requirement}").format(requirement=req)
+        text = requirement_label(req)
         para += nodes.inline(text, text, classes=["sd-badge", "sd-bg-warning", "sd-bg-text-warning"])
         para += nodes.Text(" ")
     text = _("not run in this build")

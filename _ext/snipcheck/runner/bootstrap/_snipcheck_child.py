@@ -23,6 +23,11 @@ What this module adds, for Python-level output only:
   exception's qualified type and message (``type NUL message``; not shown).
   Frames are written only while descriptor 2 is still the run's socket; a
   snippet that closed or redirected it gets exactly what plain Python does.
+* Cells: a chain of snippets runs in one process, cell after cell
+  (``_snipcheck_main.run_cells``); after each cell but the last, a ``c``
+  frame (``status NUL seconds``) marks where the next cell's output begins.
+  It travels through the same receive queue as the output, so the parent
+  splits the output exactly where the cell ended.
 * An audit hook (:func:`sys.addaudithook`) sees the ``sys.excepthook`` event
   that the interpreter raises before it reports an uncaught exception, with
   whatever hook the snippet installed: it sends the ``x`` frame, marks what
@@ -45,6 +50,15 @@ CHUNK = 1 << 16
 #: Code objects whose frames count as "the interpreter itself" (the fork
 #: runner's exit sequence adds its own) and are cut from tracebacks.
 OWN_CODES = set()
+#: ``send(label, data) -> bool`` once :func:`install` ran: writes one frame,
+#: ``False`` when descriptor 2 is no longer the run's socket.
+_sender = {}
+
+
+def send_frame(label, data):
+    """Write a frame (see the module docstring); ``False`` if it cannot be written."""
+    send = _sender.get("send")
+    return bool(send is not None and send(label, data))
 
 
 def install(token, on_run_file=None):
@@ -75,6 +89,13 @@ def install(token, on_run_file=None):
         for start in range(0, len(data), CHUNK):
             os.write(2, token + label + data[start : start + CHUNK])
         return True
+
+    def send(label, data):
+        if label == b"c":  # a new cell: what the interpreter writes now is not the last cell's traceback
+            state["uncaught"] = False
+        return frame(label, data)
+
+    _sender["send"] = send
 
     def label_of_caller():
         """``b"w"``, ``b"t"`` or ``None`` for a write to stderr, by its caller's frame."""

@@ -96,11 +96,64 @@ def run_main(script, child_mod):  # type: ignore[no-untyped-def]
 
     :param child_mod: the capture module (``_snipcheck_child``).
     """
-    calibration = _state["calibration"]
+    main = _fresh_main(script)
+    status, interrupted, _raised = _run_in(script, main, child_mod)
+    return status, interrupted
+
+
+def run_cells(cells, child_mod):  # type: ignore[no-untyped-def]
+    """Run a chain's cells one after the other in one ``__main__``, as a
+    notebook runs its cells in one kernel; return ``(status, interrupted)`` as
+    :func:`run_main` does, for the last cell that ran.
+
+    :param cells: ``[(script, expected), ...]``: each cell's path and the
+        exception type its tags expect (``"ok"`` or another ending: none).
+    After each cell but the last, a ``c`` frame (``status NUL seconds``, status
+    0, or 1 for a cell that raised the exception it expects) marks where the
+    next cell's output begins, and the chain goes on.  A cell that ends in any
+    other way (an unexpected exception, ``SystemExit``, ``KeyboardInterrupt``)
+    ends the process as ``python`` would end it, and the cells after it do
+    not run; so does a cell after which no frame can be written (it closed or
+    redirected descriptor 2).
+    """
+    import time
+
+    main = _fresh_main(cells[0][0])
+    for index, (script, expected) in enumerate(cells):
+        started = time.perf_counter()
+        status, interrupted, raised = _run_in(script, main, child_mod)
+        if index == len(cells) - 1 or interrupted or isinstance(raised, SystemExit):
+            return status, interrupted
+        if raised is None and status == 0:
+            ending = 0
+        elif raised is not None and expected not in ("", "ok") and qualified_name(type(raised)) == expected:
+            ending = 1
+        else:
+            return status, interrupted
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001
+                pass
+        if _state["libc"] is not None:
+            _state["libc"].fflush(None)
+        seconds = time.perf_counter() - started
+        if not child_mod.send_frame(b"c", b"%d\0%.6f" % (ending, seconds)):
+            return status, interrupted
+    return 0, False  # not reached: the last cell returns above
+
+
+def qualified_name(etype):  # type: ignore[no-untyped-def]
+    """The name tags use for an exception type: ``RuntimeError``, ``torch.OutOfMemoryError``."""
+    module = getattr(etype, "__module__", "builtins")
+    qualname = getattr(etype, "__qualname__", str(etype))
+    return qualname if module in ("builtins", "__main__") else module + "." + qualname
+
+
+def _fresh_main(script):  # type: ignore[no-untyped-def]
+    """A new ``__main__`` for ``script`` in ``sys.modules``; the recursion
+    limit and ``traceback.walk_stack`` set up for the snippet (once)."""
     path = os.path.abspath(script)
-    sys.argv[:] = [script]
-    sys.orig_argv[:] = [sys.orig_argv[0], script]
-    sys.path[0] = os.path.dirname(path)
     main = types.ModuleType("__main__")
     main.__loader__ = importlib.machinery.SourceFileLoader("__main__", path)
     main.__spec__ = None
@@ -109,7 +162,7 @@ def run_main(script, child_mod):  # type: ignore[no-untyped-def]
     main.__file__ = path
     main.__cached__ = None
     sys.modules["__main__"] = main
-    if calibration is None:
+    if _state["calibration"] is None:
         depth = 0
         frame = sys._getframe()
         while frame is not None:
@@ -126,6 +179,18 @@ def run_main(script, child_mod):  # type: ignore[no-untyped-def]
             yield frame, lineno
 
     traceback.walk_stack = snippet_stack
+    return main
+
+
+def _run_in(script, main, child_mod):  # type: ignore[no-untyped-def]
+    """Run ``script`` in ``main``'s namespace: ``(status, interrupted, the uncaught exception or None)``."""
+    calibration = _state["calibration"]
+    path = os.path.abspath(script)
+    sys.argv[:] = [script]
+    sys.orig_argv[:] = [sys.orig_argv[0], script]
+    sys.path[0] = os.path.dirname(path)
+    main.__loader__ = importlib.machinery.SourceFileLoader("__main__", path)
+    main.__file__ = path
     code = None
     try:
         with open(path, "rb") as f:
@@ -141,14 +206,14 @@ def run_main(script, child_mod):  # type: ignore[no-untyped-def]
             # the one compile() attached holds this function's frame, which
             # the hook would print (with the runner's path) if left on it.
             report(type(broken), broken.with_traceback(None), None, child_mod)
-            return 1, False
+            return 1, False, broken
         exec_at_top(code, main.__dict__, calibration)
     except SystemExit as exc:
-        return exit_status(exc), False
+        return exit_status(exc), False, exc
     except BaseException as exc:  # noqa: BLE001 - what python prints for any uncaught exception
         uncaught = exc
     else:
-        return 0, False
+        return 0, False, None
     # Reported outside the except block, as the interpreter does: an error in
     # the hook must not get the snippet's exception as its context.
     tb = uncaught.__traceback__
@@ -157,7 +222,7 @@ def run_main(script, child_mod):  # type: ignore[no-untyped-def]
     uncaught = uncaught.with_traceback(tb)
     del tb
     report(type(uncaught), uncaught, uncaught.__traceback__, child_mod)
-    return 1, isinstance(uncaught, KeyboardInterrupt)
+    return 1, isinstance(uncaught, KeyboardInterrupt), uncaught
 
 
 def report(etype, value, tb, child_mod):  # type: ignore[no-untyped-def]
@@ -228,4 +293,4 @@ def finish(status, interrupted):  # type: ignore[no-untyped-def]
 
 
 #: Frames of these are "the interpreter itself" for the capture (labels, traceback cuts).
-OWN = tuple(f.__code__ for f in (run_main, finish, report, exit_status, exec_at_top))
+OWN = tuple(f.__code__ for f in (run_main, run_cells, _run_in, finish, report, exit_status, exec_at_top))

@@ -18,13 +18,16 @@ import os
 import sys
 
 _TOKEN_VAR = "SNIPCHECK_TOKEN"
+#: Set for a chain's run (``_snipcheck_cells.py``), which needs the capture module.
+_CELLS_VAR = "SNIPCHECK_CELLS"
 
 
 def _install() -> None:
     token = bytes.fromhex(os.environ.pop(_TOKEN_VAR))
+    cells = os.environ.pop(_CELLS_VAR, None) is not None  # _snipcheck_cells.py takes the capture over
     here = os.path.dirname(os.path.abspath(__file__))
     # This module is in sys.modules while it runs: it is ours whatever _BEFORE says.
-    own = ["sitecustomize"] + [name for name in ("_snipcheck_child",) if name not in _BEFORE]
+    own = ["sitecustomize"] + [name for name in ("_snipcheck_child",) if name not in _BEFORE and not cells]
     from _snipcheck_child import install
 
     real = _chain(here)

@@ -1,0 +1,118 @@
+"""One job of the executor: the cells of a chain, run in one process.
+
+:func:`run_chain_job` takes the cells of one chain that were submitted
+(each with the cells before it in ``Snippet.earlier``), runs the longest line
+of them once through the Python runner's ``run_chain`` and hands each cell its
+own :class:`~snipcheck.model.Outcome` (see :mod:`snipcheck.chains`):
+
+* a cell whose requirement is missing is not run, and neither are the cells
+  after it (they need its state);
+* when every cell's result is in the cache, nothing runs;
+* otherwise the whole line runs: the cells before the first one missing from
+  the cache run again to rebuild the state, and where their new result is the
+  cached one they count as from the cache;
+* a cell that fails (or times out, or ends the process) ends the chain: the
+  cells after it are not run, and say which cell stopped them;
+* results are stored only when every cell that ran ended as its tags expect.
+
+Pure core: no Sphinx or docutils.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from concurrent.futures import Future
+from typing import TYPE_CHECKING
+
+from . import requirements
+from .model import Outcome, RunResult, Snippet
+
+if TYPE_CHECKING:
+    from .execute import Executor
+
+#: The prefix of ``Outcome.missing`` for a cell that did not run because an
+#: earlier cell of its chain stopped it: ``"chain:<id of that cell>"``.
+STOPPED_BY = "chain:"
+
+
+def run_chain_job(executor: Executor, cells: Sequence[tuple[Snippet, Future[Outcome]]]) -> None:
+    """Run ``cells`` (one chain's, ordered by position) and set each future."""
+    live = [(snippet, fut) for snippet, fut in cells if fut.set_running_or_notify_cancel()]
+    if not live:
+        return
+    try:
+        outcomes = _outcomes(executor, [snippet for snippet, _ in live])
+    except OSError as exc:
+        error = Outcome(None, "error", notes=(f"could not start the chain's run: {exc}",))
+        outcomes = [error] * len(live)
+    except BaseException as exc:  # noqa: BLE001 - handed to the waiting readers
+        for _, fut in live:
+            fut.set_exception(exc)
+        return
+    for (_, fut), outcome in zip(live, outcomes, strict=True):
+        fut.set_result(outcome)
+
+
+def _outcomes(executor: Executor, wanted: Sequence[Snippet]) -> list[Outcome]:
+    cfg = executor.config
+    line = [executor.declared(dataclasses.replace(cell, earlier=())) for cell in (*wanted[-1].earlier, wanted[-1])]
+    # Each position's key covers the cells before it (Snippet.earlier).
+    linked = [dataclasses.replace(cell, earlier=tuple(line[:n])) for n, cell in enumerate(line)]
+    found: list[Outcome | None] = [None] * len(linked)
+    stop = len(linked)
+    for n, cell in enumerate(linked):
+        missing = requirements.missing(cell.tags.requires, cfg.stamp, cfg.provides)
+        if missing:
+            found[n] = Outcome(None, "not-run", missing)
+            for later in range(n + 1, len(linked)):
+                found[later] = Outcome(None, "not-run", (STOPPED_BY + cell.id,))
+            stop = n
+            break
+    runnable = linked[:stop]
+    keys = [executor.key(cell) for cell in runnable] if cfg.cache is not None else []
+    notes: list[str] = []
+    cached: list[RunResult | None] = [None] * stop
+    for n, cell in enumerate(runnable if keys else ()):
+        for kind in executor.lookup_kinds(cell):  # what the other runner kind stored counts too (Executor.plan)
+            cached[n] = executor._cached(executor.key(cell, kind), notes)
+            if cached[n] is not None:
+                break
+    if runnable and all(result is not None for result in cached):
+        for n, result in enumerate(cached):
+            found[n] = Outcome(result, "cache", notes=tuple(notes))
+    elif runnable:
+        runner = executor._runner("python")
+        timeouts = [cell.tags.timeout or cfg.timeout for cell in runnable]
+        plain = [dataclasses.replace(cell, earlier=()) for cell in runnable]
+        results = runner.run_chain(plain, timeouts=timeouts, output_limit=cfg.output_limit)  # type: ignore[attr-defined]
+        for _ in results:
+            executor._count("ran")
+        whole = len(results) == len(runnable) and all(
+            executor.cacheable(cell, result) for cell, result in zip(runnable, results, strict=False)
+        )
+        for n, result in enumerate(results):
+            same = cached[n] is not None and _same(cached[n], result)  # type: ignore[arg-type]
+            found[n] = Outcome(cached[n] if same else result, "cache" if same else "run", notes=tuple(notes))
+            if whole and not same and cfg.cache is not None:
+                try:
+                    cfg.cache.put(keys[n], runnable[n].id, result)
+                except OSError as exc:
+                    found[n] = dataclasses.replace(
+                        found[n],  # type: ignore[arg-type]
+                        notes=(*notes, f"could not write the cache entry ({exc.strerror or exc}); "
+                               "the chain will run again next build"),
+                    )
+        if len(results) < len(runnable):
+            last = runnable[len(results) - 1] if results else runnable[0]
+            for n in range(len(results), len(runnable)):
+                found[n] = Outcome(None, "not-run", (STOPPED_BY + last.id,))
+    by_id = {cell.id: outcome for cell, outcome in zip(linked, found, strict=True)}
+    return [by_id[cell.id] or Outcome(None, "error", notes=("not run",)) for cell in wanted]
+
+
+def _same(a: RunResult, b: RunResult) -> bool:
+    """Whether two results of one cell say the same (timing apart)."""
+    return (a.events, a.exit_status, a.signal, a.exception, a.timed_out, a.truncated_bytes) == (
+        b.events, b.exit_status, b.signal, b.exception, b.timed_out, b.truncated_bytes
+    )
