@@ -2,6 +2,7 @@
 
     nox -s docs              build the chapter into _build/html (fails on drift)
     nox -s tests             run the test suite
+    nox -s guide             build the English guide (guide/) into _build/guide
     nox -s new -- ID         scaffold a snippet file and print the directive to paste
     nox -s record -- [ID…]   write actual outputs into docs/ (all drifted ones without ids)
     nox -s verify -- 2.14.1 [--shard k/n]   run the chapter on another torch: drift report
@@ -12,7 +13,7 @@
 
 Environments are shared, one per torch release (see :func:`shared_env`):
 
-    .nox/torch-2.13.0   the reference: docs, tests, record, docs-live, bench
+    .nox/torch-2.13.0   the reference: docs, tests, record, docs-live, bench, guide
                         (and verify/accept of 2.13.0)
     .nox/torch-X        verify and accept of torch X
     .nox/tool           the project without torch: new, merge, lint
@@ -150,6 +151,18 @@ def docs(session: nox.Session) -> None:
     """Build the chapter; any drift, failed run or bad tag fails the build (-W)."""
     env = reference_env(session, "chapter")
     env.run(session, "sphinx-build", "-W", *SPHINX, *session.posargs)
+
+
+@nox.session
+def guide(session: nox.Session) -> None:
+    """Build the English guide for outside users (guide/) into _build/guide; a drifted example fails it (-W).
+
+    Its examples need no torch; one runs the pytest plugin, hence the test extra."""
+    env = reference_env(session, "myst", "test")
+    env.run(
+        session, "sphinx-build", "-W", "--keep-going", "-b", "html", "-d", "_build/guide-doctrees",
+        "guide", "_build/guide", *session.posargs,
+    )  # fmt: skip
 
 
 @nox.session

@@ -42,14 +42,14 @@ def source_version() -> str:
 
 def package_files(project: Path) -> set[str]:
     """What the wheel must carry, relative to the package: its modules, static
-    files, runner bootstrap, locale catalogs and py.typed."""
+    files, runner bootstrap, locale catalogs, report schemas and py.typed."""
     base = project / "_ext" / "snipcheck"
     wanted = set()
     for path in base.rglob("*"):
         rel = path.relative_to(base).as_posix()
         if not path.is_file() or "__pycache__" in rel:
             continue
-        if path.suffix in {".py", ".po", ".mo"} or rel.startswith("static/") or rel == "py.typed":
+        if path.suffix in {".py", ".po", ".mo"} or rel.startswith(("static/", "schemas/")) or rel == "py.typed":
             wanted.add(rel)
     return wanted
 

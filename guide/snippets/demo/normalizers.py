@@ -1,0 +1,4 @@
+from _demo import CONF, snipcheck, write
+
+write({"conf.py": CONF})
+snipcheck("normalizers")

@@ -1,0 +1,2 @@
+marker = object()
+print(marker)

@@ -1,0 +1,3 @@
+import json
+
+print(json.__file__)
