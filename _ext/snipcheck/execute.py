@@ -36,6 +36,7 @@ from .inputs import Digests
 from .model import Outcome, RunResult, Snippet, Stamp
 from .runner import Runner, make_runner
 from .runner.capture import RunError
+from .tags import resolved_seed
 
 log = logging.getLogger("snipcheck")
 
@@ -63,6 +64,8 @@ class ExecutorConfig:
         (``snipcheck_env``), besides those its tags declare.
     :param files: ``(relative path, absolute path)`` of data files copied into
         every Python snippet's run directory (``snipcheck_depends``).
+    :param seed: the seed of every Python run whose ``seed`` tag says
+        nothing (``snipcheck_seed``); ``None``: fresh randomness.
     """
 
     python: str
@@ -79,6 +82,7 @@ class ExecutorConfig:
     memory_limit: int = 4 << 30
     env: tuple[str, ...] = ()
     files: tuple[tuple[str, str], ...] = ()
+    seed: int | None = None
 
 
 class Executor:
@@ -130,9 +134,16 @@ class Executor:
 
     def declared(self, snippet: Snippet) -> Snippet:
         """``snippet`` with the project-wide declared inputs (``snipcheck_env``,
-        ``snipcheck_depends``) added to its own; Python snippets only."""
+        ``snipcheck_depends``) added to its own, and its seed resolved
+        (its ``seed`` tag, else ``snipcheck_seed``: an ``int``, or ``None``
+        for fresh randomness); Python snippets only."""
         cfg = self.config
-        if snippet.language != "python" or not (cfg.env or cfg.files):
+        if snippet.language != "python":
+            return snippet
+        seed = resolved_seed(snippet.tags, cfg.seed)
+        if seed != snippet.tags.seed:
+            snippet = dataclasses.replace(snippet, tags=dataclasses.replace(snippet.tags, seed=seed))
+        if not (cfg.env or cfg.files):
             return snippet
         env = tuple(dict.fromkeys(cfg.env + snippet.env))
         files = tuple(sorted(dict(cfg.files + snippet.files).items()))

@@ -38,6 +38,10 @@ class Tags:
     :param depends: data files the snippet reads, as paths or glob patterns
         relative to the project root: copied into its run directory at the
         same relative path and part of its cache key.
+    :param seed: the seed of its random generators (``random``, numpy,
+        torch), ``"fresh"`` for plain python's fresh randomness, or ``None``
+        for the configured default (``snipcheck_seed``).  The executor
+        resolves it: a snippet it runs has an ``int`` or ``None`` here.
     """
 
     expect: str = "ok"
@@ -47,6 +51,7 @@ class Tags:
     memory: int | None = None
     env: tuple[str, ...] = ()
     depends: tuple[str, ...] = ()
+    seed: int | str | None = None
 
 
 @dataclass(frozen=True)
@@ -177,6 +182,8 @@ class RunResult:
     :param truncated_bytes: bytes of output dropped beyond the output limit.
     :param stamp: the environment of the run.
     :param runner: the name of the runner that produced it.
+    :param seed: the seed its random generators started from, or ``None``
+        for fresh randomness (see :attr:`Tags.seed`).
     """
 
     events: tuple[Event, ...]
@@ -189,6 +196,7 @@ class RunResult:
     stamp: Stamp
     runner: str
     output_limit: int = 0
+    seed: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Plain-data form for the cache and reports."""
@@ -213,6 +221,7 @@ class RunResult:
             stamp=Stamp(**data["stamp"]),
             runner=str(data["runner"]),
             output_limit=int(data.get("output_limit", 0)),
+            seed=data.get("seed"),
         )
 
 

@@ -77,6 +77,8 @@ VALUES: dict[str, Value] = {
     "snipcheck_fail_on_drift": Value(True, (bool,), "", "drift, failed runs, timeouts and truncated outputs make sphinx-build exit with status 1, with or without -W"),
     "snipcheck_record_command": Value("snipcheck record {id}", (str,), "", "the command hints name for recording a snippet's output; {id} is replaced by the snippet id"),
     "snipcheck_memory_limit": Value("4 GiB", (str, int), "env", "memory limit of each process of a run (RLIMIT_DATA), e.g. '4 GiB'; 0 for none; a snippet's memory tag overrides it"),
+    "snipcheck_seed": Value(None, (int,), "env", "seed every Python run's random generators (Python's random, numpy's global one, torch) with this whole number, so random outputs are the same on every build; default (None): fresh randomness, as under plain python; a snippet's seed tag overrides it"),
+    "snipcheck_show_durations": Value(True, (bool,), "env", "show each run's duration in the stamp under its output; False makes two builds of the same code give byte-identical pages (with snipcheck_seed for random outputs)"),
     "snipcheck_reference": Value("", (str,), "env", "reference environment of the stated outputs; default from pyproject.toml [tool.snipcheck] reference-torch"),
 }
 
@@ -96,6 +98,8 @@ def problem(name: str, value: Any, root: Path | None = None) -> str | None:
         return f"expected {wanted}, got {type(value).__name__}"
     if name == "snipcheck_timeout":
         return tags.timeout_problem(value)
+    if name == "snipcheck_seed":
+        return tags.seed_problem(value, fresh_ok=False)
     if name == "snipcheck_output_limit" and value <= 0:
         return "must be positive"
     if name in ("snipcheck_jobs", "snipcheck_fork_min_runs") and int(value) < 0:
@@ -197,6 +201,8 @@ class Settings:
     record_command: str = "snipcheck record {id}"
     env: tuple[str, ...] = ()
     depends: tuple[str, ...] = ()
+    seed: int | None = None
+    show_durations: bool = True
 
     @classmethod
     def from_mapping(
@@ -249,6 +255,8 @@ class Settings:
                 record_command=v["snipcheck_record_command"],
                 env=tuple(v["snipcheck_env"]),
                 depends=tuple(v["snipcheck_depends"]),
+                seed=v["snipcheck_seed"],
+                show_durations=v["snipcheck_show_durations"],
             ),
             messages,
         )
@@ -334,5 +342,6 @@ class Settings:
                 memory_limit=self.memory_limit,
                 env=self.env,
                 files=self.declared_files(),
+                seed=self.seed,
             )
         )

@@ -29,6 +29,8 @@ from .model import Tags
 
 #: The longest timeout a tag or ``snipcheck_timeout`` may set, in seconds (24 h).
 MAX_TIMEOUT = 24 * 3600.0
+#: The largest seed (numpy's legacy generator takes 32 bits).
+MAX_SEED = 2**32 - 1
 
 #: Keys a tag block may hold, with a one-line description used in errors.
 KNOWN_KEYS = {
@@ -42,6 +44,9 @@ KNOWN_KEYS = {
     "(passed through to the run; a change re-runs the snippet)",
     "depends": 'data files the snippet reads, relative to the project root (globs allowed), '
     'e.g. ["data/table.csv", "data/*.json"] (copied into the run directory; a change re-runs the snippet)',
+    "seed": f'a whole number from 0 to {MAX_SEED}: Python\'s random, numpy\'s global generator and torch are '
+    'seeded with it at the start of the run (of the chain, for its first cell); or "fresh": fresh '
+    "randomness, as under plain python (default: snipcheck_seed)",
 }
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(B|KiB|MiB|GiB|TiB|KB|MB|GB|TB)?\s*$")
 _UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40,
@@ -67,6 +72,8 @@ FIXED_PREFIXES = ("PYTHON", "SNIPCHECK_")
 _VARIABLE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 _COMMENT = {"python": "#", "rust": "//"}
+#: The ``seed`` tag's value for fresh randomness (plain python's), whatever ``snipcheck_seed`` says.
+FRESH = "fresh"
 _EXPECT_RE = re.compile(
     r"^(ok|panic|compile error|exit \d{1,3}|signal SIG[A-Z0-9]+|[A-Za-z_][\w.]*)$"
 )
@@ -297,6 +304,13 @@ def _to_tags(text: str, first_line: int, language: str = "python") -> Tags:
             memory = 0
         if not memory:
             raise TagError(f"bad value for 'memory': {data['memory']!r}; {KNOWN_KEYS['memory']}", where("memory"))
+    seed = data.get("seed")
+    if seed is not None:
+        why = seed_problem(seed, fresh_ok=True)
+        if why:
+            raise TagError(f"bad value for 'seed': {seed!r}; {KNOWN_KEYS['seed']}", where("seed"))
+        if language != "python":
+            raise TagError("tag 'seed' is supported for Python snippets only", where("seed"))
     env = _names("env", data.get("env", []), where("env"))
     depends = _names("depends", data.get("depends", []), where("depends"))
     if (env or depends) and language != "python":
@@ -318,7 +332,25 @@ def _to_tags(text: str, first_line: int, language: str = "python") -> Tags:
         memory=memory,
         env=tuple(dict.fromkeys(env)),
         depends=tuple(dict.fromkeys(depends)),
+        seed=seed,
     )
+
+
+def seed_problem(value: object, *, fresh_ok: bool) -> str | None:
+    """Why ``value`` is not a seed (a whole number from 0 to :data:`MAX_SEED`,
+    or ``"fresh"`` where ``fresh_ok``), or ``None``."""
+    if fresh_ok and value == FRESH:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SEED:
+        return f"expected a whole number from 0 to {MAX_SEED}" + (' or "fresh"' if fresh_ok else "")
+    return None
+
+
+def resolved_seed(tags: Tags, default: int | None) -> int | None:
+    """The seed a run of a snippet with ``tags`` uses: its ``seed`` tag, else
+    ``default`` (``snipcheck_seed``); ``None`` for fresh randomness."""
+    seed = tags.seed if tags.seed is not None else default
+    return None if seed == FRESH else seed  # type: ignore[return-value]
 
 
 def _key_lines(text: str, first_line: int) -> dict[str, int]:
@@ -352,6 +384,8 @@ def render(tags: Tags, language: str = "python") -> str:
         body.append("env = [" + ", ".join(_toml_str(n) for n in tags.env) + "]")
     if tags.depends:
         body.append("depends = [" + ", ".join(_toml_str(d) for d in tags.depends) + "]")
+    if tags.seed is not None:
+        body.append(f"seed = {_toml_str(tags.seed) if isinstance(tags.seed, str) else tags.seed}")
     if not body:
         return ""
     return "\n".join([f"{marker} /// snipcheck", *(f"{marker} {b}" for b in body), f"{marker} ///"])

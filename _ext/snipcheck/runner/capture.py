@@ -131,12 +131,14 @@ class Captured:
         output_limit: int,
         exception: ExceptionInfo | None = None,
         memory_limit: int | None = None,
+        seed: int | None = None,
     ) -> RunResult:
         """This capture as a :class:`~snipcheck.model.RunResult` (duration rounded to ms).
 
         :param exception: overrides the child's (Rust reads its panic from stderr).
         :param memory_limit: the run's memory limit in bytes: an allocation
             failure is then reported as exceeding it.
+        :param seed: the seed the run's random generators started from.
         """
         exc = exception if exception is not None else self.exception
         if exc is not None and memory_limit and out_of_memory(exc):
@@ -160,6 +162,7 @@ class Captured:
             stamp=stamp,
             runner=runner,
             output_limit=output_limit,
+            seed=seed,
         )
 
 

@@ -49,6 +49,7 @@ from .python import (
     child_environment,
     output_rewrite,
     prepare_chain_dir,
+    seed_of,
 )
 
 log = logging.getLogger("snipcheck")
@@ -330,7 +331,10 @@ class ForkRunner:
         try:
             env = child_environment(run_dir, env_names)
             env.pop("PYTHONPATH", None)
-            request: dict[str, Any] = {"script": scripts[0], "run_dir": run_dir, "env": env, "memory_limit": limit}
+            seed = seed_of(cells[0])
+            request: dict[str, Any] = {
+                "script": scripts[0], "run_dir": run_dir, "env": env, "memory_limit": limit, "seed": seed,
+            }  # fmt: skip
             if chain:
                 request["cells"] = [[script, cell.tags.expect] for script, cell in zip(scripts, cells, strict=True)]
             captured = run_captured_cells(
@@ -349,7 +353,10 @@ class ForkRunner:
             else:
                 with self._lock:
                     self._idle.append(slot)
-        results = [c.result(stamp=self.stamp, runner=self.name, output_limit=output_limit, memory_limit=limit) for c in captured]
+        results = [
+            c.result(stamp=self.stamp, runner=self.name, output_limit=output_limit, memory_limit=limit, seed=seed)
+            for c in captured
+        ]
         return results if chain else results[0]
 
     def close(self) -> None:

@@ -44,6 +44,8 @@ SUPERVISOR = str(Path(BOOTSTRAP_DIR) / "_snipcheck_supervise.py")
 #: variable that tells ``sitecustomize`` so.
 CELLS = str(Path(BOOTSTRAP_DIR) / "_snipcheck_cells.py")
 CELLS_VAR = "SNIPCHECK_CELLS"
+#: The seed of a seeded run, for ``sitecustomize`` (see :func:`seeded`).
+SEED_VAR = "SNIPCHECK_SEED"
 #: Variables passed through from the parent environment, when set.
 PASSTHROUGH = ("PATH", "CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "SYSTEMROOT")
 #: How the run directory itself reads in captured output (see the module docstring).
@@ -229,13 +231,14 @@ class SubprocessRunner:
     def run(self, snippet: Snippet, *, timeout: float, output_limit: int) -> RunResult:
         """Run ``snippet``; see :meth:`snipcheck.runner.Runner.run`."""
         limit = memory_limit_of(snippet, self.memory_limit)
+        seed = seed_of(snippet)
         run_dir, script = prepare_run_dir(snippet)
         try:
             captured = run_captured(
                 supervised_spawner(
                     [self.python, script],
                     cwd=run_dir,
-                    env=child_environment(run_dir, snippet.env),
+                    env=seeded(child_environment(run_dir, snippet.env), seed),
                     memory_limit=limit,
                     run_dir=run_dir,
                 ),
@@ -245,15 +248,17 @@ class SubprocessRunner:
             )
         finally:
             shutil.rmtree(run_dir, ignore_errors=True)
-        return captured.result(stamp=self.stamp, runner=self.name, output_limit=output_limit, memory_limit=limit)
-
+        return captured.result(
+            stamp=self.stamp, runner=self.name, output_limit=output_limit, memory_limit=limit, seed=seed
+        )
 
     def run_chain(self, cells: Sequence[Snippet], *, timeouts: Sequence[float], output_limit: int) -> list[RunResult]:
         """Run a chain's ``cells`` one after the other in one fresh interpreter;
         see :meth:`snipcheck.runner.Runner.run_chain`."""
         env_names, limit = chain_inputs(cells, self.memory_limit)
+        seed = seed_of(cells[0])
         run_dir, scripts = prepare_chain_dir(cells)
-        env = child_environment(run_dir, env_names)
+        env = seeded(child_environment(run_dir, env_names), seed)
         env[CELLS_VAR] = "1"
         try:
             captured = run_captured_cells(
@@ -270,7 +275,25 @@ class SubprocessRunner:
             )
         finally:
             shutil.rmtree(run_dir, ignore_errors=True)
-        return [c.result(stamp=self.stamp, runner=self.name, output_limit=output_limit, memory_limit=limit) for c in captured]
+        return [
+            c.result(stamp=self.stamp, runner=self.name, output_limit=output_limit, memory_limit=limit, seed=seed)
+            for c in captured
+        ]
+
+
+def seed_of(snippet: Snippet) -> int | None:
+    """The seed of ``snippet``'s run (of a chain's, for its first cell): its
+    resolved ``seed`` tag (see :meth:`snipcheck.execute.Executor.declared`);
+    ``None``: fresh randomness."""
+    seed = snippet.tags.seed
+    return seed if isinstance(seed, int) and not isinstance(seed, bool) else None
+
+
+def seeded(env: dict[str, str], seed: int | None) -> dict[str, str]:
+    """``env`` with the run's seed for ``sitecustomize`` (``SNIPCHECK_SEED``), when it has one."""
+    if seed is not None:
+        env[SEED_VAR] = str(seed)
+    return env
 
 
 def memory_limit_of(snippet: Snippet, default: int | None) -> int | None:

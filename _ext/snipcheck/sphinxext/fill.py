@@ -78,7 +78,7 @@ class FillSnippets(SphinxPostTransform):
             out.append(render.problem_box(rec.status, rec.stated, rec.diff, outcome.result, ended_wrong))
         out.append(render.output_panel(outcome, state.settings.normalizers))
         assert rec.snippet is not None
-        out.append(render.stamp(outcome, rec.snippet))
+        out.append(render.stamp(outcome, rec.snippet, state.settings.show_durations))
         return out
 
     def belief(self, rec: SnippetRecord | None) -> list[nodes.Node]:

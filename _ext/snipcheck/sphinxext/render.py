@@ -124,11 +124,13 @@ def output_label(stream: str, kind: str) -> nodes.paragraph:
     return nodes.paragraph(text, text, classes=["snipcheck-output-label", cls, "no-search"])
 
 
-def stamp(outcome: Outcome, snippet: Snippet) -> nodes.paragraph:
-    """The environment stamp under an output panel."""
+def stamp(outcome: Outcome, snippet: Snippet, durations: bool = True) -> nodes.paragraph:
+    """The environment stamp under an output panel (with the run's duration, unless ``durations`` is false)."""
     assert outcome.result is not None
     r = outcome.result
-    parts = [r.stamp.label(), f"{r.duration:.2f} s"]
+    parts = [r.stamp.label(), *([f"{r.duration:.2f} s"] if durations else [])]
+    if r.seed is not None:
+        parts.append(_("random seed {seed}").format(seed=r.seed))
     if r.exit_status not in (0, None):
         parts.append(_("exit status {status}").format(status=r.exit_status))
     if outcome.origin == "cache":

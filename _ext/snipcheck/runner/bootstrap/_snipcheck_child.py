@@ -61,10 +61,53 @@ def send_frame(label, data):
     return bool(send is not None and send(label, data))
 
 
-def install(token, on_run_file=None):
+#: What a seeded run seeds, when each module is loaded (or at once, if it is).
+SEEDED = {
+    "random": lambda module, seed: module.seed(seed),
+    "numpy": lambda module, seed: module.random.seed(seed),
+    "torch": lambda module, seed: module.manual_seed(seed),
+}
+
+
+def seed_on_import(seed):
+    """Seed Python's ``random``, numpy's global generator and torch's default
+    generators with ``seed``: those already loaded now, the others when they
+    are first imported (the import machinery's ``_find_and_load`` is
+    wrapped), so the snippet's first random number is the same on every run.
+    ``numpy.random.default_rng()`` without a seed, ``os.urandom`` and
+    ``secrets`` draw from the OS and are not covered."""
+    bootstrap = sys.modules["_frozen_importlib"]
+    done = set()
+
+    def seed_loaded():
+        for name, apply in SEEDED.items():
+            module = sys.modules.get(name)
+            if name not in done and module is not None and getattr(module, "__spec__", None) is not None:
+                try:
+                    apply(module, seed)
+                except AttributeError:
+                    continue  # still being imported: its own import finishes it
+                done.add(name)
+
+    inner = bootstrap._find_and_load
+
+    def find_and_load(name, import_):
+        module = inner(name, import_)
+        if name in SEEDED and name not in done:
+            seed_loaded()
+        return module
+
+    OWN_CODES.add(find_and_load.__code__)
+    bootstrap._find_and_load = find_and_load
+    seed_loaded()
+
+
+def install(token, on_run_file=None, seed=None):
     """Rebuild ``sys.stdout``/``sys.stderr`` and add the audit hook.
 
     :param token: the run's secret frame prefix (bytes).
+    :param seed: seed the random generators with it (:func:`seed_on_import`);
+        ``None``: fresh randomness, as in a plain run.
     :param on_run_file: called once at the ``cpython.run_file`` audit event
         (just before the interpreter runs the script), if given.
     """
@@ -171,6 +214,8 @@ def install(token, on_run_file=None):
             hook()
 
     sys.addaudithook(audit)
+    if seed is not None:
+        seed_on_import(seed)
 
 
 def strip(value, tb=None):

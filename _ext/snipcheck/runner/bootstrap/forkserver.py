@@ -378,7 +378,7 @@ def _child(request, control, view, child_mod, supervise_mod):  # type: ignore[no
     os.close(control)
     os.closerange(3, 1 << 16)
     child_mod.OWN_CODES.update(_snipcheck_main.OWN)
-    child_mod.install(bytes.fromhex(request["token"]))
+    child_mod.install(bytes.fromhex(request["token"]), seed=request.get("seed"))
     if request.get("cells"):  # a chain: its cells one after the other in this process
         status, interrupted = _snipcheck_main.run_cells(request["cells"], child_mod)
     else:

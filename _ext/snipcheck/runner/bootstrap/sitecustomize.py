@@ -18,6 +18,8 @@ import os
 import sys
 
 _TOKEN_VAR = "SNIPCHECK_TOKEN"
+#: The seed of a seeded run (``snipcheck_seed`` or the ``seed`` tag).
+_SEED_VAR = "SNIPCHECK_SEED"
 #: Set for a chain's run (``_snipcheck_cells.py``), which needs the capture module.
 _CELLS_VAR = "SNIPCHECK_CELLS"
 
@@ -39,7 +41,8 @@ def _install() -> None:
         if real is not None:
             sys.modules["sitecustomize"] = real
 
-    install(token, on_run_file=forget)
+    seed = os.environ.pop(_SEED_VAR, None)
+    install(token, on_run_file=forget, seed=int(seed) if seed else None)
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
     for key in [k for k in sys.path_importer_cache if os.path.abspath(k or ".") == here]:
         del sys.path_importer_cache[key]

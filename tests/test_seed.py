@@ -1,0 +1,114 @@
+"""The seed policy (issue 15 §3): fresh randomness as under plain python, or a documented seed.
+
+``snipcheck_seed`` (or a snippet's ``seed`` tag) seeds Python's ``random``,
+numpy's global generator and torch at the start of each run (of each chain):
+random outputs are then the same on every run, under both runners, ``record``
+accepts them, the stamp says so and two builds give byte-identical pages.
+"""
+
+from __future__ import annotations
+
+import filecmp
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from snipcheck.model import Stamp
+from snipcheck.runner import make_runner
+from snipcheck.settings import Settings
+from snipcheck.snippets import load
+from snipcheck.tags import TagError, parse
+
+from helpers import html, snipcheck_cli
+
+DRAW = "import random\nimport numpy as np\nimport torch\nprint(random.random(), np.random.rand(), torch.rand(1).item())\n"
+#: What the documented seeding gives for seed 0: random.seed(0), numpy.random.seed(0), torch.manual_seed(0).
+SEED_0 = "0.8444218515250481 0.5488135039273248 0.49625658988952637\n"
+
+
+def stdout(result) -> str:  # noqa: ANN001
+    return "".join(e.text for e in result.events if e.stream == "stdout")
+
+
+@pytest.mark.parametrize("kind", ["subprocess", "fork"])
+def test_a_seed_tag_gives_the_documented_draws_on_every_run(kind: str, stamp: Stamp, tmp_path: Path) -> None:
+    (tmp_path / "snippets").mkdir()
+    (tmp_path / "snippets" / "draw.py").write_text(DRAW + "# /// snipcheck\n# seed = 0\n# ///\n")
+    (tmp_path / "snippets" / "fresh.py").write_text(DRAW)
+    seeded, fresh = (load(n, tmp_path / "snippets", tmp_path) for n in ("draw", "fresh"))
+    runner = make_runner("python", python=sys.executable, stamp=stamp, kind=kind, preload=("torch",))
+    try:
+        runs = [runner.run(seeded, timeout=60, output_limit=1 << 20) for _ in range(2)]
+        others = [runner.run(fresh, timeout=60, output_limit=1 << 20) for _ in range(2)]
+    finally:
+        getattr(runner, "close", lambda: None)()
+    assert [stdout(r) for r in runs] == [SEED_0, SEED_0]
+    assert [r.seed for r in runs] == [0, 0]
+    assert stdout(others[0]) != stdout(others[1]) and others[0].seed is None  # fresh: as plain python
+
+
+def test_seed_values_are_checked_in_tags_and_configuration(tmp_path: Path) -> None:
+    assert parse("# /// snipcheck\n# seed = \"fresh\"\n# ///\npass\n").tags.seed == "fresh"
+    for bad in ("-1", "1.5", '"zero"', "true", str(2**32)):
+        with pytest.raises(TagError, match="bad value for 'seed'"):
+            parse(f"# /// snipcheck\n# seed = {bad}\n# ///\npass\n")
+    _, messages = Settings.from_mapping(tmp_path, {"snipcheck_seed": -3})
+    assert messages == ["invalid snipcheck_seed = -3: expected a whole number from 0 to 4294967295; using the default None"]
+
+
+PAGE = "# Random\n\n```{snippet} r/draw\n```\n\n```{snippet-chain} c\n```\n\n```{snippet} r/first\n```\n\n```{snippet} r/second\n```\n"
+SOURCES = {
+    "r/draw": DRAW,
+    "r/first": "import torch\na = torch.rand(2)\nprint(a)\n",
+    "r/second": "print(a + torch.rand(2))\n",
+}
+
+
+def project(root: Path, conf: str) -> Path:
+    (root / "snippets" / "r").mkdir(parents=True)
+    (root / "conf.py").write_text('extensions = ["myst_parser", "snipcheck"]\n' + conf)
+    (root / "index.md").write_text(PAGE)
+    for snippet_id, code in SOURCES.items():
+        (root / "snippets" / f"{snippet_id}.py").write_text(code)
+    return root
+
+
+def sphinx(root: Path, out: str, cache: Path) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, SNIPCHECK_CACHE_DIR=str(cache), NO_COLOR="1")
+    return subprocess.run([sys.executable, "-m", "sphinx", "-W", "-b", "html", str(root), str(root / out)],
+                          env=env, capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+
+
+def test_seed_mode_records_random_outputs_and_two_builds_give_identical_pages(tmp_path: Path) -> None:
+    root = project(tmp_path / "p", "snipcheck_seed = 0\nsnipcheck_show_durations = False\n")
+    recorded = snipcheck_cli(root, "record", cache=tmp_path / "cache-0")
+    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+    assert f"```{{snippet}} r/draw\n{SEED_0}```" in (root / "index.md").read_text()
+    for n in (1, 2):  # two cold builds, each with a cache of its own
+        built = sphinx(root, f"html{n}", tmp_path / f"cache-{n}")
+        assert built.returncode == 0, built.stderr
+    pages = sorted(p.name for p in (root / "html1").glob("*.html"))
+    _, mismatch, errors = filecmp.cmpfiles(root / "html1", root / "html2", pages, shallow=False)
+    assert (mismatch, errors) == ([], [])
+    stamps = [p.get_text() for p in html(root / "html1" / "index.html").select(".snipcheck-stamp")]
+    assert len(stamps) == 3 and all(" · random seed 0 · " in s for s in stamps)
+    assert not any(" s · " in s for s in stamps)  # no duration
+
+
+def test_fresh_randomness_is_refused_by_record_and_the_tag_overrides_the_configuration(tmp_path: Path) -> None:
+    root = project(tmp_path / "p", "snipcheck_seed = 0\n")
+    (root / "snippets" / "r" / "draw.py").write_text(DRAW + '# /// snipcheck\n# seed = "fresh"\n# ///\n')
+    recorded = snipcheck_cli(root, "record", "r/draw", cache=tmp_path / "cache")
+    assert recorded.returncode == 1
+    assert "its output differs between two runs of the same code" in recorded.stdout + recorded.stderr
+
+
+def test_the_seed_is_part_of_the_cache_key(tmp_path: Path) -> None:
+    root = project(tmp_path / "p", "snipcheck_seed = 0\n")
+    assert snipcheck_cli(root, "record", cache=tmp_path / "cache").returncode == 0
+    (root / "conf.py").write_text('extensions = ["myst_parser", "snipcheck"]\nsnipcheck_seed = 1\n')
+    built = sphinx(root, "html", tmp_path / "cache")
+    assert built.returncode == 1  # a new seed: new draws, the old stated outputs drift
+    assert "this build ran 3, took 0 from the cache" in built.stdout
