@@ -9,8 +9,26 @@ included; a single final newline is not significant, since a directive body
 cannot express it: the terminal text has it removed, and a stated output
 may carry one newline more).
 
+A stated output may hold **wildcards** (trycmd's and snapbox's syntax; see
+:mod:`snipcheck.wildcards`):
+
+* ``[..]`` inside a line matches any text within that line, possibly none,
+  never a line break;
+* a line that is exactly ``...`` matches any number of whole lines, zero
+  included.
+
+They apply only to the stated output, never to the actual one, and only
+after the normalizers: both sides are normalized first (a normalizer never
+sees or removes a marker), then the markers are matched on the normalized
+stated text.  A stated output made of nothing but wildcards (and whitespace)
+would accept anything, so it is compared as plain text, and its drift says
+why.  When a stated output with wildcards drifts, the diff shows each actual
+line a stated line still accepts as context, after a ``\\ matched by stated
+line N: ...`` note quoting that stated line (:mod:`snipcheck.alignment`).
+
 Pure core: standard library and :mod:`snipcheck.model`,
-:mod:`snipcheck.normalize`.
+:mod:`snipcheck.normalize`, :mod:`snipcheck.wildcards`,
+:mod:`snipcheck.alignment`.
 """
 
 from __future__ import annotations
@@ -20,8 +38,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from . import alignment
 from .model import Event, RunResult, Tags
 from .normalize import Normalizer, for_compare, for_display
+from .wildcards import only_wildcards, uses_wildcards
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 
@@ -214,7 +234,12 @@ def judge(
         if diff:
             if status == "ok":
                 status = "drift"
-            if stated.strip():
+            if only_wildcards(stated):
+                problems.append(
+                    "the stated output is nothing but wildcards ([..], ...), which would accept any output, "
+                    "so it is compared as plain text; record the real output, then put wildcards only where it varies"
+                )
+            elif stated.strip():
                 problems.append("the stated output differs from the actual output")
             else:
                 problems.append("no stated output yet: record it from a real run")
@@ -229,14 +254,19 @@ def text_diff(
     actual_label: str,
     *,
     masking: bool = True,
+    wildcards: bool = True,
 ) -> str:
     """Unified diff of the two texts after every normalizer, ``""`` if equal.
 
     With ``masking=False`` only the display normalizers apply: the diff then
     shows what the compare-only normalizers hide.  Trailing whitespace on
     changed lines is shown as ``·`` so that a diff of invisible characters is
-    still readable.
+    still readable.  A ``stated`` text with wildcards is matched with them
+    (see the module docstring) unless ``wildcards=False``, for comparing two
+    actual outputs.
     """
+    if wildcards and uses_wildcards(stated):
+        return alignment.diff(stated, actual, normalizers, stated_label, actual_label, masking=masking)
     prepare = for_compare if masking else for_display
     a = prepare(stated, normalizers)
     b = prepare(actual, normalizers)
@@ -267,14 +297,20 @@ def masking_normalizers(stated: str, actual: str, normalizers: Sequence[Normaliz
     a, b = stated, actual
     if a == b + "\n":
         a = b
-    if for_display(a, normalizers) == for_display(b, normalizers):
+
+    def same(normalizers: Sequence[Normalizer], masking: bool) -> bool:
+        if uses_wildcards(a):
+            return alignment.holds(a, b, normalizers, masking=masking)
+        prepare = for_compare if masking else for_display
+        return prepare(a, normalizers) == prepare(b, normalizers)
+
+    if same(normalizers, False):
         return ()
     needed = []
     for n in normalizers:
         if n.display:
             continue
-        rest = [m for m in normalizers if m is not n]
-        if for_compare(a, rest) != for_compare(b, rest):
+        if not same([m for m in normalizers if m is not n], True):
             needed.append(n.name)
     return tuple(needed)
 

@@ -145,19 +145,22 @@ def resolve(names: Iterable[str]) -> tuple[Normalizer, ...]:
     return tuple(out)
 
 
+def pipeline(normalizers: Iterable[Normalizer], *, masking: bool = True) -> tuple[Normalizer, ...]:
+    """The normalizers in the order they run: the display ones, then (with
+    ``masking``) the compare-only ones, each kind in its configured order."""
+    normalizers = tuple(normalizers)
+    return tuple(n for n in normalizers if n.display) + (tuple(n for n in normalizers if not n.display) if masking else ())
+
+
 def for_display(text: str, normalizers: Iterable[Normalizer]) -> str:
     """Apply only the display normalizers (what readers and the chapter source see)."""
-    for n in normalizers:
-        if n.display:
-            text = n(text)
+    for n in pipeline(normalizers, masking=False):
+        text = n(text)
     return text
 
 
 def for_compare(text: str, normalizers: Iterable[Normalizer]) -> str:
     """Apply every normalizer, display ones first (the compare-only ones rely on their canonical paths)."""
-    normalizers = tuple(normalizers)
-    text = for_display(text, normalizers)
-    for n in normalizers:
-        if not n.display:
-            text = n(text)
+    for n in pipeline(normalizers):
+        text = n(text)
     return text
