@@ -8,16 +8,22 @@ Sphinx build (sphinx.testing, root tests/roots/test-wildcards).
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
-from helpers import directive_line, environment_label, html, snipcheck_warnings
+from conftest import fresh_cache
+from helpers import directive_line, environment_label, html, placements_in, snipcheck_cli, snipcheck_warnings
 from snipcheck import normalize as N
-from snipcheck.alignment import Unrecordable, align, to_record
+from snipcheck.alignment import align
 from snipcheck.compare import judge, masking_normalizers, text_diff
-from snipcheck.model import Tags
+from snipcheck.model import Stamp, Tags
+from snipcheck.recording import Unrecordable, to_record
+from snipcheck.verify import Report, SnippetReport
 from snipcheck.wildcards import line_matches, matches, only_wildcards, parse, prepare, uses_wildcards
 from test_compare import out, result
 
@@ -300,6 +306,118 @@ def test_many_wildcards_against_a_megabyte_finish_fast() -> None:
     timings = {"one line": one_line, "block": block, "runs": runs, "drift diff": drift, "record": record}
     print("wildcard timings (s):", {k: round(v, 3) for k, v in timings.items()})
     assert max(timings.values()) < 5, timings  # each well under a second on an idle machine
+
+
+# --- the command line: record, accept, review ---------------------------------------------------
+
+CONF = """\
+extensions = ["myst_parser", "snipcheck"]
+snipcheck_source_dir = "docs"
+snipcheck_cache_dir = {cache!r}
+snipcheck_runner = "subprocess"  # these snippets do not use torch: start fast
+"""
+CLOCK = """\
+import time
+print("started at", time.time())
+for step in range(1, 4):
+    print(f"step {step} of 3")
+print("total 3 steps")
+print("result:", 6 * 7 + OFFSET)
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path, probe_cache: Path) -> Path:
+    root = tmp_path / "project"
+    (root / "docs").mkdir(parents=True)
+    (root / "snippets" / "w").mkdir(parents=True)
+    (root / "conf.py").write_text(CONF.format(cache=str(fresh_cache(tmp_path / "cache", probe_cache))))
+    (root / "snippets" / "w" / "clock.py").write_text("OFFSET = 0\n" + CLOCK)
+    (root / "docs" / "index.md").write_text(f"# W\n\n```{{snippet}} w/clock\n{STATED}\n```\n\nProse.\n")
+    return root
+
+
+def test_record_round_trip_rewrites_only_the_changed_line_and_keeps_the_wildcards(project: Path) -> None:
+    page = project / "docs" / "index.md"
+    before = page.read_text()
+    first = snipcheck_cli(project, "record")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.splitlines() == ["0 stated output(s) recorded; 1 unchanged or skipped"]
+    assert page.read_text() == before  # the time varies, the wildcard covers it
+
+    (project / "snippets" / "w" / "clock.py").write_text("OFFSET = 1\n" + CLOCK)
+    second = snipcheck_cli(project, "record")
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.splitlines() == ["docs/index.md:3: w/clock: recorded", "1 stated output(s) recorded; 0 unchanged or skipped"]
+    assert page.read_text() == before.replace("result: 42", "result: 43")  # one line, every other byte kept
+
+    third = snipcheck_cli(project, "record")
+    assert third.returncode == 0, third.stderr
+    assert third.stdout.splitlines() == ["0 stated output(s) recorded; 1 unchanged or skipped"]
+    assert page.read_text() == before.replace("result: 42", "result: 43")
+
+
+def test_record_refuses_an_output_that_would_become_a_wildcard(project: Path) -> None:
+    (project / "snippets" / "w" / "marker.py").write_text('print("x = [..]")\n')
+    page = project / "docs" / "index.md"
+    page.write_text(page.read_text() + "\n```{snippet} w/marker\n```\n")
+    done = snipcheck_cli(project, "record", "w/marker")
+    assert done.returncode == 1
+    assert done.stderr == (
+        "docs/index.md:13: w/marker: not recorded: line 1 of the output holds '[..]', which a stated output reads "
+        "as a wildcard, so the recording would check less than the run printed; print it differently (repr() of it, "
+        "say), or state that line with a wildcard of your own ([..] or ...), which record keeps\n"
+    )
+    assert [p.stated for p in placements_in(page)] == [STATED, ""]
+
+
+STAMP = Stamp("3.11.7", "2.15.0+cpu", "CPU", "Linux x86_64")
+
+
+def git(root: Path, *args: str) -> None:
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin"}
+    subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
+
+
+def drifted_report(project: Path, actual: str) -> Path:
+    """A verify report in which w/clock drifted to ``actual``, and the project committed."""
+    snippet = SnippetReport("w/clock", "docs/index.md", 3, "drifted", diff="(a diff)", stated=STATED, actual=actual)
+    path = project.parent / "report.json"
+    path.write_text(json.dumps(Report(STAMP, "torch 2.13.0", (1, 1), (snippet,)).to_json()))
+    (project / "pyproject.toml").write_text('[tool.snipcheck]\nreference-torch = "2.13.0"\n')
+    git(project, "init", "-q")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "start")
+    return path
+
+
+def cli(project: Path, *args: str, answers: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "snipcheck", "--root", str(project), *args],
+        input=answers, cwd=project, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("command", [["accept"], ["review"]])
+def test_accept_and_review_keep_the_authors_wildcards(project: Path, command: list[str]) -> None:
+    report = drifted_report(project, ACTUAL.format(43).replace("12:00:01", "99"))
+    done = cli(project, *command, "--report", str(report), answers="a\n")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [p.stated for p in placements_in(project / "docs" / "index.md")] == [STATED.replace("42", "43")]
+    assert 'reference-torch = "2.15.0"' in (project / "pyproject.toml").read_text()
+
+
+def test_accept_skips_an_output_that_would_become_a_wildcard_and_keeps_the_pin(project: Path) -> None:
+    report = drifted_report(project, ACTUAL.format("[..]"))
+    done = cli(project, "accept", "--report", str(report))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stderr == (
+        "skipped w/clock: docs/index.md:3: not accepted: line 6 of the output holds '[..]', which a stated output reads "
+        "as a wildcard, so the recording would check less than the run printed; print it differently (repr() of it, "
+        "say), or state that line with a wildcard of your own ([..] or ...), which record keeps\n"
+    )
+    assert "the reference pin stays: 1 drifted output(s) not accepted (w/clock)" in done.stdout
+    assert [p.stated for p in placements_in(project / "docs" / "index.md")] == [STATED]
 
 
 # --- a Sphinx build ----------------------------------------------------------------------

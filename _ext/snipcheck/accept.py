@@ -26,8 +26,10 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from .files import write_all
+from .normalize import Normalizer
 from .placement import Placement
 from .project import Project
+from .recording import Unrecordable, to_record
 from .rewrite import Edit
 from .verify import Report
 
@@ -51,12 +53,23 @@ class Plan:
     pin: str | None = None
 
 
-def plan(report: Report, placements: Sequence[Placement], root: Path, only: Sequence[str] = ()) -> Plan:
+def plan(
+    report: Report,
+    placements: Sequence[Placement],
+    root: Path,
+    only: Sequence[str] = (),
+    normalizers: Sequence[Normalizer] = (),
+) -> Plan:
     """Work out the edits that accept ``report``'s drifted outputs.
+
+    Each new stated output is the actual one with the author's wildcards kept
+    where they still match (:func:`snipcheck.alignment.to_record`); an actual
+    output that would turn into a wildcard is skipped, saying why.
 
     :param placements: the placement index now.
     :param root: the project root the report's ``doc`` paths are relative to.
     :param only: accept just these snippet ids (all drifted ones when empty).
+    :param normalizers: the project's normalizers (to tell which wildcards still match).
     """
     result = Plan()
     by_place = {(p.snippet_id, _rel(Path(p.source), root)): p for p in placements}
@@ -70,10 +83,15 @@ def plan(report: Report, placements: Sequence[Placement], root: Path, only: Sequ
         if placement.stated != snippet.stated:
             result.skipped.append((snippet.id, f"{snippet.doc}:{placement.line} was edited since the report; verify again"))
             continue
+        try:
+            body = to_record(placement.stated, snippet.actual, normalizers)
+        except Unrecordable as exc:
+            result.skipped.append((snippet.id, f"{snippet.doc}:{placement.line}: not accepted: {exc}"))
+            continue
         options = {}
         if placement.option("stated-env") is not None:
             options["stated-env"] = f"{report.stamp.label()} · {report.stamp.platform}"
-        result.edits.append(Edit(placement, snippet.actual, options))
+        result.edits.append(Edit(placement, body, options))
         result.accepted.append(snippet.id)
     if report.stamp.torch:
         try:

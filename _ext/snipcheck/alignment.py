@@ -1,10 +1,10 @@
-"""A stated output with wildcards that drifted: its diff, and what ``record`` writes.
+"""A stated output with wildcards that drifted: how its lines pair with the actual ones, and its diff.
 
 When a stated output with wildcards (see :mod:`snipcheck.wildcards`) does
 not match, :func:`align` pairs its lines with the actual lines: a stated line
 that still matches its actual line, a ``...`` line with the actual lines it
 covers, a stated line replaced by an actual line, a stated line or an actual
-line alone.  Two things are built on that alignment:
+line alone.  On that alignment are built
 
 * :func:`diff`, a unified diff stated → actual in which every actual line a
   stated line still accepts is context, shown as the run printed it, and a
@@ -12,15 +12,7 @@ line alone.  Two things are built on that alignment:
   with its wildcards (``\\`` starts a comment line in a unified diff).  On the
   stated side, ``@@`` ranges count stated lines: a ``...`` counts once, however
   many actual lines it covers.
-* :func:`to_record`, the stated output that ``record`` and ``accept`` write:
-  the actual output, except that each stated line with ``[..]`` that still
-  matches its actual line is kept as written, and each ``...`` line is kept
-  unless both of its neighbouring stated lines (the nearest that are not
-  ``...``) exist and no longer match (a ``...`` at the start or the end
-  keeps its anchor there).  It never writes a wildcard the author did not
-  write: an actual line that holds ``[..]`` or is ``...`` is refused
-  (:class:`Unrecordable`), since as a stated line it would check less than the
-  run printed.
+* what ``record`` and ``accept`` write, in :mod:`snipcheck.recording`.
 
 The alignment minimises a cost (a changed line 2, a line on one side alone 3,
 a line a wildcard accepts 0) after the common first and last lines are
@@ -40,18 +32,14 @@ from typing import NamedTuple
 
 from .normalize import Normalizer, for_compare, for_display
 from .wildcards import (
-    INLINE,
     LINES,
     Line,
     Pattern,
     find_block,
     fit,
-    has_markers,
     line_matches,
-    parse,
     prepare,
     show,
-    uses_wildcards,
 )
 
 #: Most line tests the exact alignment may make; beyond, it is greedy.
@@ -356,82 +344,3 @@ def holds(stated: str, actual: str, normalizers: Sequence[Normalizer], *, maskin
     """Whether ``stated`` (read with wildcards) matches ``actual`` after the normalizers."""
     text = (for_compare if masking else for_display)(actual, normalizers)
     return fit(prepare(stated, normalizers, masking=masking), stated, text)[1]
-
-
-# --- what record writes -----------------------------------------------------------
-
-
-class Unrecordable(ValueError):
-    """An actual output that no stated output may hold as it is (the message says why and what to do)."""
-
-
-def to_record(stated: str, actual: str, normalizers: Sequence[Normalizer]) -> str:
-    """The stated output that ``record`` and ``accept`` write for ``actual``.
-
-    :param stated: the stated output now.
-    :param actual: the terminal text after display normalizers.
-    :return: ``actual``, with the author's wildcards kept where they still
-        match (see the module docstring).
-    :raises Unrecordable: if the result would hold a wildcard the author did
-        not write (an actual line that holds ``[..]`` or is ``...``).
-    """
-    kept = _keep(stated, actual, normalizers) if uses_wildcards(stated) else None
-    lines, sources = kept if kept is not None else (actual.split("\n"), list(range(actual.count("\n") + 1)))
-    body = "\n".join(lines)
-    if uses_wildcards(body):
-        for line, source in zip(lines, sources, strict=True):
-            if source is not None and has_markers(line):
-                what = f"is {LINES!r}" if line == LINES else f"holds {INLINE!r}"
-                raise Unrecordable(
-                    f"line {source + 1} of the output {what}, which a stated output reads as a wildcard, so the "
-                    "recording would check less than the run printed; print it differently (repr() of it, say), "
-                    f"or state that line with a wildcard of your own ({INLINE} or {LINES}), which record keeps"
-                )
-    return body
-
-
-def _keep(
-    stated: str, actual: str, normalizers: Sequence[Normalizer]
-) -> tuple[list[str], list[int | None]] | None:
-    """The lines to write: ``actual``'s, with the still-matching wildcard lines
-    of ``stated``; and where each comes from (an actual line's index, or
-    ``None`` for the author's).  ``None`` if no wildcard can be kept."""
-    text = for_compare(actual, normalizers)
-    shown = actual.split("\n")
-    lines = text.split("\n")
-    if len(lines) != len(shown):
-        return None  # a normalizer joined or split lines: no line-by-line correspondence
-    pattern, ok = fit(prepare(stated, normalizers), stated, text)
-    if ok:
-        return stated.split("\n"), [None] * (stated.count("\n") + 1)
-    written = parse(stated).lines[: len(pattern.lines)]
-    ops = align(pattern, lines)
-    held = {op.i for op in ops if op.kind == "="}
-    out: list[str] = []
-    sources: list[int | None] = []
-    for op in ops:
-        if op.kind == "=" and (line := written[op.i]) is not None and len(line) > 1:
-            out.append(show(line))
-            sources.append(None)
-        elif op.kind in "=~+":
-            out.append(shown[op.j])
-            sources.append(op.j)
-        elif op.kind == "..." and _anchored(pattern, op.i, held):
-            out.append(LINES)
-            sources.append(None)
-        elif op.kind == "...":
-            out.extend(shown[op.j : op.k])
-            sources.extend(range(op.j, op.k))
-    body = "\n".join(out)
-    if None not in sources or not uses_wildcards(body) or not holds(body, actual, normalizers):
-        return None
-    return out, sources
-
-
-def _anchored(pattern: Pattern, i: int, held: set[int]) -> bool:
-    """Whether the ``...`` at stated line ``i`` keeps an anchor: the start or
-    end of the output, or a neighbouring stated line that still matches."""
-    lines = pattern.lines
-    before = next((q for q in range(i - 1, -1, -1) if lines[q] is not None), None)
-    after = next((q for q in range(i + 1, len(lines)) if lines[q] is not None), None)
-    return before is None or after is None or before in held or after in held

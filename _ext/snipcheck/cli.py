@@ -42,6 +42,7 @@ from .model import RunResult, Snippet, Stamp
 from .normalize import Normalizer
 from .placement import Placement
 from .project import Project, ProjectError
+from .recording import Unrecordable, to_record
 from .review import Review, walk
 from .rewrite import Edit, Unwritable, holdable
 from .settings import Settings, absolute_command
@@ -346,14 +347,22 @@ def _record(
             continue
         if not verdict.diff:
             continue
-        why = p.writable or holdable(verdict.actual, p.markup)
+        try:
+            body = to_record(p.stated, verdict.actual, settings.normalizers)
+        except Unrecordable as exc:
+            print(f"{where}: not recorded: {exc}", file=sys.stderr)
+            status = 1
+            continue
+        why = p.writable or holdable(body, p.markup)
         if why:
             print(f"{where}: not recorded: {why}", file=sys.stderr)
             status = 1
             continue
         again = second.outcome(snippet).result
+        # What is written must hold on the second run too (its wildcards, if
+        # the author wrote any, may cover what varies).
         unstable = text_diff(
-            verdict.actual,
+            body,
             terminal_text(again, settings.normalizers) if again else "",
             settings.normalizers,
             "first run",
@@ -369,7 +378,7 @@ def _record(
             status = 1
             continue
         options = {"stated-env": f"{stamp.label()} · {stamp.platform}"} if snippet.tags.requires else {}
-        edits.append(Edit(p, verdict.actual, options))
+        edits.append(Edit(p, body, options))
         if dry_run and quiet < 1:
             print(f"{where}: would record")
             print(verdict.diff)
@@ -507,7 +516,7 @@ def _accept(project: Project, args: argparse.Namespace, use_cache: bool) -> int:
             "not accepting: these snippets fail on this version and need a person: "
             + ", ".join(failing) + " (fix them, or --force to accept the rest anyway)"
         )  # fmt: skip
-    plan = accept_mod.plan(report, project.placements(), settings.root, args.only)
+    plan = accept_mod.plan(report, project.placements(), settings.root, args.only, settings.normalizers)
     return _write_plan(project, plan, report, dry_run=args.dry_run, force=args.force)
 
 
@@ -592,7 +601,7 @@ def _review(project: Project, args: argparse.Namespace, use_cache: bool) -> int:
     accepted = review.accepted
     status = 0
     if accepted:
-        plan = accept_mod.plan(review.report, project.placements(), project.settings.root, accepted)
+        plan = accept_mod.plan(review.report, project.placements(), project.settings.root, accepted, project.settings.normalizers)
         status = _write_plan(project, plan, review.report, dry_run=False, force=args.force)
     else:
         print("no output accepted; the pages are unchanged")
