@@ -242,3 +242,13 @@ def test_an_error_mid_chain_is_reported_at_its_cell_and_the_later_cells_are_not_
     use = page.find(id="snippet-t-use")
     assert "its chain stopped at t/setup" in use.get_text()
     assert "x again = 0.323833" in use.get_text()  # the stated output, labelled not verified
+
+
+def test_only_the_first_cell_of_a_chain_may_set_the_seed(tmp_path: Path) -> None:
+    cells(tmp_path, {"s/a": "x = 1\n", "s/b": "y = 2\n"})
+    first, second = (load(n, tmp_path / "snippets", tmp_path) for n in ("s/a", "s/b"))
+    (tmp_path / "snippets" / "s" / "b.py").write_text("y = 2\n# /// snipcheck\n# seed = 1\n# ///\n")
+    seeded = load("s/b", tmp_path / "snippets", tmp_path)
+    linked = attach([("page", "demo", first), ("page", "demo", seeded), ("page", "demo", second)])
+    assert isinstance(linked[1], Broken) and "move the seed tag to 's/a'" in linked[1].message
+    assert isinstance(linked[2], Broken)

@@ -26,7 +26,7 @@ Pure core: standard library and :mod:`snipcheck.model`.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 from .model import Snippet
 
@@ -52,7 +52,7 @@ def attach(items: Iterable[tuple[str, str, Snippet | None]]) -> list[Snippet | B
     :return: per item: the snippet with ``chain`` and ``earlier`` set, the
         snippet as it was (no chain), ``None`` (not loaded), or
         :class:`Broken` for a cell after one that cannot run (not loaded, or
-        not Python).
+        not Python), or one that sets a seed without being the first.
     """
     seen: dict[tuple[str, str], list[Snippet]] = {}
     broken: dict[tuple[str, str], str] = {}
@@ -74,6 +74,13 @@ def attach(items: Iterable[tuple[str, str, Snippet | None]]) -> list[Snippet | B
             out.append(Broken(broken[key]))
             continue
         cells = seen.setdefault(key, [])
+        if cells and snippet.tags.seed is not None:
+            broken[key] = (
+                f"{snippet.id!r} sets a seed, but it is not the first cell of chain {name!r}: a chain's "
+                f"process is seeded once, at its start; move the seed tag to {cells[0].id!r}"
+            )
+            out.append(Broken(broken[key]))
+            continue
         chain = f"{docname}:{name}"
         out.append(dataclasses.replace(snippet, chain=chain, earlier=tuple(cells)))
         cells.append(dataclasses.replace(snippet, chain=chain, earlier=()))
@@ -85,8 +92,3 @@ def cells_of(snippet: Snippet) -> tuple[Snippet, ...]:
     return (*snippet.earlier, dataclasses.replace(snippet, earlier=()))
 
 
-def longest(cells: Sequence[Snippet]) -> list[Snippet]:
-    """Of the snippets of one chain, those that end each line of cells, i.e.
-    the one with the most earlier cells (a chain is a line: every snippet's
-    ``earlier`` is a prefix of the last one's)."""
-    return [max(cells, key=lambda s: len(s.earlier))] if cells else []

@@ -1,0 +1,4 @@
+import random
+
+pick = random.choice(rows)
+print("picked:", pick["item"])
