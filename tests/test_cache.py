@@ -138,3 +138,13 @@ def test_failed_atomic_write_keeps_the_old_file_and_no_temporary(tmp_path: Path,
     assert target.read_bytes() == b"old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["entry.json"]
 
+
+
+def test_an_output_limit_tag_is_the_limit_the_key_names(tmp_path: Path) -> None:
+    from snipcheck.execute import Executor, ExecutorConfig
+
+    executor = Executor(ExecutorConfig(python="python3", stamp=STAMP, cache=ResultCache(tmp_path), runner="fork"))
+    tagged = dataclasses.replace(SNIPPET, tags=Tags(output_limit=8192))
+    assert executor.output_limit(SNIPPET) == 1 << 20 and executor.output_limit(tagged) == 8192
+    assert executor.key(SNIPPET) == KEY  # keys of snippets without the tag are those made before it existed
+    assert executor.key(tagged) not in (KEY, executor.key(dataclasses.replace(tagged, tags=Tags(output_limit=4096))))

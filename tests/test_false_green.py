@@ -92,6 +92,13 @@ def test_6_a_truncated_output_is_never_recorded(tmp_path: Path) -> None:
         "output-limit = 8192 in its tag block"
     )
     assert (root / "docs" / "index.md").read_bytes() == before
+    # following the advice works: the tag exists, raises the limit for this snippet and re-runs it
+    (root / "snippets" / "f" / "flood.py").write_text('print("x" * 5000)\n\n# /// snipcheck\n# output-limit = 8192\n# ///\n')
+    out = snipcheck_cli(root, "record", cache=tmp_path / "cache")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[-1] == "1 stated output(s) recorded; 0 unchanged or skipped"
+    assert (root / "docs" / "index.md").read_text() == "# T\n\n```{snippet} f/flood\n" + "x" * 5000 + "\n```\n"
+    assert snipcheck_cli(root, "verify", cache=tmp_path / "cache").returncode == 0
 
 
 def test_7_verify_with_nothing_drifted_leaves_its_committed_report_untouched(tmp_path: Path) -> None:

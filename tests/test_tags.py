@@ -90,7 +90,7 @@ def test_every_documented_form_of_expect_is_accepted(expect: str) -> None:
 
 
 def test_render_round_trips_through_parse() -> None:
-    tags = Tags(expect="RuntimeError", requires=("cuda",), timeout=2.5, refutes='say "no"')
+    tags = Tags(expect="RuntimeError", requires=("cuda",), timeout=2.5, refutes='say "no"', output_limit=8192)
     text = render(tags)
     assert parse(text + "\nprint(1)\n").tags == tags
     assert render(Tags()) == ""
@@ -149,6 +149,11 @@ def test_unknown_key_points_at_its_line_and_lists_known_keys() -> None:
         ('expect = "not a type!"', "expect", "'not a type!'"),
         ('refutes = ""', "refutes", "''"),
         ("refutes = 1", "refutes", "1"),
+        ("output-limit = 0", "output-limit", "0"),
+        ("output-limit = -5", "output-limit", "-5"),
+        ('output-limit = "4 MiB"', "output-limit", "'4 MiB'"),
+        ("output-limit = 1.5", "output-limit", "1.5"),
+        ("output-limit = true", "output-limit", "True"),
     ],
 )
 def test_wrong_types_point_at_the_key_and_say_what_is_expected(line: str, key: str, shown: str) -> None:

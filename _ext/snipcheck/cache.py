@@ -58,6 +58,8 @@ def cache_key(
     def inputs(cell: Snippet) -> dict[str, object]:
         tags = dataclasses.asdict(cell.tags)
         tags.pop("timeout", None)  # a run that finished in time is valid under any longer limit
+        if tags.get("output_limit") is None:
+            tags.pop("output_limit", None)  # the limit in force is keyed below; keys made before the tag stay
         return {
             "language": cell.language,
             "path": cell.path,

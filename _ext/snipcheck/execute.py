@@ -130,7 +130,12 @@ class Executor:
             kind = self._kind if snippet.language == "python" else snippet.language
         runner = self._runners.get(snippet.language)
         stamp = getattr(runner, "stamp", self.config.stamp) if runner is not None else self.config.stamp
-        return cache_key(snippet, stamp, self.config.output_limit, runner=kind, digests=self._digests)
+        return cache_key(snippet, stamp, self.output_limit(snippet), runner=kind, digests=self._digests)
+
+    def output_limit(self, snippet: Snippet) -> int:
+        """Bytes of output kept of a run of ``snippet``: its ``output-limit``
+        tag, else ``snipcheck_output_limit``."""
+        return snippet.tags.output_limit or self.config.output_limit
 
     def declared(self, snippet: Snippet) -> Snippet:
         """``snippet`` with the project-wide declared inputs (``snipcheck_env``,
@@ -303,7 +308,7 @@ class Executor:
         timeout = snippet.tags.timeout or cfg.timeout
         if cfg.cache is None:
             self._count("ran")
-            return Outcome(runner.run(snippet, timeout=timeout, output_limit=cfg.output_limit), "run")
+            return Outcome(runner.run(snippet, timeout=timeout, output_limit=self.output_limit(snippet)), "run")
         key = self.key(snippet)
         notes: list[str] = []
         for kind in self.lookup_kinds(snippet):
@@ -315,7 +320,7 @@ class Executor:
             cached = self._cached(key, notes)  # another build may have run it meanwhile
             if cached is not None:
                 return Outcome(cached, "cache", notes=tuple(notes))
-            result = runner.run(snippet, timeout=timeout, output_limit=cfg.output_limit)
+            result = runner.run(snippet, timeout=timeout, output_limit=self.output_limit(snippet))
             self._count("ran")
             if _cacheable(snippet, result):
                 try:

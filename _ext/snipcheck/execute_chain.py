@@ -85,7 +85,9 @@ def _outcomes(executor: Executor, wanted: Sequence[Snippet]) -> list[Outcome]:
         runner = executor._runner("python")
         timeouts = [cell.tags.timeout or cfg.timeout for cell in runnable]
         plain = [dataclasses.replace(cell, earlier=()) for cell in runnable]
-        results = runner.run_chain(plain, timeouts=timeouts, output_limit=cfg.output_limit)  # type: ignore[attr-defined]
+        # One process, one limit: the largest any of its cells asks for (output-limit tags).
+        limit = max(executor.output_limit(cell) for cell in runnable)
+        results = runner.run_chain(plain, timeouts=timeouts, output_limit=limit)  # type: ignore[attr-defined]
         for _ in results:
             executor._count("ran")
         whole = len(results) == len(runnable) and all(

@@ -42,6 +42,8 @@ class Tags:
         torch), ``"fresh"`` for plain python's fresh randomness, or ``None``
         for the configured default (``snipcheck_seed``).  The executor
         resolves it: a snippet it runs has an ``int`` or ``None`` here.
+    :param output_limit: bytes of output kept of its run, or ``None`` for the
+        configured default (``snipcheck_output_limit``).
     """
 
     expect: str = "ok"
@@ -52,6 +54,7 @@ class Tags:
     env: tuple[str, ...] = ()
     depends: tuple[str, ...] = ()
     seed: int | str | None = None
+    output_limit: int | None = None
 
 
 @dataclass(frozen=True)

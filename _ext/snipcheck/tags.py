@@ -47,6 +47,8 @@ KNOWN_KEYS = {
     "seed": f'a whole number from 0 to {MAX_SEED}: Python\'s random, numpy\'s global generator and torch are '
     'seeded with it at the start of the run (of the chain, for its first cell); or "fresh": fresh '
     "randomness, as under plain python (default: snipcheck_seed)",
+    "output-limit": "bytes of output kept of the run, a whole number greater than 0, e.g. 4194304 "
+    "(default: snipcheck_output_limit)",
 }
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(B|KiB|MiB|GiB|TiB|KB|MB|GB|TB)?\s*$")
 _UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40,
@@ -311,6 +313,13 @@ def _to_tags(text: str, first_line: int, language: str = "python") -> Tags:
             raise TagError(f"bad value for 'seed': {seed!r}; {KNOWN_KEYS['seed']}", where("seed"))
         if language != "python":
             raise TagError("tag 'seed' is supported for Python snippets only", where("seed"))
+    output_limit = data.get("output-limit")
+    if output_limit is not None and (
+        isinstance(output_limit, bool) or not isinstance(output_limit, int) or output_limit <= 0
+    ):
+        raise TagError(
+            f"bad value for 'output-limit': {output_limit!r}; {KNOWN_KEYS['output-limit']}", where("output-limit")
+        )
     env = _names("env", data.get("env", []), where("env"))
     depends = _names("depends", data.get("depends", []), where("depends"))
     if (env or depends) and language != "python":
@@ -333,6 +342,7 @@ def _to_tags(text: str, first_line: int, language: str = "python") -> Tags:
         env=tuple(dict.fromkeys(env)),
         depends=tuple(dict.fromkeys(depends)),
         seed=seed,
+        output_limit=output_limit,
     )
 
 
@@ -386,6 +396,8 @@ def render(tags: Tags, language: str = "python") -> str:
         body.append("depends = [" + ", ".join(_toml_str(d) for d in tags.depends) + "]")
     if tags.seed is not None:
         body.append(f"seed = {_toml_str(tags.seed) if isinstance(tags.seed, str) else tags.seed}")
+    if tags.output_limit is not None:
+        body.append(f"output-limit = {tags.output_limit}")
     if not body:
         return ""
     return "\n".join([f"{marker} /// snipcheck", *(f"{marker} {b}" for b in body), f"{marker} ///"])
