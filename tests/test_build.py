@@ -115,7 +115,7 @@ def test_expected_exception_not_raised_is_drift_and_unexpected_one_is_exec(app) 
     assert raises.startswith(
         f"{index}:{directive_line(index, 'outcome/raises')}: WARNING: snippet 'outcome/raises': "
         "the snippet raised ValueError: boom, but its tags expect a normal exit; fix the code, or if this "
-        'is what the chapter means to show, add expect = "ValueError" to its tag block;'
+        'is what the page means to show, add expect = "ValueError" to its tag block;'
     )
     assert raises.endswith("[snipcheck.exec]")
     # The traceback is on the page, as a terminal shows it.

@@ -426,6 +426,10 @@ def test_an_incremental_build_rereads_and_reruns_what_a_change_affects(tmp_path:
 def test_the_environment_box_names_the_fingerprint_and_main_distributions(tmp_path: Path) -> None:
     root, _ = sphinx_project(tmp_path)
     assert sphinx(root, DEMO_COLOUR="red").returncode == 0
+    # a cold build took nothing from the cache, so the box says nothing of it
+    cold = html(root / "_build" / "html" / "index.html").find(class_="snipcheck-environment").get_text()
+    assert "3 snippets in all; 3 ran and match their stated output." in cold
+    assert "cache" not in cold
     assert sphinx(root, DEMO_COLOUR="red").returncode == 0
     (root / "_build" / "doctrees" / "environment.pickle").unlink()  # read again, all from the cache
     build = sphinx(root, DEMO_COLOUR="red")

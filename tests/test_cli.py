@@ -96,7 +96,7 @@ def test_unexpected_exception_is_not_recorded_and_fails(project: Path) -> None:
     assert done.returncode == 1
     assert done.stderr.splitlines()[0] == (
         "docs/index.md:1: rec/raises: not recorded: the snippet raised ValueError: boom, but its tags "
-        "expect a normal exit; fix the code, or if this is what the chapter means to show, add "
+        "expect a normal exit; fix the code, or if this is what the page means to show, add "
         'expect = "ValueError" to its tag block; no stated output yet: record it from a real run'
     )
     # The failing one stays empty; the good one is still recorded.

@@ -128,7 +128,7 @@ def test_unexpected_exception_is_exec_and_says_how_to_declare_it() -> None:
     assert verdict.status == "exec"
     assert verdict.problems == (
         "the snippet raised ValueError: boom, but its tags expect a normal exit; fix the code, or if this "
-        'is what the chapter means to show, add expect = "ValueError" to its tag block',
+        'is what the page means to show, add expect = "ValueError" to its tag block',
     )
 
 

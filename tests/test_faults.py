@@ -111,7 +111,7 @@ def stamp(page: Path, snippet_id: str) -> str:
 
 
 def hint(expect: str) -> str:
-    return f"fix the code, or if this is what the chapter means to show, add expect = \"{expect}\" to its tag block"
+    return f"fix the code, or if this is what the page means to show, add expect = \"{expect}\" to its tag block"
 
 
 # --- what every fault must leave intact ------------------------------------------------------

@@ -135,6 +135,17 @@ def test_an_english_project_page_holds_no_chinese(app) -> None:
     assert "--- stated (index.md:" in problem.get_text() and "+++ actual (torch " in problem.get_text()
 
 
+@pytest.mark.sphinx(
+    "html", testroot="i18n", confoverrides={"snipcheck_execute": False, "snipcheck_reference": "torch 2.13.0"}
+)
+def test_the_environment_box_of_any_project_speaks_of_its_pages_not_of_a_chapter(app) -> None:  # noqa: ANN001
+    app.build()
+    box = html(Path(app.outdir) / "index.html").select_one(".snipcheck-environment").get_text()
+    assert "This build did not execute code: the outputs below are the ones the page source states." in box
+    assert "The outputs stated in the page source are for the reference environment torch 2.13.0;" in box
+    assert "chapter" not in box
+
+
 @pytest.mark.parametrize("language", ["en", "zh_CN"])
 def test_the_page_states_how_a_run_differs_from_plain_python(make_app, rootdir, tmp_path: Path, language: str) -> None:
     # runner.md / issue 11: the documented differences are on the page, in its language

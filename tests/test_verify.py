@@ -163,7 +163,7 @@ def test_new_release_drifts_with_report_and_exit_status(project: dict[str, Path]
     assert "environment-wide differences" in out.stdout
     assert "1 unchanged, 1 drifted, 0 failing, 0 not run, 0 error; 2 differ only by the environment-wide change" in out.stdout
     html = (root / "r2.html").read_text()
-    assert "Drift: the chapter does not hold" in html
+    assert "Drift: the project does not hold" in html
     assert "demo/saved" in html
 
 
@@ -253,7 +253,7 @@ def test_accept_refuses_uncommitted_changes_then_dry_run_then_accepts(project: d
     # verify again: the chapter now holds on the new release
     out = _cli(root, "verify", "--python", py2)
     assert out.returncode == 0, out.stdout
-    assert "the chapter holds" in out.stdout
+    assert "the project holds" in out.stdout
 
 
 def _outside_bodies(text: str, placements) -> list[str]:  # type: ignore[no-untyped-def]

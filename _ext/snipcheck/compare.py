@@ -3,7 +3,7 @@
 The *terminal text* of a run is what a terminal would show: stdout and stderr
 interleaved in their true order, carriage-return progress bars collapsed to
 what stays visible, ANSI escape codes removed, and a marker where output was
-cut at the output limit.  The stated output in the chapter source is compared
+cut at the output limit.  The stated output in the page source is compared
 with it after the configured normalizers, exactly otherwise (trailing spaces
 included; a single final newline is not significant, since a directive body
 cannot express it: the terminal text has it removed, and a stated output
@@ -119,7 +119,7 @@ def display_events(result: RunResult, normalizers: Sequence[Normalizer]) -> tupl
 def terminal_text(result: RunResult, normalizers: Sequence[Normalizer] = ()) -> str:
     """The run's output as a terminal shows it, after display normalizers.
 
-    This is the text the record and accept commands write into the chapter
+    This is the text the record and accept commands write into the page
     source, without its final newline.
     """
     text = strip_ansi(collapse_cr("".join(e.text for e in result.events)))
@@ -180,7 +180,7 @@ def outcome_problem(tags: Tags, result: RunResult) -> tuple[str, str] | None:
         )
         return "exec", (
             f"the snippet {ended}, but its tags expect a normal exit; fix the code, "
-            f"or if this is what the chapter means to show, add {hint} to its tag block"
+            f"or if this is what the page means to show, add {hint} to its tag block"
         )
     if expect.startswith("exit "):
         if result.exit_status == int(expect[5:]) and not result.signal:

@@ -69,7 +69,7 @@ def terminal(report: Report, *, color: bool = False) -> str:
     )
     if c["env-wide-only"]:
         summary += f"; {c['env-wide-only']} differ only by the environment-wide change"
-    scope = "the chapter" if report.shard == (1, 1) else f"shard {report.shard[0]}/{report.shard[1]}"
+    scope = "the project" if report.shard == (1, 1) else f"shard {report.shard[0]}/{report.shard[1]}"
     out.append((f"{scope} holds: " if report.holds else f"DRIFT in {scope}: ") + summary)
     return "\n".join(out)
 
@@ -113,7 +113,7 @@ pre { background: #f6f8fa; padding: .6em; overflow-x: auto; white-space: pre-wra
 <h1>snipcheck verify</h1>
 <p>Runs on <strong>{{ r.stamp.label() }} · {{ r.stamp.platform }}</strong>{% if r.reference %}; stated outputs are for <strong>{{ r.reference }}</strong>{% endif %}.
 {% if r.shard != (1, 1) %}Shard {{ r.shard[0] }}/{{ r.shard[1] }} ({{ r.snippets|length }} of {{ r.total }} snippets).{% endif %}</p>
-<p><strong>{{ "The chapter holds on this version." if r.holds else "Drift: the chapter does not hold on this version." }}</strong>
+<p><strong>{{ "The project holds on this version." if r.holds else "Drift: the project does not hold on this version." }}</strong>
 {% for k, v in counts.items() %}{{ v }} {{ k }}{{ ", " if not loop.last else "" }}{% endfor %}</p>
 {% if r.environment_wide %}<h2>Environment-wide differences</h2>
 <p>These lines differ in many snippets alike; they are listed once here.</p>

@@ -65,7 +65,7 @@ class FillEnvironmentBox(SphinxPostTransform):
                     "{count} snippets on this page ran during the build, their output captured as it was, in: {stamps}."
                 ).format(count=len(ran), stamps=stamps)
         elif not state.execute:
-            text = _("This build did not execute code: the outputs below are the ones the chapter source states.")
+            text = _("This build did not execute code: the outputs below are the ones the page source states.")
         else:
             text = _("No snippet on this page ran in this build.")
         box += nodes.paragraph(text, text)
@@ -80,7 +80,7 @@ class FillEnvironmentBox(SphinxPostTransform):
             box += nodes.paragraph(text, text)
         if state.settings.reference:
             ref = _(
-                "The outputs stated in the chapter source are for the reference environment {reference}; the build "
+                "The outputs stated in the page source are for the reference environment {reference}; the build "
                 "compares them character by character and fails when they differ."
             ).format(reference=state.settings.reference)
             box += nodes.paragraph(ref, ref)
@@ -88,11 +88,13 @@ class FillEnvironmentBox(SphinxPostTransform):
         cached = sum(1 for r in recs if r.status == "ok" and r.origin == "cache")
         parts = [_("{count} snippets in all").format(count=len(recs))]
         checked = counts["ok"]
-        if checked:
+        if checked and cached:
             parts.append(
                 _("{count} ran and match their stated output ({cached} of them from the cache: {compared} were "
                   "all the same as when it was cached)").format(count=checked, cached=cached, compared=compared(state))
             )
+        elif checked:
+            parts.append(_("{count} ran and match their stated output").format(count=checked))
         if not_run:
             parts.append(_("{count} not run").format(count=len(not_run)))
         bad = sum(counts[s] for s in ("drift", "exec", "timeout", "error"))
