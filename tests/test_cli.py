@@ -281,6 +281,20 @@ def test_help_names_the_program_snipcheck_and_shows_no_rest_markup(tmp_path: Pat
         assert markup not in done.stdout, markup
 
 
+def test_normalizers_are_listed_as_plain_text_without_rest_markup(tmp_path: Path) -> None:
+    from snipcheck.normalize import REGISTRY
+
+    done = cli("normalizers", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert [line.split()[0] for line in lines] == list(REGISTRY)
+    for markup in ("``", ":func:", ":class:", ":mod:", ":data:"):
+        assert markup not in done.stdout, markup
+    assert lines[list(REGISTRY).index("memory-addresses")].endswith(
+        'Memory addresses such as "0x7f3a2c1b9e50" become "0x...".'
+    )
+
+
 def test_options_are_accepted_after_the_command(project: Path) -> None:
     (project / "snippets" / "rec" / "other.py").write_text('print("from the other folder")\n', encoding="utf-8")
     (project / "docs" / "index.md").write_text("```{snippet} rec/other\nstale\n```\n", encoding="utf-8")

@@ -26,6 +26,7 @@ import argparse
 import dataclasses
 import json
 import os
+import re
 import signal
 import sys
 from collections.abc import Sequence
@@ -145,7 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "normalizers":
         for n in normalize.REGISTRY.values():
             kind = "display" if n.display else "compare-only"
-            print(f"{n.name:28} {kind:13} {n.doc}")
+            print(f"{n.name:28} {kind:13} {_plain(n.doc)}")
         return 0
     if args.command == "merge":
         return _merge(args.reports, args.json, args.html)
@@ -182,6 +183,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     except ProjectError as exc:
         return _fail(str(exc), USAGE_ERROR)
+
+
+def _plain(rest: str) -> str:
+    """A one-line reST docstring as terminal text: a ``literal`` is quoted, a :role:`text` is its text."""
+    return re.sub(r"``(.+?)``", r'"\1"', re.sub(r":[\w:.-]+:`([^`]*)`", r"\1", rest))
 
 
 def _fail(message: str, status: int = 1) -> int:
