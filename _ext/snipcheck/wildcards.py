@@ -60,11 +60,6 @@ class Pattern:
 
     lines: tuple[Line, ...]
 
-    @property
-    def wild(self) -> bool:
-        """Whether any line holds a wildcard."""
-        return any(line is None or len(line) > 1 for line in self.lines)
-
 
 def has_markers(stated: str) -> bool:
     """Whether ``stated`` holds ``[..]`` or a line that is exactly ``...``."""
@@ -266,6 +261,8 @@ def fit(pattern: Pattern, stated: str, text: str) -> tuple[Pattern, bool]:
         return pattern, True
     if stated.endswith("\n") and pattern.lines and pattern.lines[-1] == ("",):
         shorter = Pattern(pattern.lines[:-1])
-        if matches(shorter, lines) or lines[-1] != "":
-            return shorter, matches(shorter, lines)
+        if matches(shorter, lines):
+            return shorter, True
+        if lines[-1] != "":
+            return shorter, False  # align without the body's extra final line
     return pattern, False
