@@ -112,3 +112,82 @@ def test_without_the_flag_nothing_is_collected_from_pages(project: Path) -> None
         cwd=project, env=env, capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
     assert done.returncode == 5, done.stdout  # no tests collected
+
+
+def forked(project: Path, extra: str = "") -> Path:
+    """``project`` with one snippet, run by the fork runner (the default), ``extra`` added to conf.py."""
+    (project / "conf.py").write_text(CONF.replace('snipcheck_runner = "subprocess"\n', "") + extra)
+    (project / "docs" / "index.md").write_text("# Page\n\n```{snippet} p/holds\nfresh words\n```\n")
+    (project / "docs" / "other.rst").unlink()
+    return project
+
+
+def test_the_plugin_plans_the_runs_so_fewer_than_fork_min_runs_start_no_fork_server(project: Path) -> None:
+    done = pytest_run(forked(project), "-rA", "--log-level=INFO")
+    assert done.returncode == 0, done.stdout
+    assert tally(done.stdout) == "1 passed"
+    assert "fork runner ready" not in done.stdout  # snipcheck_fork_min_runs = 3: one run goes as a subprocess
+
+
+def test_the_fork_server_start_is_logged_once(project: Path) -> None:
+    done = pytest_run(forked(project, "snipcheck_fork_min_runs = 0\n"), "-rA", "--log-level=INFO")
+    assert done.returncode == 0, done.stdout
+    assert done.stdout.count("fork runner ready (preloaded nothing)") == 1, done.stdout
+
+
+CHAIN_PAGE = """\
+# Tutorial
+
+```{snippet} t/alone
+```
+
+```{snippet-chain} demo
+```
+
+```{snippet} t/setup
+```
+
+```{snippet} t/use
+```
+
+```{snippet} t/more
+```
+"""
+CHAIN_SOURCES = {
+    "t/alone": "print('on its own', 'x' in globals())\n",
+    "t/setup": "x = [1]\nprint('x =', x)\n",
+    "t/use": "x.append(2)\nprint('x again =', x)\n",
+    "t/more": "print('and', x + [3])\n",
+}
+
+
+def test_a_chain_is_collected_one_item_a_cell_and_its_cells_run_together(tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    (root / "docs").mkdir(parents=True)
+    (root / "conf.py").write_text(CONF)
+    (root / "docs" / "index.md").write_text(CHAIN_PAGE)
+    for snippet_id, code in CHAIN_SOURCES.items():
+        path = root / "snippets" / f"{snippet_id}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(code)
+    env = dict(os.environ, SNIPCHECK_CACHE_DIR=str(tmp_path / "cache-record"))
+    recorded = subprocess.run(
+        [sys.executable, "-m", "snipcheck", "record"], cwd=root, env=env, capture_output=True, text=True, timeout=300, check=False
+    )  # fmt: skip
+    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+    done = pytest_run(root, "-v")
+    assert done.returncode == 0, done.stdout
+    assert tally(done.stdout) == "4 passed"
+    for snippet_id in CHAIN_SOURCES:
+        assert f"docs/index.md::{snippet_id} PASSED" in done.stdout
+    # a later cell alone: the cells before it run first, in its process
+    (tmp_path / "cache").rename(tmp_path / "cache-old")
+    done = pytest_run(root, "-k", "more")
+    assert done.returncode == 0, done.stdout
+    assert tally(done.stdout) == "1 passed, 3 deselected"
+    # an edit of a middle cell: that cell and the one after it drift, each at its own line
+    (root / "snippets" / "t" / "use.py").write_text("x.append(5)\nprint('x again =', x)\n")
+    done = pytest_run(root)
+    assert done.returncode == 1, done.stdout
+    assert tally(done.stdout) == "2 failed, 2 passed"
+    assert "FAILED docs/index.md::t/use" in done.stdout and "FAILED docs/index.md::t/more" in done.stdout

@@ -95,17 +95,30 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Start every selected snippet (after ``-k``): they run in parallel while pytest walks the items."""
+    """Start every selected snippet (after ``-k``): they run in parallel while pytest walks the items.
+
+    Per project, the executor first plans them all (so ``snipcheck_fork_min_runs``
+    decides whether a fork server is worth starting), then every snippet is
+    submitted and the chains started, so each chain's selected cells run
+    together in one process before any item waits on its outcome.
+    """
     state = session.config.stash.get(_KEY, None)
     if state is None:
         return
+    by_project: dict[Path, tuple[Project, list[Snippet]]] = {}
     for item in session.items:
         if isinstance(item, SnippetItem):
             try:
                 snippet = item._snippet()
             except SnippetDrift:
                 continue  # the item reports it
-            state.executor(item.project).submit(snippet)
+            by_project.setdefault(item.project.confdir, (item.project, []))[1].append(snippet)
+    for project, snippets in by_project.values():
+        executor = state.executor(project)
+        executor.plan(snippets)
+        for snippet in snippets:
+            executor.submit(snippet)
+        executor.start_chains()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -104,12 +104,16 @@ def for_env(env: BuildEnvironment) -> BuildState:
 
 
 def _init(app: Sphinx) -> None:
-    bridge_core_logging()
     values = {name: getattr(app.config, name) for name in VALUES}
     settings, _ = Settings.from_mapping(Path(app.confdir), values, Path(app.doctreedir))  # validated at config-inited
     stamp = fingerprint = None
     use_cache = True
     if settings.execute:
+        # Only a build that runs snippets takes over the core's log: the
+        # placement index's application (the command line, the pytest plugin)
+        # runs none, and must leave the core's records to whoever runs them,
+        # or each would be logged twice (once more through Sphinx's log).
+        bridge_core_logging()
         # A read-only, full or blocked cache folder costs the cache, not the build.
         unwritable = ResultCache(settings.cache_dir).unwritable()
         if unwritable:
