@@ -88,8 +88,10 @@ snipcheck_normalizers = [
 # it.  torch._dynamo is what the first optimizer step imports (about 1.4 s);
 # preloading it spares each optimizer snippet that cost.
 snipcheck_preload = ["torch", "torch._dynamo"]
-# Features this machine has beyond what snipcheck can detect (cuda and cargo
-# are detected).  burn would need a crate registry: not here.
+# The chapter's own requirement names, beyond what snipcheck detects (cuda,
+# cargo, torch versions): burn, the Rust crate, which needs a crate registry.
+snipcheck_requirements = ["burn"]
+# Which of them this machine has: burn would need a crate registry, not here.
 snipcheck_provides = []
 
 

@@ -170,6 +170,45 @@ def test_unmet_requirement_is_not_run_and_labelled(app, stamp: Stamp, tmp_path: 
     assert marker.exists()
 
 
+GIZMO_PAGE = "\n\n```{snippet} gpu/gizmo\nstated on a machine with a gizmo\n```\n"
+
+
+@pytest.mark.sphinx("html", testroot="requires")
+@pytest.mark.parametrize(
+    ("conf", "ran"),
+    [
+        pytest.param({}, None, id="unknown"),
+        pytest.param({"snipcheck_requirements": ["gizmo"]}, False, id="declared"),
+        pytest.param({"snipcheck_requirements": ["gizmo"], "snipcheck_provides": ["gizmo"]}, True, id="provided"),
+    ],
+)
+def test_a_project_declares_its_own_requirement_names(make_app, app_params, conf: dict, ran: bool | None) -> None:  # noqa: ANN001
+    args, kwargs = app_params
+    app = make_app(*args, **{**kwargs, "confoverrides": {**kwargs["confoverrides"], **conf}})
+    src = Path(app.srcdir)
+    (src / "snippets" / "gpu" / "gizmo.py").write_text(
+        'print("stated on a machine with a gizmo")\n\n# /// snipcheck\n# requires = ["gizmo"]\n# ///\n'
+    )
+    with open(src / "index.md", "a") as page:
+        page.write(GIZMO_PAGE)
+    page = build_html(app)
+    warnings = [w for w in snipcheck_warnings(app.warning.getvalue()) if "gizmo" in w]
+    if ran is None:  # no name is built in beyond cuda, cargo and torch versions: not even the chapter's burn
+        assert len(warnings) == 1 and warnings[0].endswith(
+            "snippet 'gpu/gizmo' (snippets/gpu/gizmo.py): unknown requirement 'gizmo'; known: cargo, cuda, "
+            "or a torch version specifier such as 'torch>=2.14'; a feature of your own that this build lacks goes "
+            "in snipcheck_requirements in conf.py (and in snipcheck_provides where it is present) [snipcheck.tag]"
+        ), warnings
+        return
+    assert warnings == []
+    div = snippet_div(page, "gpu/gizmo")
+    if ran:
+        assert output_blocks(page, "gpu/gizmo") == [(["snipcheck-stdout"], "stated on a machine with a gizmo\n")]
+    else:
+        badges = [b.get_text() for b in div.find(class_="snipcheck-badges").find_all(class_="sd-badge")]
+        assert badges == ["needs gizmo", "not run in this build"]
+
+
 # --- broken placements -------------------------------------------------------------
 
 

@@ -111,6 +111,7 @@ def verified(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     (root / "snippets" / "s").mkdir(parents=True)
     (root / "conf.py").write_text(
         'extensions = ["snipcheck"]\nsnipcheck_runner = "subprocess"\nsnipcheck_preload = []\n'
+        'snipcheck_requirements = ["burn"]\n'
     )
     (root / "index.rst").write_text(PAGE)
     for name, code in RECORDED.items():

@@ -13,9 +13,11 @@ Known requirements:
 ``torch<spec>``
     a version specifier on the torch build, e.g. ``torch>=2.14``;
 any name in ``snipcheck_provides``
-    a feature this build declares it has (for example ``burn``, which needs a
-    crate registry this machine cannot reach).  Names in
-    :data:`DECLARED` are known but absent unless provided.
+    a feature this build declares it has;
+any name in ``snipcheck_requirements``
+    a feature the project knows of, absent unless ``snipcheck_provides``
+    names it (this chapter's ``burn``, which needs a crate registry a build
+    machine may not reach): a snippet that requires it is not run here.
 
 Pure core: standard library, :mod:`packaging`, :mod:`snipcheck.model`.
 """
@@ -31,8 +33,6 @@ from packaging.version import InvalidVersion, Version
 
 from .model import Stamp
 
-#: Feature names that exist but are only present when ``snipcheck_provides`` says so.
-DECLARED = frozenset({"burn"})
 _TORCH_SPEC = re.compile(r"^torch\s*([<>=!~].*)$")
 
 
@@ -40,9 +40,12 @@ class RequirementError(ValueError):
     """A requirement that names nothing known (likely a typo)."""
 
 
-def check(requirement: str, provides: Iterable[str] = ()) -> None:
+def check(requirement: str, provides: Iterable[str] = (), known: Iterable[str] = ()) -> None:
     """Validate one requirement string.
 
+    :param provides: features declared present (``snipcheck_provides``).
+    :param known: features the project knows of, present or not
+        (``snipcheck_requirements``).
     :raises RequirementError: for an unknown name or an invalid torch specifier.
     """
     m = _TORCH_SPEC.match(requirement)
@@ -52,11 +55,12 @@ def check(requirement: str, provides: Iterable[str] = ()) -> None:
         except InvalidSpecifier:
             raise RequirementError(f"invalid torch version specifier in {requirement!r}") from None
         return
-    known = {"cuda", "cargo"} | DECLARED | set(provides)
-    if requirement not in known:
+    names = {"cuda", "cargo"} | set(known) | set(provides)
+    if requirement not in names:
         raise RequirementError(
-            f"unknown requirement {requirement!r}; known: {', '.join(sorted(known))}, "
-            "or a torch version specifier such as 'torch>=2.14'"
+            f"unknown requirement {requirement!r}; known: {', '.join(sorted(names))}, "
+            "or a torch version specifier such as 'torch>=2.14'; a feature of your own that this "
+            "build lacks goes in snipcheck_requirements in conf.py (and in snipcheck_provides where it is present)"
         )
 
 

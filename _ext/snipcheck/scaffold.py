@@ -91,7 +91,7 @@ def new(
     try:
         check_id(snippet_id)
         for req in requires:
-            check(req, settings.provides)
+            check(req, settings.provides, settings.requirements)
     except (SnippetError, RequirementError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -102,7 +102,7 @@ class SnippetDirective(SphinxDirective):
         dependencies.note(self.env, snippet)  # helpers, declared data files and variables
         for req in snippet.tags.requires:
             try:
-                requirements.check(req, state.settings.provides)
+                requirements.check(req, state.settings.provides, state.settings.requirements)
             except requirements.RequirementError as exc:
                 warn("tag", f"snippet {snippet_id!r} ({snippet.path}): {exc}", self.get_location())
         if code is None:  # code written in the page is shown where it is written
