@@ -80,7 +80,7 @@ def test_put_then_get_round_trips(tmp_path: Path) -> None:
         pytest.param(lambda raw: raw[: len(raw) // 2], id="truncated"),
         pytest.param(lambda raw: b"", id="empty"),
         pytest.param(lambda raw: b"\xff\xfe not json", id="garbage"),
-        pytest.param(lambda raw: raw.replace(b'"schema": 1', b'"schema": 99'), id="other-schema"),
+        pytest.param(lambda raw: raw.replace(b'"schema":1', b'"schema":99'), id="other-schema"),
         pytest.param(lambda raw: raw.replace(b'"exit_status"', b'"exit_code"'), id="missing-field"),
         pytest.param(lambda raw: b"[]", id="not-an-object"),
     ],

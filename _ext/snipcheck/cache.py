@@ -148,12 +148,14 @@ class ResultCache:
             raise CacheError(f"cache entry {path} is corrupt ({exc}); it was discarded and the snippet re-run") from None
 
     def put(self, key: str, snippet_id: str, result: RunResult) -> None:
-        """Store ``result`` atomically.
+        """Store ``result`` atomically (readers see the old entry or the new
+        one, never a part), without ``fsync``.
 
         :raises OSError: if the cache directory is not writable.
         """
         data = {"schema": _SCHEMA, "key": key, "snippet": snippet_id, "result": result.to_json()}
-        write_atomic(self.path(key), json.dumps(data, ensure_ascii=False, indent=1).encode("utf-8"))
+        # no fsync: an entry lost in a crash only costs a run (see write_atomic)
+        write_atomic(self.path(key), json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8"), durable=False)
 
     def discard(self, key: str) -> None:
         """Remove an entry if present."""

@@ -100,7 +100,7 @@ def _mode_for(path: Path) -> tuple[int, int | None, int | None]:
     return stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid
 
 
-def _temporary(path: Path, data: bytes) -> str:
+def _temporary(path: Path, data: bytes, durable: bool = True) -> str:
     """Write ``data`` to a new temporary file beside ``path``; return its name.
 
     Call with signals held; on failure the temporary file is gone.
@@ -113,7 +113,8 @@ def _temporary(path: Path, data: bytes) -> str:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                os.fsync(f.fileno())
         os.chmod(tmp, mode)
         if uid is not None and os.geteuid() == 0 and (uid, gid) != (0, 0):
             os.chown(tmp, uid, gid if gid is not None else -1)
@@ -125,15 +126,20 @@ def _temporary(path: Path, data: bytes) -> str:
     return tmp
 
 
-def write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
     """Write ``data`` to ``path`` so that readers never see a partial file.
 
+    :param durable: ``fsync`` the data before the rename, so that it survives
+        a power loss (pages and reports).  The result cache passes ``False``:
+        an entry lost in a crash is only a run again (a torn one is a corrupt
+        entry: discarded with a warning, and the snippet runs), and an
+        ``fsync`` per snippet costs milliseconds on a busy disk.
     :raises OSError: if the directory cannot be created or written.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with signals_held():
-        tmp = _temporary(path, data)
+        tmp = _temporary(path, data, durable)
         try:
             os.replace(tmp, path)
         except BaseException:
