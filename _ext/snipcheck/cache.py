@@ -36,7 +36,7 @@ from .model import RunResult, Snippet, Stamp
 __all__ = ["CacheError", "ResultCache", "cache_key", "write_atomic"]
 
 #: Bump when a runner change alters what a run of the same source produces.
-RUNNER_VERSION = "3"  # 3: the run directory reads [CWD] in output
+RUNNER_VERSION = "4"  # 4: figures (RunResult.figures); 3: the run directory reads [CWD] in output
 _SCHEMA = 1
 
 

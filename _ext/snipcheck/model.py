@@ -8,15 +8,18 @@ standard library; every other module may import it.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
 #: Streams an :class:`Event` can come from.
 STREAMS = ("stdout", "stderr")
-#: What produced an event: plain writes, a Python warning, or the traceback of
-#: the uncaught exception.  All of them reach the terminal through ``stream``.
-KINDS = ("text", "warning", "traceback")
+#: What produced an event: plain writes, a Python warning, the traceback of
+#: the uncaught exception, or a figure (its placeholder line; the image is in
+#: :attr:`RunResult.figures`).  All of them reach the terminal through ``stream``.
+KINDS = ("text", "warning", "traceback", "figure")
 
 
 @dataclass(frozen=True)
@@ -106,13 +109,85 @@ class Event:
     """One contiguous piece of output, in the order the terminal showed it.
 
     :param stream: ``"stdout"`` or ``"stderr"``.
-    :param kind: ``"text"``, ``"warning"`` or ``"traceback"`` (see :data:`KINDS`).
+    :param kind: ``"text"``, ``"warning"``, ``"traceback"`` or ``"figure"``
+        (see :data:`KINDS`).
     :param text: the decoded text; invalid UTF-8 appears as ``\\xNN`` escapes.
+        For a figure, its placeholder line (:meth:`Figure.placeholder`); the
+        n-th figure event of a result is its n-th figure.
     """
 
     stream: str
     kind: str
     text: str
+
+
+@dataclass(frozen=True)
+class Figure:
+    """An image a run showed (matplotlib's ``plt.show()``) or saved into its
+    working directory (``plt.savefig("plot.png")``).
+
+    :param format: ``"png"`` or ``"svg"``.
+    :param data: the image file's bytes; empty when it was not kept (see
+        :attr:`dropped`).
+    :param name: the file name it was saved under, ``""`` for a shown figure.
+    :param width: width in pixels (PNG), ``None`` when unknown (SVG).
+    :param height: height in pixels (PNG), ``None`` when unknown.
+    :param dropped: bytes of an image not kept because the run's figures
+        passed the figure limit (:data:`snipcheck.runner.channel.FIGURE_LIMIT`), else 0.
+    """
+
+    format: str
+    data: bytes = field(repr=False)
+    name: str = ""
+    width: int | None = None
+    height: int | None = None
+    dropped: int = 0
+
+    @property
+    def sha256(self) -> str:
+        """Hex SHA-256 of :attr:`data`: names the image file on the page."""
+        return hashlib.sha256(self.data).hexdigest()
+
+    def placeholder(self, number: int) -> str:
+        """The line that stands for the figure in the text output, e.g.
+        ``[figure 1: 640×480 PNG]``, ``[figure 2: 640×480 PNG, saved as plot.png]``,
+        ``[figure 3: SVG, saved as plot.svg]``.
+
+        :param number: its 1-based position among the run's figures.
+        """
+        size = f"{self.width}×{self.height} " if self.width and self.height else ""
+        text = f"figure {number}: {size}{self.format.upper()}"
+        if self.name:
+            text += f", saved as {self.name}"
+        if self.dropped:
+            text += f", not kept ({self.dropped:,} bytes over the figure limit)"
+        return f"[{text}]"
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain-data form (the bytes in base64)."""
+        return {
+            "format": self.format,
+            "data": base64.b64encode(self.data).decode("ascii"),
+            "name": self.name,
+            "width": self.width,
+            "height": self.height,
+            "dropped": self.dropped,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Figure:
+        """Inverse of :meth:`to_json`.
+
+        :raises KeyError, TypeError, ValueError: for a damaged record.
+        """
+        return cls(
+            format=str(data["format"]),
+            data=base64.b64decode(data["data"], validate=True),
+            name=str(data.get("name", "")),
+            width=data.get("width"),
+            height=data.get("height"),
+            dropped=int(data.get("dropped", 0)),
+        )
 
 
 @dataclass(frozen=True)
@@ -187,6 +262,8 @@ class RunResult:
     :param runner: the name of the runner that produced it.
     :param seed: the seed its random generators started from, or ``None``
         for fresh randomness (see :attr:`Tags.seed`).
+    :param figures: the figures it showed or saved, in output order; the
+        n-th ``"figure"`` event is the n-th figure.
     """
 
     events: tuple[Event, ...]
@@ -200,10 +277,13 @@ class RunResult:
     runner: str
     output_limit: int = 0
     seed: int | None = None
+    figures: tuple[Figure, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        """Plain-data form for the cache and reports."""
-        return dataclasses.asdict(self)
+        """Plain-data form for the cache and reports (figures' bytes in base64)."""
+        data = dataclasses.asdict(dataclasses.replace(self, figures=()))
+        data["figures"] = [f.to_json() for f in self.figures]
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunResult:
@@ -225,6 +305,7 @@ class RunResult:
             runner=str(data["runner"]),
             output_limit=int(data.get("output_limit", 0)),
             seed=data.get("seed"),
+            figures=tuple(Figure.from_json(f) for f in data.get("figures", ())),  # older entries have none
         )
 
 

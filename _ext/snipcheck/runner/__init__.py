@@ -90,6 +90,10 @@ DIFFERENCES = {
     "one's import (torch._inductor inside torch._dynamo's) brings back only what it loaded there, and the "
     "other comes back when it is imported, so sys.modules may hold fewer modules than in a plain run "
     "until then; attributes a preloaded submodule set on its package stay set (torch._dynamo on torch)",
+    "figures": "a snippet that imports matplotlib gets the Agg backend (unless it sets MPLBACKEND or calls "
+    "matplotlib.use), its plt.show() sends each open figure to the page and closes it where plain python "
+    "shows nothing, and from that import on the import machinery's _find_and_load is wrapped; the image files "
+    "(*.png, *.svg) it leaves in its working directory are read after it ends (after each cell in a chain)",
     "fork runner: C exit handlers": "atexit(3) handlers and C++ static destructors do not run at exit "
     "(C stdio buffers are flushed)",
 }

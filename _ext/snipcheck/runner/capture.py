@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..model import Event, ExceptionInfo, RunResult, Stamp
+from ..model import Event, ExceptionInfo, Figure, RunResult, Stamp
 from .channel import TOKEN_BYTES, Channel, Reader, Sink, empty_stdin
 
 __all__ = ["Captured", "RunError", "Spawner", "Streams", "Supervisor", "empty_stdin", "run_captured", "run_captured_cells"]
@@ -113,6 +113,7 @@ class Captured:
     :param duration: seconds from start to the child's end (or the stop).
     :param timed_out: whether the run was stopped at the timeout.
     :param truncated_bytes: output bytes dropped beyond ``output_limit``.
+    :param figures: the figures of its ``figure`` events, in order.
     """
 
     events: tuple[Event, ...]
@@ -122,6 +123,7 @@ class Captured:
     duration: float
     timed_out: bool
     truncated_bytes: int
+    figures: tuple[Figure, ...] = ()
 
     def result(
         self,
@@ -163,6 +165,7 @@ class Captured:
             runner=runner,
             output_limit=output_limit,
             seed=seed,
+            figures=self.figures,
         )
 
 
@@ -332,6 +335,7 @@ def run_captured_cells(
             duration=cell.seconds,
             timed_out=False,
             truncated_bytes=cell.sink.dropped,
+            figures=tuple(cell.sink.figures),
         )
         for cell in reader.cells[:last]
     ]
@@ -346,6 +350,7 @@ def run_captured_cells(
             duration=end - began,
             timed_out=timed_out,
             truncated_bytes=reader.sink.dropped,
+            figures=tuple(reader.sink.figures),
         ),
     ]
 

@@ -27,6 +27,14 @@ run has a terminal and ``python file.py > out`` a file.
 The output cap is enforced here, on whatever arrives: bytes beyond it are
 counted, never kept.
 
+Figures (``F``/``f``/``E`` frames: an image's start, its bytes, its end; see
+``bootstrap/_snipcheck_child.py``) are put together here and take their place
+in the output as a ``figure`` event, whose text is the figure's placeholder
+line (:meth:`snipcheck.model.Figure.placeholder`); their bytes do not count
+towards the output cap but towards :data:`FIGURE_LIMIT`.  An image file sent
+twice with the same bytes (after a cell of a chain, then at the run's end) is
+kept once.
+
 Pure core: standard library and :mod:`snipcheck.model`.
 """
 
@@ -41,7 +49,8 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..model import Event, ExceptionInfo
+from ..model import Event, ExceptionInfo, Figure
+from ..png import size as png_size
 from .sandbox import capture_network
 
 LABELS = {
@@ -54,6 +63,10 @@ _SNDBUF = (4 << 20) + (256 << 10)
 _SO_SNDBUFFORCE = 32
 #: Length of the per-run frame token, in bytes.
 TOKEN_BYTES = 16
+#: Bytes of figures kept per run; a figure beyond it is shown as not kept.
+FIGURE_LIMIT = 64 << 20
+#: Figure kind of an ``F`` frame's source: shown (``plt.show()``) or a saved file.
+FIGURE_SOURCES = ("show", "file")
 
 
 class Sink:
@@ -67,6 +80,16 @@ class Sink:
         self.kept = 0
         self.dropped = 0
         self.chunks: list[tuple[tuple[str, str], bytearray]] = []
+        self.figures: list[Figure] = []
+
+    def add_figure(self, figure: Figure) -> None:
+        """Keep ``figure`` as the next output event (its placeholder line, on a
+        line of its own); it is numbered by its place among this sink's figures."""
+        self.figures.append(figure)
+        text = figure.placeholder(len(self.figures)) + "\n"
+        if self.chunks and not self.chunks[-1][1].endswith(b"\n"):
+            text = "\n" + text
+        self.chunks.append((("stdout", "figure"), bytearray(text.encode("utf-8"))))
 
     def add(self, where: tuple[str, str], data: bytes | memoryview) -> None:
         """Keep ``data`` as output of ``where`` = ``(stream, kind)``, within the cap
@@ -87,7 +110,7 @@ class Sink:
             self.kept += len(data)
         if not len(data):
             return
-        if self.chunks and self.chunks[-1][0] == where:
+        if self.chunks and self.chunks[-1][0] == where and where[1] != "figure":
             self.chunks[-1][1].extend(data)
         else:
             self.chunks.append((where, bytearray(data)))
@@ -229,6 +252,10 @@ class Reader:
         self.token = token
         self.exception: ExceptionInfo | None = None
         self.cells: list[Cell] = []
+        #: The image being received: ``(source, format, name, bytes so far)``.
+        self._image: tuple[str, str, str, bytearray] | None = None
+        self._figure_bytes = 0
+        self._saved: dict[str, bytes] = {}  # file name -> bytes, as last received
 
     def drain(self) -> int:
         """Read every datagram queued now (never blocks); return how many."""
@@ -263,6 +290,8 @@ class Reader:
             )
         elif label in LABELS:
             self.sink.add(LABELS[label], payload)
+        elif label in (b"F", b"f", b"E"):
+            self._image_frame(label, payload)
         elif label == b"c":
             status, _, seconds = bytes(payload).partition(b"\0")
             try:
@@ -272,3 +301,40 @@ class Reader:
             self.cells.append(ended)
             self.sink = Sink(self.sink.limit)
             self.exception = None
+
+    def _image_frame(self, label: bytes, payload: memoryview) -> None:
+        """One frame of an image (see the module docstring); a complete one
+        becomes a figure of the current sink."""
+        if label == b"F":
+            source, _, rest = bytes(payload).partition(b"\0")
+            fmt, _, name = rest.partition(b"\0")
+            if source.decode("ascii", "replace") in FIGURE_SOURCES and fmt in (b"png", b"svg"):
+                self._image = (source.decode(), fmt.decode(), name.decode("utf-8", "backslashreplace"), bytearray())
+            else:
+                self._image = None  # not a frame the child wrote
+            return
+        image = self._image
+        if image is None:
+            return
+        if label == b"f":
+            image[3].extend(payload)
+            return
+        self._image = None
+        source, fmt, name, data = image
+        try:
+            complete = int(bytes(payload)) == len(data)
+        except ValueError:
+            complete = False
+        if not complete:
+            return
+        if source == "file":
+            if self._saved.get(name) == data:
+                return  # sent after its cell, and again at the end of the run
+            self._saved[name] = bytes(data)
+        if self._figure_bytes + len(data) > FIGURE_LIMIT:
+            self.sink.add_figure(Figure(fmt, b"", name if source == "file" else "", dropped=len(data)))
+            return
+        self._figure_bytes += len(data)
+        size = png_size(data) if fmt == "png" else None
+        width, height = size if size is not None else (None, None)
+        self.sink.add_figure(Figure(fmt, bytes(data), name if source == "file" else "", width, height))

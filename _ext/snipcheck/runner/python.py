@@ -196,6 +196,8 @@ def supervised_spawner(
                 "pidns": pidns,
                 "memory_limit": memory_limit,
                 "run_dir": run_dir,
+                # the supervisor sends the image files the run leaves (framed programs only)
+                "token": streams.token.hex() if token_var else None,
             }
             proc = subprocess.Popen(
                 [sys.executable, "-I", "-S", SUPERVISOR, json.dumps(config)],

@@ -34,10 +34,23 @@ What this module adds, for Python-level output only:
   follows as the traceback, and removes this module's frames from the
   traceback so that it reads as under plain ``python file.py``.
 
+* Figures: images travel as three kinds of frame, since one image is
+  larger than a datagram: ``F`` begins one (``source NUL format NUL name``:
+  source ``show`` or ``file``, format ``png`` or ``svg``, the file name for a
+  saved one), ``f`` frames carry its bytes in order, ``E`` ends it (its length
+  in bytes, in decimal; the parent drops an image whose length differs).
+  Where the snippet imports matplotlib (the audit hook sees the first
+  ``import`` event of it), :func:`watch_matplotlib` selects the Agg backend
+  and makes ``plt.show()`` send every open figure as a PNG, then close it
+  (:func:`capture_show`), so a figure has its place in the output; image
+  files the run leaves in its working directory are sent by its supervisor
+  after it ends (:func:`new_images`, :func:`send_image`), and by
+  ``_snipcheck_main.run_cells`` after each cell of a chain.
+
 Nothing else of the process is changed: no hook, handler or module of the
-snippet's view is replaced.  Only the standard modules loaded at every
-interpreter start-up are used (``io``, ``os``, ``sys``), so importing this
-module adds nothing to ``sys.modules`` but itself.
+snippet's view is replaced (until it imports matplotlib).  Only the standard
+modules loaded at every interpreter start-up are used (``io``, ``os``,
+``sys``), so importing this module adds nothing to ``sys.modules`` but itself.
 """
 
 import io
@@ -116,7 +129,7 @@ def install(token, on_run_file=None, seed=None):
         own = (st.st_dev, st.st_ino)
     except OSError:
         own = None
-    state = {"uncaught": False, "run_file": on_run_file}
+    state = {"uncaught": False, "run_file": on_run_file, "matplotlib": False}
 
     def ours():
         """Whether descriptor 2 is still the run's socket."""
@@ -212,10 +225,217 @@ def install(token, on_run_file=None, seed=None):
         elif event == "cpython.run_file" and state["run_file"] is not None:
             hook, state["run_file"] = state["run_file"], None
             hook()
+        elif event == "import" and not state["matplotlib"] and args[0].partition(".")[0] == "matplotlib":
+            # Before its first import: the import machinery looks up
+            # _find_and_load after this event, so the wrapper sees this import.
+            state["matplotlib"] = True
+            watch_matplotlib()
 
     sys.addaudithook(audit)
     if seed is not None:
         seed_on_import(seed)
+
+
+#: Frame labels of an image: begin, data, end (see the module docstring).
+IMAGE_BEGIN, IMAGE_DATA, IMAGE_END = b"F", b"f", b"E"
+#: Files picked up from the working directory, by suffix (lower case).
+IMAGE_SUFFIXES = {".png": "png", ".svg": "svg"}
+#: Larger image files are left alone (bytes).
+IMAGE_FILE_LIMIT = 32 << 20
+
+
+def send_image(write, source, fmt, name, data):
+    """Send one image as frames; ``False`` if a frame could not be written.
+
+    :param write: ``write(label, payload) -> bool`` writes one frame
+        (:func:`send_frame`, or :func:`frame_writer` outside the snippet).
+    :param source: ``"show"`` or ``"file"``; :param fmt: ``"png"`` or ``"svg"``.
+    :param name: the file name of a saved image, ``""`` for a shown one.
+    """
+    head = source.encode() + b"\0" + fmt.encode() + b"\0" + name.encode("utf-8", "surrogateescape")
+    if not write(IMAGE_BEGIN, head):
+        return False
+    for start in range(0, len(data), CHUNK):
+        if not write(IMAGE_DATA, data[start : start + CHUNK]):
+            return False
+    return write(IMAGE_END, b"%d" % len(data))
+
+
+def frame_writer(fd, token):
+    """A ``write(label, payload)`` for :func:`send_image` that writes frames to
+    ``fd`` directly (the supervisor, whose descriptor 2 is the run's socket)."""
+
+    def write(label, data):
+        try:
+            for start in range(0, max(len(data), 1), CHUNK):
+                os.write(fd, token + label + data[start : start + CHUNK])
+        except OSError:
+            return False  # the build is gone
+        return True
+
+    return write
+
+
+def image_snapshot(directory):
+    """``{name: (mtime_ns, size)}`` of the image files directly in ``directory``."""
+    found = {}
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return found
+    for entry in entries:
+        if os.path.splitext(entry.name)[1].lower() not in IMAGE_SUFFIXES:
+            continue
+        try:
+            if entry.is_file(follow_symlinks=False):
+                st = entry.stat(follow_symlinks=False)
+                found[entry.name] = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            continue
+    return found
+
+
+def new_images(directory, before):
+    """The image files in ``directory`` that are new or changed since the
+    snapshot ``before`` (:func:`image_snapshot`), by name: ``[(name, format,
+    bytes)]``; ``before`` is updated to now."""
+    now = image_snapshot(directory)
+    out = []
+    for name in sorted(now):
+        if before.get(name) == now[name] or now[name][1] > IMAGE_FILE_LIMIT:
+            continue
+        try:
+            with open(os.path.join(directory, name), "rb") as f:
+                data = f.read(IMAGE_FILE_LIMIT + 1)
+        except OSError:
+            continue
+        out.append((name, IMAGE_SUFFIXES[os.path.splitext(name)[1].lower()], data))
+    before.clear()
+    before.update(now)
+    return out
+
+
+def send_new_images(write, directory, before):
+    """Send :func:`new_images` of ``directory`` as saved images."""
+    for name, fmt, data in new_images(directory, before):
+        if not send_image(write, "file", fmt, name, data):
+            return
+
+
+def watch_matplotlib():
+    """From now on, act when matplotlib and pyplot are first loaded (the import
+    machinery's ``_find_and_load`` is wrapped): :func:`use_agg` for
+    ``matplotlib``, :func:`capture_show` for ``matplotlib.pyplot``; either one
+    already loaded is handled at once."""
+    bootstrap = sys.modules["_frozen_importlib"]
+    inner = bootstrap._find_and_load
+    done = set()
+
+    def loaded(name, module):
+        if name in done or module is None or getattr(module, "__spec__", None) is None:
+            return
+        done.add(name)
+        (use_agg if name == "matplotlib" else capture_show)(module)
+
+    def find_and_load(name, import_):
+        module = inner(name, import_)
+        if name in ("matplotlib", "matplotlib.pyplot") and name not in done:
+            loaded(name, module)
+        return module
+
+    OWN_CODES.add(find_and_load.__code__)
+    bootstrap._find_and_load = find_and_load
+    for name in ("matplotlib", "matplotlib.pyplot"):
+        loaded(name, sys.modules.get(name))
+
+
+def use_agg(matplotlib):
+    """Select the Agg backend, before pyplot is imported, unless the snippet
+    chose one itself (``MPLBACKEND``); a later ``matplotlib.use`` of the
+    snippet still wins."""
+    if os.environ.get("MPLBACKEND") or "matplotlib.pyplot" in sys.modules:
+        return
+    try:
+        matplotlib.rcParams["backend"] = "agg"
+    except Exception:  # noqa: BLE001 - a matplotlib we do not know: leave it as it is
+        pass
+
+
+def capture_show(pyplot):
+    """Make ``pyplot.show()`` send every open figure as a PNG (in figure-number
+    order), then close them as a window closed by the reader would be (not
+    with ``block=False``), when the backend is Agg; with another backend, or
+    no figure open, it is matplotlib's own ``show``."""
+    original = pyplot.show
+
+    def show(*args, **kwargs):
+        gcf = sys.modules.get("matplotlib._pylab_helpers")
+        managers = sorted(gcf.Gcf.get_all_fig_managers(), key=lambda m: m.num) if gcf is not None else []
+        if not managers or str(sys.modules["matplotlib"].get_backend()).lower() != "agg":
+            return original(*args, **kwargs)
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001 - a stream the snippet broke
+                pass
+        for manager in managers:
+            send_image(send_frame, "show", "png", "", figure_png(manager.canvas.figure))
+        if kwargs.get("block", args[0] if args else None) is not False:
+            for manager in managers:
+                pyplot.close(manager.canvas.figure)
+        return None
+
+    # matplotlib's warnings name the first frame outside matplotlib: in this
+    # namespace, a warning of the drawing points at the snippet's plt.show() line.
+    space = {**globals(), "__name__": "matplotlib.pyplot"}
+    for f in (show, figure_png):
+        space[f.__name__] = type(f)(f.__code__, space, f.__name__, f.__defaults__, f.__closure__)
+    show = space["show"]
+    for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
+        try:
+            setattr(show, attr, getattr(original, attr))
+        except (AttributeError, TypeError):
+            pass
+    show.__wrapped__ = original
+    OWN_CODES.add(show.__code__)
+    pyplot.show = show
+
+
+def figure_png(figure):
+    """``figure`` drawn as its canvas draws it (Agg, at the figure's dpi), as
+    PNG bytes: 8-bit RGBA, not interlaced, every row unfiltered (so the
+    build decodes it fast; :mod:`snipcheck.png`)."""
+    canvas = figure.canvas
+    if not hasattr(canvas, "buffer_rgba"):
+        import io as io_mod
+
+        out = io_mod.BytesIO()
+        figure.savefig(out, format="png")
+        return out.getvalue()
+    canvas.draw()
+    view = memoryview(canvas.buffer_rgba())
+    height, width = view.shape[0], view.shape[1]
+    return encode_png(width, height, view.tobytes())
+
+
+def encode_png(width, height, rgba):
+    """A PNG of 8-bit RGBA rows (``rgba``: ``width * height * 4`` bytes, top row first)."""
+    import zlib  # loaded by then: pyplot's own imports load it
+
+    stride = width * 4
+    rows = bytearray()
+    for y in range(height):
+        rows += b"\0"  # filter type 0: none
+        rows += rgba[y * stride : (y + 1) * stride]
+
+    def chunk(kind, body):
+        return len(body).to_bytes(4, "big") + kind + body + (zlib.crc32(kind + body) & 0xFFFFFFFF).to_bytes(4, "big")
+
+    head = width.to_bytes(4, "big") + height.to_bytes(4, "big") + bytes((8, 6, 0, 0, 0))
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", head) + chunk(b"IDAT", zlib.compress(bytes(rows), 6)) + chunk(b"IEND", b"")
+
+
+OWN_CODES.update(f.__code__ for f in (send_image, figure_png, encode_png))
 
 
 def strip(value, tb=None):

@@ -108,9 +108,11 @@ def run_cells(cells, child_mod):  # type: ignore[no-untyped-def]
 
     :param cells: ``[(script, expected), ...]``: each cell's path and the
         exception type its tags expect (``"ok"`` or another ending: none).
-    After each cell but the last, a ``c`` frame (``status NUL seconds``, status
-    0, or 1 for a cell that raised the exception it expects) marks where the
-    next cell's output begins, and the chain goes on.  A cell that ends in any
+    After each cell but the last, the image files it left in the working
+    directory (new or changed) are sent as its figures, then a ``c`` frame
+    (``status NUL seconds``, status 0, or 1 for a cell that raised the
+    exception it expects) marks where the next cell's output begins, and the
+    chain goes on.  A cell that ends in any
     other way (an unexpected exception, ``SystemExit``, ``KeyboardInterrupt``)
     ends the process as ``python`` would end it, and the cells after it do
     not run; so does a cell after which no frame can be written (it closed or
@@ -119,6 +121,8 @@ def run_cells(cells, child_mod):  # type: ignore[no-untyped-def]
     import time
 
     main = _fresh_main(cells[0][0])
+    here = os.getcwd()
+    images = child_mod.image_snapshot(here)  # the supervisor sends what the last cell leaves
     for index, (script, expected) in enumerate(cells):
         started = time.perf_counter()
         status, interrupted, raised = _run_in(script, main, child_mod)
@@ -138,6 +142,7 @@ def run_cells(cells, child_mod):  # type: ignore[no-untyped-def]
         if _state["libc"] is not None:
             _state["libc"].fflush(None)
         seconds = time.perf_counter() - started
+        child_mod.send_new_images(child_mod.send_frame, here, images)  # saved by this cell: its figures
         if not child_mod.send_frame(b"c", b"%d\0%.6f" % (ending, seconds)):
             return status, interrupted
     return 0, False  # not reached: the last cell returns above

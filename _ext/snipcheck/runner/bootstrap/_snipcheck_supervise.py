@@ -105,14 +105,21 @@ class Supervisor:
         signal.set_wakeup_fd(self.wake_w)
         signal.signal(signal.SIGCHLD, lambda *_: None)
 
-    def run(self, control, start, run_dir=None):  # type: ignore[no-untyped-def]
+    def run(self, control, start, run_dir=None, images=None):  # type: ignore[no-untyped-def]
         """Fork the snippet's process, wait for its end (or a stop), kill what
-        is left of the run, report on ``control`` and remove ``run_dir``.
+        is left of the run, send the image files it left in ``run_dir``,
+        report on ``control`` and remove ``run_dir``.
 
         :param start: ``start(dispositions)`` runs in the forked process and
             never returns (restore the dispositions there).
+        :param images: ``(capture module, frame token)``: the image files
+            directly in ``run_dir`` that the run added or changed are sent as
+            frames on descriptor 2 (the run's stderr socket) before the
+            report, so the build reads them as the run's last output
+            (``_snipcheck_child.send_image``); ``None``: none are sent.
         :return: whether the run was stopped (not ended by itself).
         """
+        before = images[0].image_snapshot(run_dir) if images and run_dir else None
         pid = os.fork()
         if pid == 0:
             try:
@@ -150,6 +157,9 @@ class Supervisor:
                     stopped = True
                     break
         _kill_all(pid, self.pidns)
+        if before is not None and not stopped:  # before the run directory goes
+            child_mod, token = images
+            child_mod.send_new_images(child_mod.frame_writer(2, token), run_dir, before)
         _send(control, b"stopped" if stopped else b"exit %d" % status)
         if run_dir:
             shutil.rmtree(run_dir, ignore_errors=True)
@@ -160,9 +170,9 @@ class Supervisor:
         _kill_all(-1, self.pidns)
 
 
-def supervise(control, start, *, pidns, run_dir=None):  # type: ignore[no-untyped-def]
+def supervise(control, start, *, pidns, run_dir=None, images=None):  # type: ignore[no-untyped-def]
     """Supervise one run, then exit (never returns); see :meth:`Supervisor.run`."""
-    Supervisor(pidns).run(control, start, run_dir)
+    Supervisor(pidns).run(control, start, run_dir, images)
     os._exit(0)
 
 
@@ -268,11 +278,18 @@ def main(argv):  # type: ignore[no-untyped-def]
     config = json.loads(argv[1])
     control = config["control"]
     os.set_inheritable(control, False)
+    images = None
+    if config.get("token"):
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import _snipcheck_child  # this process execs the snippet: its modules are not the snippet's
+
+        images = (_snipcheck_child, bytes.fromhex(config["token"]))
     supervise(
         control,
         exec_start(config["argv"], config.get("memory_limit")),
         pidns=config["pidns"],
         run_dir=config.get("run_dir"),
+        images=images,
     )
 
 

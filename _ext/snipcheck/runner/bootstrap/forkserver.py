@@ -359,7 +359,7 @@ def _slot(requests_fd, namespaced, view, child_mod, supervise_mod):  # type: ign
             def start(_dispositions, request=request, control=control):  # type: ignore[no-untyped-def]
                 _child(request, control, view, child_mod, supervise_mod)
 
-            supervisor.run(control, start, request["run_dir"])
+            supervisor.run(control, start, request["run_dir"], (child_mod, bytes.fromhex(request["token"])))
             os.close(control)
             for target in (0, 1, 2):
                 os.dup2(parking, target)
