@@ -17,7 +17,7 @@ import pytest
 
 from helpers import directive_line, environment_label, html, plain, snipcheck_warnings
 from snipcheck.model import Stamp
-from snipcheck.settings import VALUES
+from snipcheck.settings import VALUES, Settings
 
 
 def build_html(app) -> Path:  # noqa: ANN001
@@ -224,7 +224,7 @@ def test_missing_file_and_bad_tag_block_warn_with_file_and_line(app) -> None:  #
     assert missing.endswith("[snipcheck.missing]")
     assert tag == (
         f"{index}:{directive_line(index, 'broken/bad-tags')}: WARNING: snippet 'broken/bad-tags': unknown tag 'colour'; known tags are: "
-        "depends, env, expect, memory, refutes, requires, timeout (snippets/broken/bad-tags.py:3) [snipcheck.tag]"
+        "depends, env, expect, memory, output-limit, refutes, requires, seed, timeout (snippets/broken/bad-tags.py:3) [snipcheck.tag]"
     )
     assert output_blocks(page, "broken/good") == [(["snipcheck-stdout"], "still rendered\n")]
 
@@ -368,9 +368,12 @@ def test_invalid_config_value_warns_and_the_default_is_used(app) -> None:  # noq
     default = VALUES["snipcheck_timeout"].default
     conf_py = Path(app.confdir) / "conf.py"
     assert snipcheck_warnings(app.warning.getvalue()) == [
-        f"WARNING: {conf_py}: invalid snipcheck_timeout = -1: must be positive; using the default, {default!r} "
+        f"WARNING: {conf_py}: invalid snipcheck_timeout = -1: must be positive; using the default {default!r} "
         "[snipcheck.config]"
     ]
+    # the command line reads the same conf.py and says the same words
+    _, messages = Settings.from_conf(Path(app.confdir))
+    assert messages == [f"invalid snipcheck_timeout = -1: must be positive; using the default {default!r}"]
     assert app.config.snipcheck_timeout == default
     # With a timeout of -1 s every run would be killed at once; it ran normally.
     assert output_blocks(page, "cfg/hello") == [(["snipcheck-stdout"], "hello\n")]

@@ -198,7 +198,7 @@ def test_new_in_an_rst_project_prints_an_rst_directive_that_record_then_fills(tm
         "",
         ".. snippet:: tutorial/first",
         "",
-        "then fill in its output from a real run:  snipcheck record tutorial/first",
+        "then fill in its output from a real run: snipcheck record tutorial/first",
     ]
     code = (root / "snippets" / "tutorial" / "first.py").read_text(encoding="utf-8")
     assert "torch" not in code  # an outside project need not have torch
@@ -227,7 +227,7 @@ def test_new_in_a_myst_project_prints_a_fence_the_source_dir_and_the_configured_
         "```{snippet} guide/hello",
         "```",
         "",
-        "then fill in its output from a real run:  make record ID=guide/hello",
+        "then fill in its output from a real run: make record ID=guide/hello",
     ]
     assert "nox" not in done.stdout
     assert 'expect = "ValueError"' in (root / "snippets" / "guide" / "hello.py").read_text(encoding="utf-8")
@@ -362,6 +362,40 @@ def test_quiet_record_prints_less_and_errors_always(mixed: Path, quiet: list[str
     }[len(quiet) and len(quiet[0]) - 1]
     assert done.stderr.startswith("docs/index.md:8: rec/raises: not recorded: the snippet raised ValueError: boom")
     assert [p.stated for p in placements_in(mixed / "docs" / "index.md")] == ["filled", "stated", ""]
+
+
+@pytest.mark.parametrize("quiet", [[], ["-q"], ["-qq"]])
+def test_quiet_verify_prints_less_and_with_qq_only_what_does_not_hold(drifted: Path, quiet: list[str]) -> None:
+    (drifted / "snippets" / "rec" / "ok.py").write_text('print("fine")\n', encoding="utf-8")
+    page = drifted / "docs" / "index.md"
+    page.write_text(page.read_text(encoding="utf-8") + "\n```{snippet} rec/ok\nfine\n```\n", encoding="utf-8")
+    done = cli("verify", *quiet, "--json", "report.json", cwd=drifted)
+    assert done.returncode == 1, done.stdout + done.stderr
+    problems = [
+        "  drifted    rec/d   docs/index.md:1",
+        "      --- stated (docs/index.md:1)",
+    ]
+    if quiet == ["-qq"]:
+        assert done.stdout == ""
+        assert done.stderr.splitlines()[:2] == problems, done.stderr
+        assert "+actual words" in done.stderr
+        assert "rec/ok" not in done.stderr and "unchanged" not in done.stderr and "JSON report" not in done.stderr
+    else:
+        lines = done.stdout.splitlines()
+        assert lines[0].startswith("snipcheck verify on ") and problems[0] in lines
+        assert "  unchanged  rec/ok  docs/index.md:5" in lines
+        assert lines[-2:] == [
+            "DRIFT in the project: 1 unchanged, 1 drifted, 0 failing, 0 not run, 0 error", "JSON report: report.json"
+        ]
+        if quiet:
+            assert done.stderr == ""  # -q: no progress line
+    assert (drifted / "report.json").is_file()
+    # a run that holds says nothing at all with -qq
+    page.write_text("```{snippet} rec/ok\nfine\n```\n", encoding="utf-8")
+    done = cli("verify", *quiet, cwd=drifted)
+    assert done.returncode == 0, done.stdout + done.stderr
+    if quiet == ["-qq"]:
+        assert (done.stdout, done.stderr) == ("", "")
 
 
 def test_verbose_says_where_snippets_run_and_whether_each_ran_or_came_from_the_cache(project: Path) -> None:

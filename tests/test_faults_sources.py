@@ -174,14 +174,14 @@ def test_invalid_config_value_names_the_value_and_the_default_and_the_build_goes
     app = make_app(*args, **{**kwargs, "confoverrides": {**kwargs["confoverrides"], name: value}})
     app.build()
     default = VALUES[name].default
-    shown = "the interpreter running Sphinx" if name == "snipcheck_python" else repr(default)
+    shown = "(the interpreter running snipcheck)" if name == "snipcheck_python" else repr(default)
     conf_py = Path(app.confdir) / "conf.py"
     (warning,) = snipcheck_warnings(app.warning.getvalue())
     assert warning.startswith(f"WARNING: {conf_py}: invalid {name} = {value!r}: ")
-    assert warning.endswith(f"; using the default, {shown} [snipcheck.config]")
+    assert warning.endswith(f"; using the default {shown} [snipcheck.config]")
     if why is not None:
         assert warning == (
-            f"WARNING: {conf_py}: invalid {name} = {value!r}: {why}; using the default, {shown} [snipcheck.config]"
+            f"WARNING: {conf_py}: invalid {name} = {value!r}: {why}; using the default {shown} [snipcheck.config]"
         )
     else:
         assert "no-such-normalizer" in warning

@@ -149,7 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{n.name:28} {kind:13} {_plain(n.doc)}")
         return 0
     if args.command == "merge":
-        return _merge(args.reports, args.json, args.html)
+        return _merge(args.reports, args.json, args.html, quiet=args.quiet)
     try:
         project, messages = Project.load(args.root, args.docs)
     except ProjectError as exc:
@@ -173,7 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             report = _verify(project, args.python, shard, use_cache=use_cache, quiet=args.quiet, verbose=args.verbose)
             if report is None:
                 return 1
-            return _emit(report, args.json, args.html, project.settings.normalizers)
+            return _emit(report, args.json, args.html, project.settings.normalizers, quiet=args.quiet)
         if args.command == "accept":
             return _accept(project, args, use_cache=use_cache)
         if args.command == "review":
@@ -466,15 +466,28 @@ def _write_report(path: Path, report: Report, normalizers: Sequence[Normalizer] 
 
 
 def _emit(
-    report: Report, json_path: Path | None, html_path: Path | None, normalizers: Sequence[Normalizer] = ()
+    report: Report,
+    json_path: Path | None,
+    html_path: Path | None,
+    normalizers: Sequence[Normalizer] = (),
+    quiet: int = 0,
 ) -> int:
-    print(report_format.terminal(report, color=use_color(sys.stdout)))
+    """Print the report (with ``quiet`` 2 or more, only what does not hold, on
+    stderr) and write the files asked for; return the exit status."""
+    if quiet >= 2:
+        problems = report_format.terminal(report, color=use_color(sys.stderr), problems_only=True)
+        if problems:
+            print(problems, file=sys.stderr)
+    else:
+        print(report_format.terminal(report, color=use_color(sys.stdout)))
     if json_path:
         _write_report(json_path, report, normalizers)
-        print(f"JSON report: {json_path}")
+        if quiet < 2:
+            print(f"JSON report: {json_path}")
     if html_path:
         write_atomic(html_path, report_format.html(report).encode("utf-8"))
-        print(f"HTML report: {html_path}")
+        if quiet < 2:
+            print(f"HTML report: {html_path}")
     return 0 if report.holds else 1
 
 
@@ -492,13 +505,13 @@ def _read_report(path: Path) -> Report:
         raise ValueError(f"{path} is not a snipcheck verify report: {exc}") from None
 
 
-def _merge(paths: list[Path], json_path: Path | None, html_path: Path | None) -> int:
+def _merge(paths: list[Path], json_path: Path | None, html_path: Path | None, quiet: int = 0) -> int:
     try:
         reports = [_read_report(path) for path in paths]
         merged = merge(reports)
     except ValueError as exc:
         return _fail(f"cannot merge: {exc}", USAGE_ERROR)
-    return _emit(merged, json_path, html_path)
+    return _emit(merged, json_path, html_path, quiet=quiet)
 
 
 def _accept(project: Project, args: argparse.Namespace, use_cache: bool) -> int:

@@ -23,9 +23,15 @@ _LABEL = {
 }
 
 
-def terminal(report: Report, *, color: bool = False) -> str:
+def terminal(report: Report, *, color: bool = False, problems_only: bool = False) -> str:
     """The report as terminal text: one line per snippet, diffs indented,
-    the environment-wide changes once, then the counts."""
+    the environment-wide changes once, then the counts.
+
+    :param problems_only: only what does not hold (``verify -qq``): the
+        drifted, failing and broken snippets with their diffs and problems,
+        and the environment-wide changes; no heading, no other snippet, no
+        counts.  Empty when the report holds.
+    """
 
     def paint(text: str, code: str) -> str:
         return f"\x1b[{code}m{text}\x1b[0m" if color else text
@@ -34,11 +40,15 @@ def terminal(report: Report, *, color: bool = False) -> str:
         f"snipcheck verify on {report.stamp.label()} · {report.stamp.platform}"
         + (f"  (stated outputs are for {report.reference})" if report.reference else "")
     ]
-    if report.shard != (1, 1):
+    if problems_only:
+        out = []
+    elif report.shard != (1, 1):
         out.append(f"shard {report.shard[0]}/{report.shard[1]}: {len(report.snippets)} of {report.total} snippets")
     width = max((len(s.id) for s in report.snippets), default=10)
     wide = {(c.sign, c.text) for c in report.environment_wide}
     for s in report.snippets:
+        if problems_only and s.status in ("unchanged", "not-run"):
+            continue
         label = _LABEL[s.status]
         code = {"unchanged": "32", "drifted": "33", "failing": "31", "error": "31", "not-run": "36"}[s.status]
         extra = ""
@@ -62,6 +72,8 @@ def terminal(report: Report, *, color: bool = False) -> str:
         for change in report.environment_wide:
             out.append(f"  {change.sign} {change.text}")
             out.append(f"      in {len(change.snippets)} snippets: {', '.join(change.snippets[:6])}" + (" ..." if len(change.snippets) > 6 else ""))
+    if problems_only:
+        return "\n".join(out)
     c = report.counts()
     summary = (
         f"{c['unchanged']} unchanged, {c['drifted']} drifted, {c['failing']} failing, "

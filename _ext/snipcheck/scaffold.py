@@ -119,7 +119,7 @@ def new(
     where = "a page" if pages == root else f"a page under {_shown(pages, root)}/"
     print(f"paste this into {where} where the code belongs:\n")
     print(directive(snippet_id, page_markup(pages)) + "\n")
-    print(f"then fill in its output from a real run:  {settings.record_command.format(id=snippet_id)}")
+    print(f"then fill in its output from a real run: {settings.record_command.format(id=snippet_id)}")
     return 0
 
 

@@ -138,6 +138,13 @@ def problem(name: str, value: Any, root: Path | None = None) -> str | None:
     return None
 
 
+def invalid(name: str, value: Any, why: str) -> str:
+    """The one message for an invalid setting, as the build and the command line say it:
+    the value, why, and the default used instead."""
+    default = "(the interpreter running snipcheck)" if name == "snipcheck_python" else repr(VALUES[name].default)
+    return f"invalid {name} = {value!r}: {why}; using the default {default}"
+
+
 def reference_from_pyproject(root: Path) -> str:
     """``"torch X"`` from ``[tool.snipcheck] reference-torch`` in ``pyproject.toml``, or ``""``."""
     try:
@@ -226,7 +233,7 @@ class Settings:
             value = values.get(name, decl.default)
             why = problem(name, value, Path(root))
             if why:
-                messages.append(f"invalid {name} = {value!r}: {why}; using the default {decl.default!r}")
+                messages.append(invalid(name, value, why))
                 value = decl.default
             v[name] = value
         root = Path(root)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..settings import VALUES, problem
+from ..settings import VALUES, invalid, problem
 from .log import warn
 
 if TYPE_CHECKING:
@@ -79,7 +79,6 @@ def validate(app: Sphinx, config: Config) -> None:
         current = getattr(config, name)
         why = problem(name, current, Path(app.confdir))
         if why:
-            default = "the interpreter running Sphinx" if name == "snipcheck_python" else repr(value.default)
             # no location: the environment does not exist yet at config-inited
-            warn("config", f"{conf_py}: invalid {name} = {current!r}: {why}; using the default, {default}", None)
+            warn("config", f"{conf_py}: {invalid(name, current, why)}", None)
             setattr(config, name, value.default)
