@@ -195,6 +195,19 @@ def test_14_accept_outside_a_git_checkout_refuses_without_force(tmp_path: Path) 
     assert [p.stated for p in placements_in(root / "docs" / "t.md")] == ["new"]
 
 
+@pytest.mark.parametrize("command", [["accept"], ["review"]])
+def test_14_accept_and_review_outside_a_git_checkout_refuse_before_running_anything(
+    tmp_path: Path, command: list[str]
+) -> None:
+    root = make(tmp_path / "p", {"t.md": "# T\n\n```{snippet} f/a\nold\n```\n"}, {"f/a": prints("new")})
+    before = every_file(root)
+    out = cli(root, *command)
+    assert (out.returncode, out.stdout) == (1, ""), out.stdout  # no verify run, no report
+    assert out.stderr == "error: not a git checkout, so uncommitted changes cannot be protected; use --force\n"
+    assert every_file(root) == before
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").rglob("results/*"))
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [

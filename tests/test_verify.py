@@ -238,6 +238,9 @@ def test_accept_refuses_uncommitted_changes_then_dry_run_then_accepts(project: d
     out = _cli(root, "accept", "--python", py2, "--dry-run")
     assert out.returncode == 0, out.stderr
     assert "+saved: a tensor saved for backward was modified" in out.stdout
+    # the diff names the page as every other line does: relative to the project root
+    assert "\n--- docs/index.md\n+++ docs/index.md\n@@ " in out.stdout, out.stdout
+    assert str(root) not in out.stdout
     assert page.read_text() == original  # a dry run writes nothing
 
     old_p = {p.snippet_id: p for p in placements_in(page)}

@@ -152,13 +152,15 @@ def apply(p: Plan, project: Project) -> list[Path]:
     return write_all({path: new for path, (_, new) in new_files(p, project).items()})
 
 
-def preview(files: dict[Path, tuple[bytes, bytes]]) -> str:
-    """A unified diff of every file (for ``--dry-run``)."""
+def preview(files: dict[Path, tuple[bytes, bytes]], root: Path) -> str:
+    """A unified diff of every file (for ``--dry-run``), each named relative to
+    the project ``root``, as every other path snipcheck prints."""
     chunks: list[str] = []
     for path, (old, new) in sorted(files.items()):
         a = old.decode("utf-8", "replace").splitlines()
         b = new.decode("utf-8", "replace").splitlines()
-        chunks.extend(difflib.unified_diff(a, b, str(path), str(path), lineterm=""))
+        shown = _rel(path, root)
+        chunks.extend(difflib.unified_diff(a, b, shown, shown, lineterm=""))
     return "\n".join(chunks)
 
 

@@ -514,8 +514,13 @@ def _merge(paths: list[Path], json_path: Path | None, html_path: Path | None, qu
     return _emit(merged, json_path, html_path, quiet=quiet)
 
 
+_NOT_GIT = "not a git checkout, so uncommitted changes cannot be protected; use --force"
+
+
 def _accept(project: Project, args: argparse.Namespace, use_cache: bool) -> int:
     settings = project.settings
+    if not (args.force or args.dry_run) and accept_mod.uncommitted([], settings.root) is None:
+        return _fail(_NOT_GIT)  # before a whole verify run, whose results could not be written
     if args.report:
         try:
             report = _read_report(args.report)
@@ -561,13 +566,13 @@ def _write_plan(project: Project, plan: accept_mod.Plan, report: Report, *, dry_
     else:
         pin_note = "no reference pin to move (set snipcheck_reference = \"torch X\" in conf.py to keep one)"
     if dry_run:
-        print(accept_mod.preview(files) or "(no stated output changes)")
+        print(accept_mod.preview(files, settings.root) or "(no stated output changes)")
         print(f"would accept {len(plan.accepted)} output(s); {pin_note}")
         return 0
     if not force:
         dirty = accept_mod.uncommitted(sorted(files), settings.root)
         if dirty is None:
-            return _fail("not a git checkout, so uncommitted changes cannot be protected; use --force")
+            return _fail(_NOT_GIT)
         if dirty:
             return _fail("uncommitted changes in " + ", ".join(dirty) + "; commit or stash them first (or --force)")
     try:
@@ -581,6 +586,8 @@ def _write_plan(project: Project, plan: accept_mod.Plan, report: Report, *, dry_
 
 
 def _review(project: Project, args: argparse.Namespace, use_cache: bool) -> int:
+    if not args.force and accept_mod.uncommitted([], project.settings.root) is None:
+        return _fail(_NOT_GIT)  # before the review, whose decisions could not be written
     state = project.settings.cache_dir / "review.json"
     try:
         review = None if (args.restart or args.python or args.report) else Review.load(state)
