@@ -49,6 +49,7 @@ from .python import (
     child_environment,
     output_rewrite,
     prepare_chain_dir,
+    remove_run_dir,
     seed_of,
 )
 
@@ -347,7 +348,7 @@ class ForkRunner:
             slot.broken = True
             raise
         finally:
-            shutil.rmtree(run_dir, ignore_errors=True)
+            remove_run_dir(run_dir)
             if slot.broken:
                 slot.close()
             else:

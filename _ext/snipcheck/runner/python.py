@@ -135,6 +135,13 @@ def prepare_chain_dir(cells: Sequence[Snippet]) -> tuple[str, list[str]]:
     return run_dir, [snippet.path for snippet in cells]
 
 
+def remove_run_dir(run_dir: str) -> None:
+    """Remove ``run_dir`` if the run's supervisor has not (it removes it
+    before it reports the run's end; a run that never got that far leaves it)."""
+    if os.path.lexists(run_dir):
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
 def chain_argv(scripts: Sequence[str], cells: Sequence[Snippet]) -> list[str]:
     """``_snipcheck_cells.py`` arguments: each cell's script and the exception its tags expect."""
     return [arg for script, cell in zip(scripts, cells, strict=True) for arg in (script, cell.tags.expect)]
@@ -249,7 +256,7 @@ class SubprocessRunner:
                 rewrite=output_rewrite(run_dir),
             )
         finally:
-            shutil.rmtree(run_dir, ignore_errors=True)
+            remove_run_dir(run_dir)
         return captured.result(
             stamp=self.stamp, runner=self.name, output_limit=output_limit, memory_limit=limit, seed=seed
         )
@@ -276,7 +283,7 @@ class SubprocessRunner:
                 rewrite=output_rewrite(run_dir),
             )
         finally:
-            shutil.rmtree(run_dir, ignore_errors=True)
+            remove_run_dir(run_dir)
         return [
             c.result(stamp=self.stamp, runner=self.name, output_limit=output_limit, memory_limit=limit, seed=seed)
             for c in captured

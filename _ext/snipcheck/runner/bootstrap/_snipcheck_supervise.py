@@ -160,9 +160,9 @@ class Supervisor:
         if before is not None and not stopped:  # before the run directory goes
             child_mod, token = images
             child_mod.send_new_images(child_mod.frame_writer(2, token), run_dir, before)
-        _send(control, b"stopped" if stopped else b"exit %d" % status)
-        if run_dir:
+        if run_dir:  # before the report: the build then finds it gone and has nothing to remove
             shutil.rmtree(run_dir, ignore_errors=True)
+        _send(control, b"stopped" if stopped else b"exit %d" % status)
         return stopped
 
     def end(self):  # type: ignore[no-untyped-def]
