@@ -83,25 +83,29 @@ def test_a_myst_parser_project_builds_after_a_myst_nb_project_in_the_same_proces
     assert (built.outdir / "page.html").is_file(), built.warnings_text
 
 
+@pytest.mark.parametrize("directive", ["snippet", "snippet-code"])
 @pytest.mark.parametrize("parser", ["myst_parser", "myst_nb"])
-def test_a_snippet_without_an_id_is_told_the_syntax_of_its_own_page(tmp_path: Path, cache_dir: Path, parser: str) -> None:
+def test_a_snippet_without_an_id_is_told_the_syntax_of_its_own_page(
+    tmp_path: Path, cache_dir: Path, parser: str, directive: str
+) -> None:
     """adoption.md #4, #5: code written as the body of ``.. snippet::`` gave
-    a MyST fence as the example on an ``.rst`` page."""
+    a MyST fence as the example on an ``.rst`` page; ``snippet-code`` gave
+    docutils' "1 argument(s) required"."""
     src = tmp_path / "src"
     src.mkdir()
     (src / "conf.py").write_text(f'extensions = [{parser!r}, "snipcheck"]\nnb_execution_mode = "off"\nsnipcheck_preload = []\n')
     (src / "index.rst").write_text(
-        "Index\n=====\n\n.. toctree::\n\n   page\n\n.. snippet::\n\n   print('code in the body')\n"
+        f"Index\n=====\n\n.. toctree::\n\n   page\n\n.. {directive}::\n\n   print('code in the body')\n"
     )
-    (src / "page.md").write_text("# Page\n\n```{snippet}\nprint('code in the body')\n```\n")
+    (src / "page.md").write_text(f"# Page\n\n```{{{directive}}}\nprint('code in the body')\n```\n")
     built = sphinx_build(src, tmp_path / "build", cache_dir)
     assert [w.split(": WARNING: ")[0].rsplit("/", 1)[-1] for w in built.warnings] == ["index.rst:8", "page.md:3"]
     rst, md = (w.split(": WARNING: ")[1] for w in built.warnings)
     assert rst == (
-        "snippet directive without a snippet id: write the id after the directive name, "
-        "e.g. .. snippet:: my/example [snipcheck.tag]"
+        f"{directive} directive without a snippet id: write the id after the directive name, "
+        f"e.g. .. {directive}:: my/example [snipcheck.tag]"
     )
     assert md == (
-        "snippet directive without a snippet id: write the id after the directive name, "
-        "e.g. ```{snippet} my/example [snipcheck.tag]"
+        f"{directive} directive without a snippet id: write the id after the directive name, "
+        f"e.g. ```{{{directive}}} my/example [snipcheck.tag]"
     )

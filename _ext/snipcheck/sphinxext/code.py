@@ -45,6 +45,7 @@ from ..placement import CodeBlock
 from ..snippets import SUFFIXES, SnippetError, check_id, from_page
 from . import index, render
 from . import state as state_mod
+from .directive import is_myst, missing_id
 from .log import warn
 
 if TYPE_CHECKING:
@@ -56,12 +57,16 @@ LANGUAGES = tuple(SUFFIXES.values())
 class SnippetCodeDirective(SphinxDirective):
     """The code of snippet ``<id>``, written in the page."""
 
-    required_arguments = 1
-    optional_arguments = 0
+    # optional, so a missing id gets snipcheck's warning, not docutils' "1 argument(s) required"
+    required_arguments = 0
+    optional_arguments = 1
     has_content = True
     option_spec: ClassVar[dict[str, Any]] = {"language": lambda arg: directives.choice(arg, LANGUAGES)}
 
     def run(self) -> list[nodes.Node]:
+        if not self.arguments:
+            warn("tag", missing_id(self), self.get_location())
+            return []
         snippet_id = self.arguments[0]
         docname = self.env.docname
         try:
@@ -73,7 +78,7 @@ class SnippetCodeDirective(SphinxDirective):
             warn("missing", f"snippet {snippet_id!r} has its code written twice in this page; keep one", self.get_location())
             return []
         source, line = self.get_source_info()
-        if type(self.state).__module__.startswith("myst_parser"):  # content offsets count from the fence
+        if is_myst(self):  # content offsets count from the fence
             body_line = (line or self.lineno) + 1 + self.content_offset
         else:
             body_line = self.content.items[0][1] + 1 if self.content else (line or self.lineno) + 1

@@ -47,6 +47,21 @@ if TYPE_CHECKING:
     from sphinx.environment import BuildEnvironment
 
 
+def is_myst(directive: SphinxDirective) -> bool:
+    """Whether ``directive`` sits in a MyST page (myst-parser or myst-nb)."""
+    return type(directive.state).__module__.startswith("myst_parser")
+
+
+def missing_id(directive: SphinxDirective) -> str:
+    """The warning for a snipcheck directive written without its id, with an
+    example in the markup of its own page."""
+    name = directive.name
+    return (
+        f"{name} directive without a snippet id: write the id after the directive name, e.g. "
+        + (f"```{{{name}}} my/example" if is_myst(directive) else f".. {name}:: my/example")
+    )
+
+
 class SnippetDirective(SphinxDirective):
     """Place snippet ``<id>``; the body is its stated output."""
 
@@ -114,13 +129,10 @@ class SnippetDirective(SphinxDirective):
         return [node]
 
     def _missing_id(self) -> str:
-        return (
-            f"{self.name} directive without a snippet id: write the id after the directive name, e.g. "
-            + (f"```{{{self.name}}} my/example" if self._is_myst() else f".. {self.name}:: my/example")
-        )
+        return missing_id(self)
 
     def _is_myst(self) -> bool:
-        return type(self.state).__module__.startswith("myst_parser")
+        return is_myst(self)
 
     def _where(self, source: str, line: int) -> str:
         """``path:line`` of the directive, relative to the source directory when inside it."""
