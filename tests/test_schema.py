@@ -24,6 +24,7 @@ from typing import Any
 import jsonschema
 import pytest
 from conftest import REPO
+from snipcheck.sphinxext.summary import BUILD_SCHEMA as BUILD_FORMAT
 from snipcheck.verify import SCHEMA
 
 VERIFY_SCHEMA = "verify-report-2.schema.json"
@@ -54,6 +55,15 @@ def test_the_verify_schema_names_the_schema_verify_writes() -> None:
         "const": SCHEMA,
         "description": "The format and its version.",
     }
+
+
+def test_the_build_schema_names_the_schema_the_build_writes() -> None:
+    assert BUILD_FORMAT == "snipcheck-build/1"
+    assert schema(BUILD_SCHEMA)["properties"]["schema"] == {
+        "const": BUILD_FORMAT,
+        "description": "The format and its version.",
+    }
+    assert "schema" in schema(BUILD_SCHEMA)["required"]
 
 
 # --- verify reports of a real run ----------------------------------------------------------------
@@ -241,6 +251,8 @@ def _build_report(app: Any) -> dict[str, Any]:
 )
 def test_the_build_report_validates(app: Any, statuses: set[str]) -> None:
     report = _build_report(app)
+    assert report["schema"] == BUILD_FORMAT  # like the verify report's, the first field
+    assert next(iter(report)) == "schema"
     assert {s["status"] for s in report["snippets"]} == statuses
     assert problems(report, BUILD_SCHEMA) == []
 
@@ -248,7 +260,12 @@ def test_the_build_report_validates(app: Any, statuses: set[str]) -> None:
 @pytest.mark.sphinx("html", testroot="drift")
 @pytest.mark.parametrize(
     ("where", "old", "new"),
-    [("report", "snippets", "placements"), ("stamp", "env", "environment"), ("snippet", "snippet_id", "id")],
+    [
+        ("report", "snippets", "placements"),
+        ("report", "schema", "format"),
+        ("stamp", "env", "environment"),
+        ("snippet", "snippet_id", "id"),
+    ],
 )
 def test_a_renamed_build_report_field_fails_validation(app: Any, where: str, old: str, new: str) -> None:
     report = _build_report(app)

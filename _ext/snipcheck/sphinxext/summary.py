@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from sphinx.application import Sphinx
 
 logger = logging.getLogger("snipcheck")
+#: The format of ``report.json`` and its version (``schemas/build-report.schema.json``).
+BUILD_SCHEMA = "snipcheck-build/1"
 
 
 def summarize(app: Sphinx, exception: BaseException | None) -> None:
@@ -70,6 +72,7 @@ def summarize(app: Sphinx, exception: BaseException | None) -> None:
         )
     logger.info(line)
     report = {
+        "schema": BUILD_SCHEMA,
         "stamp": dataclasses.asdict(state.stamp) if state.stamp else None,
         "reference": state.settings.reference,
         "snippets": [r.summary() for r in recs],
