@@ -81,6 +81,14 @@ def test_docs_workflow_builds_tests_and_deploys_to_pages() -> None:
     assert "graphviz chromium fonts-noto-cjk" in build  # what .ci/run installs
     assert "actions/deploy-pages" in steps_text(jobs["deploy"])
     assert jobs["deploy"]["needs"] == "build"
+    # the browser tests need axe-core in tests/axe (SNIPCHECK_REQUIRE_BROWSER=1 makes it a failure):
+    # Node, then the locked install, before the tests run
+    steps = jobs["build"]["steps"]
+    runs = [step.get("run", "") for step in steps]
+    axe = next((i for i, run in enumerate(runs) if "npm ci --prefix tests/axe" in run), None)
+    assert axe is not None, "docs.yml does not run npm ci --prefix tests/axe"
+    assert axe < next(i for i, run in enumerate(runs) if "nox -s tests" in run)
+    assert any(step.get("uses", "").startswith("actions/setup-node@") for step in steps[:axe])
     assert jobs["deploy"]["permissions"] == {"pages": "write", "id-token": "write"}
 
 
