@@ -25,7 +25,9 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
+from . import figures as figure_files
 from .files import write_all
+from .model import Figure
 from .normalize import Normalizer
 from .placement import Placement
 from .project import Project
@@ -45,12 +47,15 @@ class Plan:
     :param accepted: ids of the snippets whose output will be rewritten.
     :param skipped: ``(id, reason)`` for drifted snippets left alone.
     :param pin: the new reference torch version, or ``None`` to keep it.
+    :param figures: ``(id, figures)`` of the accepted snippets whose figures
+        become their stated files (:func:`snipcheck.figures.write_recorded`).
     """
 
     edits: list[Edit] = field(default_factory=list)
     accepted: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     pin: str | None = None
+    figures: list[tuple[str, tuple[Figure, ...]]] = field(default_factory=list)
 
 
 def plan(
@@ -82,6 +87,18 @@ def plan(
             continue
         if placement.stated != snippet.stated:
             result.skipped.append((snippet.id, f"{snippet.doc}:{placement.line} was edited since the report; verify again"))
+            continue
+        if figure_files.placeholders(snippet.actual) and not snippet.figures:
+            result.skipped.append((
+                snippet.id,
+                f"{snippet.doc}:{placement.line}: not accepted: its figures are not in the report (a JSON report "
+                "holds no images); accept without --report, or record it",
+            ))  # fmt: skip
+            continue
+        if snippet.figures or figure_files.placeholders(snippet.stated):
+            result.figures.append((snippet.id, snippet.figures))
+        if not snippet.diff:  # only its figures drifted: the page stays as it is
+            result.accepted.append(snippet.id)
             continue
         try:
             body = to_record(placement.stated, snippet.actual, normalizers)

@@ -35,11 +35,12 @@ from typing import Any, TextIO
 
 from . import __version__, normalize, report_format, scaffold
 from . import accept as accept_mod
+from . import figures as figure_files
 from .compare import judge, terminal_text, text_diff, truncation_advice
 from .environment import ProbeError, probe
 from .execute import Executor
 from .files import WriteError, write_all, write_atomic
-from .model import RunResult, Snippet, Stamp
+from .model import Figure, RunResult, Snippet, Stamp
 from .normalize import Normalizer
 from .placement import Placement
 from .project import Project, ProjectError
@@ -325,6 +326,7 @@ def _record(
     for _, snippet in loaded:
         executor.submit(snippet)
     edits: list[Edit] = []
+    drawn: list[tuple[Placement, tuple[Figure, ...]]] = []  # whose figures to write as stated files
     # Every output about to be recorded is produced a second time, afresh: an
     # output that changes from run to run (a time, an address, unseeded
     # randomness) would drift on the next build, and no recording can fix it.
@@ -351,6 +353,19 @@ def _record(
             print(f"{where}: not recorded: {truncation_advice(outcome.result)}", file=sys.stderr)
             status = 1
             continue
+        figures = outcome.result.figures
+        if not verdict.diff and any(not c.ok for c in figure_files.check(p.snippet_id, figures, project.srcdir)):
+            # only figures changed: their files are written, the page stays as it is
+            again = second.outcome(snippet).result
+            why = figure_files.stable(figures, again.figures if again else ())
+            if why:
+                print(f"{where}: not recorded: {why}", file=sys.stderr)
+                status = 1
+            else:
+                drawn.append((p, figures))
+                if dry_run and quiet < 1:
+                    print(f"{where}: would record its figures")
+            continue
         if not verdict.diff:
             continue
         try:
@@ -374,6 +389,7 @@ def _record(
             "first run",
             "second run",
         )
+        unstable = unstable or (figure_files.stable(figures, again.figures) if again else None) or ""
         if unstable:
             print(
                 f"{where}: not recorded: its output differs between two runs of the same code, "
@@ -385,6 +401,7 @@ def _record(
             continue
         options = {"stated-env": f"{stamp.label()} · {stamp.platform}"} if snippet.tags.requires else {}
         edits.append(Edit(p, body, options))
+        drawn.append((p, figures))
         if dry_run and quiet < 1:
             print(f"{where}: would record")
             print(verdict.diff)
@@ -403,6 +420,14 @@ def _record(
             if quiet < 1:
                 for edit in edits:
                     print(f"{_where(project, edit.placement)}: {edit.placement.snippet_id}: recorded")
+    if drawn and not dry_run:
+        try:
+            for placement, figures in drawn:
+                for path in figure_files.write_recorded(project.srcdir, placement.snippet_id, figures):
+                    if quiet < 1:
+                        print(f"{_rel(path)}: {'written' if path.exists() else 'removed'}")
+        except OSError as exc:
+            return _fail(f"cannot write a stated figure: {exc}")
     if quiet < 2:
         verb = "would change" if dry_run else "recorded"
         print(f"{len(edits)} stated output(s) {verb}; {len(loaded) - len(edits)} unchanged or skipped")
@@ -426,7 +451,8 @@ def _verify(
     executor: Executor = settings.executor(stamp, use_cache=use_cache)
     try:
         report = verify(
-            settings, placements, executor, stamp, shard, progress=_progress if quiet < 1 else None, loader=project.snippet
+            settings, placements, executor, stamp, shard, progress=_progress if quiet < 1 else None, loader=project.snippet,
+            srcdir=project.srcdir,
         )
     finally:
         executor.close()
@@ -581,6 +607,12 @@ def _write_plan(project: Project, plan: accept_mod.Plan, report: Report, *, dry_
         return _fail(f"accept: {exc}")
     for path in changed:
         print(f"rewrote {_rel(path)}")
+    try:
+        for snippet_id, figures in plan.figures:
+            for path in figure_files.write_recorded(project.srcdir, snippet_id, figures):
+                print(f"{'wrote' if path.exists() else 'removed'} {_rel(path)}")
+    except OSError as exc:
+        return _fail(f"accept: cannot write a stated figure: {exc}")
     print(f"accepted {len(plan.accepted)} output(s); {pin_note}")
     return 0
 

@@ -60,7 +60,7 @@ def terminal(report: Report, *, color: bool = False, problems_only: bool = False
             extra = f"  (equal after {', '.join(s.masked)})"
         out.append(f"  {paint(f'{label:<9}', code)}  {s.id:<{width}}  {s.doc}:{s.line}{extra}")
         for problem in s.problems:
-            if s.status != "drifted":
+            if s.status != "drifted" or not s.diff:  # a drift without a diff: a figure's
                 out.append(f"      {problem}")
         if s.diff and not s.env_wide_only:
             lines, hidden = own_diff(s.diff, wide)

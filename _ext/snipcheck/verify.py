@@ -29,13 +29,14 @@ import dataclasses
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import figures as figure_files
 from .compare import judge, masking_normalizers, text_diff
 from .execute import Executor
-from .model import Snippet, Stamp
+from .model import Figure, Snippet, Stamp
 from .normalize import Normalizer, for_compare
 from .placement import Placement, fingerprint
 from .settings import Settings
@@ -65,6 +66,7 @@ class SnippetReport:
     :param env_wide_only: the diff consists only of environment-wide lines.
     :param masked: for ``unchanged`` snippets, the compare-only normalizers
         that hid a difference (e.g. ``torch-line-numbers``).
+    :param figures: the run's figures (for ``accept``); not in the JSON form.
     """
 
     id: str
@@ -81,6 +83,7 @@ class SnippetReport:
     env_wide_only: bool = False
     masked: tuple[str, ...] = ()
     masked_diff: str = ""
+    figures: tuple[Figure, ...] = field(default=(), repr=False)
 
 
 @dataclass(frozen=True)
@@ -132,7 +135,8 @@ class Report:
         a result does."""
 
         def snippet(s: SnippetReport) -> dict[str, Any]:
-            data = dataclasses.asdict(s)
+            data = dataclasses.asdict(dataclasses.replace(s, figures=()))
+            data.pop("figures")  # images stay out of the committed report
             for name in VOLATILE:
                 data.pop(name)
             return data
@@ -263,6 +267,7 @@ def verify(
     shard: tuple[int, int] = (1, 1),
     progress: Callable[[int, int, str], None] | None = None,
     loader: Loader | None = None,
+    srcdir: Path | None = None,
 ) -> Report:
     """Run and judge every placement (or one shard of them).
 
@@ -270,6 +275,9 @@ def verify(
     :param executor: runs the snippets (its stamp must be ``stamp``).
     :param progress: called as ``(done, total, snippet id)`` after each outcome.
     :param loader: loads a placement's snippet (default: from its file).
+    :param srcdir: the pages' source directory, where the stated figures are
+        (default: ``snipcheck_source_dir``); a figure that differs from its
+        stated file beyond the tolerance makes the snippet ``drifted``.
     """
     load_one = loader or file_loader(settings)
     placements = select_shard(all_placements, shard)
@@ -304,13 +312,17 @@ def verify(
             snippet.tags, outcome.result, p.stated, settings.normalizers, stated_label=labels[0], actual_label=labels[1]
         )
         status = "unchanged" if verdict.ok else ("failing" if verdict.ended_wrong else "drifted")
+        figures = outcome.result.figures
+        drawn = figure_files.problems(p.snippet_id, figures, srcdir or settings.source_dir or settings.root)
+        if drawn and status == "unchanged":
+            status = "drifted"
         reports.append(
             SnippetReport(
                 p.snippet_id,
                 doc,
                 p.line,
                 status,
-                verdict.problems,
+                verdict.problems + drawn,
                 verdict.diff,
                 p.stated,
                 verdict.actual,
@@ -320,6 +332,7 @@ def verify(
                 masked_diff=text_diff(p.stated, verdict.actual, settings.normalizers, labels[0], labels[1], masking=False)
                 if verdict.ok
                 else "",
+                figures=figures,
             )
         )
     reports.sort(key=lambda r: (r.doc, r.line))

@@ -22,6 +22,7 @@ from . import (
     differences,
     directive,
     environment_box,
+    figures,
     fill,
     i18n,
     index,
@@ -50,6 +51,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     code.register(app)
     results.register(app)
     fill.register(app)
+    figures.register(app)
     environment_box.register(app)
     differences.register(app)
     summary.register(app)

@@ -17,7 +17,7 @@ from sphinx.transforms.post_transforms import SphinxPostTransform
 from ..claims import belief_verdict
 from ..execute_chain import STOPPED_BY
 from ..compare import outcome_problem, terminal_text
-from . import index, render
+from . import figures, index, render
 from . import state as state_mod
 from .claims import claims
 from .collector import SnippetRecord, records
@@ -76,7 +76,14 @@ class FillSnippets(SphinxPostTransform):
             assert rec.snippet is not None
             ended_wrong = rec.status == "timeout" or outcome_problem(rec.snippet.tags, outcome.result) is not None
             out.append(render.problem_box(rec.status, rec.stated, rec.diff, outcome.result, ended_wrong))
-        out.append(render.output_panel(outcome, state.settings.normalizers))
+        builder = self.app.builder
+        out.append(
+            render.output_panel(
+                outcome,
+                state.settings.normalizers,
+                lambda number, figure: figures.figure_node(builder, figure, number, rec.snippet_id),
+            )
+        )
         assert rec.snippet is not None
         out.append(render.stamp(outcome, rec.snippet, state.settings.show_durations))
         return out

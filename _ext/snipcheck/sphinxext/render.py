@@ -9,6 +9,7 @@ Layout (classes in brackets; the CSS lives in ``static/snipcheck.css``)::
           paragraph [snipcheck-output-label no-search]   stdout / stderr · warning / ...
           literal_block [output stream  snipcheck-stdout]
           literal_block [output stderr  snipcheck-stderr snipcheck-warning|snipcheck-traceback]
+          snippet_figure                                 a figure, where its placeholder line stands (HTML)
       paragraph [snipcheck-stamp]               torch 2.13.0+cpu · Python 3.11.7 · CPU · 0.03 s
 
 Output blocks reuse myst-nb's classes (``cell_output``, ``output stream``,
@@ -27,12 +28,13 @@ keeps them out of Sphinx's search index.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from docutils import nodes
 
 from ..compare import display_events
 from ..execute_chain import STOPPED_BY
-from ..model import Outcome, RunResult, Snippet
+from ..model import Figure, Outcome, RunResult, Snippet
 from ..normalize import Normalizer
 from . import ansi
 from .i18n import _
@@ -75,11 +77,28 @@ def snippet_node(snippet: Snippet | None, snippet_id: str) -> nodes.container:
     return node
 
 
-def output_panel(outcome: Outcome, normalizers: tuple[Normalizer, ...]) -> nodes.container:
-    """The output events of a run, each labelled by stream and kind."""
+def output_panel(
+    outcome: Outcome,
+    normalizers: tuple[Normalizer, ...],
+    figure: Callable[[int, Figure], nodes.Element | None] | None = None,
+) -> nodes.container:
+    """The output events of a run, each labelled by stream and kind.
+
+    :param figure: ``figure(number, figure)`` gives the node that shows a
+        figure (:func:`.figures.figure_node`), or ``None``: its placeholder
+        line is shown as text.
+    """
     assert outcome.result is not None
     panel = nodes.container(classes=["cell_output", "snipcheck-output"])
+    number = 0
     for event in display_events(outcome.result, normalizers):
+        if event.kind == "figure":
+            number += 1
+            shown = figure(number, outcome.result.figures[number - 1]) if figure is not None else None
+            if shown is not None:
+                panel += output_label(event.stream, event.kind)
+                panel += shown
+                continue
         classes = ["output"]
         classes += ["stream", "snipcheck-stdout"] if event.stream == "stdout" else ["stderr", "snipcheck-stderr"]
         if event.kind != "text":
@@ -109,10 +128,12 @@ def output_label(stream: str, kind: str) -> nodes.paragraph:
     """The label above one output block: which stream, and what kind of text.
 
     :param stream: ``"stdout"`` or ``"stderr"``.
-    :param kind: ``"text"``, ``"warning"`` or ``"traceback"`` (see
-        :func:`snipcheck.compare.display_events`).
+    :param kind: ``"text"``, ``"warning"``, ``"traceback"`` or ``"figure"``
+        (see :func:`snipcheck.compare.display_events`).
     """
-    if stream == "stdout":
+    if kind == "figure":
+        text = _("figure")
+    elif stream == "stdout":
         text = _("stdout")
     elif kind == "warning":
         text = _("stderr · warning")

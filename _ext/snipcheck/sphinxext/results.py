@@ -24,7 +24,7 @@ from sphinx.util.display import status_iterator
 from ..cache import write_atomic
 from ..compare import Verdict, judge, truncation_advice
 from ..model import Outcome
-from . import claims
+from . import claims, figures
 from . import state as state_mod
 from .collector import SnippetRecord, location, records, replace
 from .log import warn
@@ -94,6 +94,10 @@ def judged(app: Sphinx, env: BuildEnvironment, rec: SnippetRecord, outcome: Outc
     )
     status = verdict.status
     problems = verdict.problems
+    drawn = figures.judge(app, rec, result)  # after the text, which stays the primary check
+    if drawn and status == "ok":
+        status = "drift"
+    problems += drawn
     if result.truncated_bytes:
         status = "truncated" if verdict.ok or status == "drift" else status
         problems += (truncation_advice(result),)
