@@ -461,3 +461,12 @@ def test_a_figure_without_a_stated_file_is_drift_saying_how_to_record_it(tmp_pat
     (warning,) = snipcheck_warnings(built.stderr)
     assert "figure 2 has no stated image _snipcheck_figures/f/plot-2.png (no stated image yet); new image: " in warning
     assert warning.endswith("record it: snipcheck record f/plot [snipcheck.drift]")
+
+
+def test_builders_without_images_show_the_placeholder_line(recorded: Path, tmp_path: Path) -> None:
+    env = dict(os.environ, SNIPCHECK_CACHE_DIR=str(tmp_path / "cache"), NO_COLOR="1")
+    built = subprocess.run([sys.executable, "-m", "sphinx", "-W", "-b", "text", str(recorded), str(tmp_path / "text")],
+                           env=env, capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+    assert built.returncode == 0, built.stderr
+    text = (tmp_path / "text" / "index.txt").read_text()
+    assert "[figure 1: 640×480 PNG]" in text and "[figure 2: 300×200 PNG, saved as bars.png]" in text

@@ -1,12 +1,13 @@
 """Figures on the page, and the build's check of them against their stated files.
 
 A run's figures (see :mod:`snipcheck.figures`) are written into the HTML
-build's image folder (``_images``), each named by the SHA-256 of its bytes
-(``snipcheck-<sha256>.png``): the same figure is one file however often it is
-shown, and a changed one never reuses a name.  In the output panel, a
-:class:`snippet_figure` node shows it as ``<img>`` with translated alt text,
-where its placeholder line stands in the text output; builders other than
-HTML show the placeholder line.
+build's image folder (``_images``) by the HTML writer, each named by the
+SHA-256 of its bytes (``snipcheck-<sha256>.png``): the same figure is one file
+however often it is shown, and a changed one never reuses a name.  In the
+output panel, a :class:`snippet_figure` node shows it as ``<img>`` with
+translated alt text, where its placeholder line stands in the text output;
+other builders (LaTeX, text, man, Texinfo) show the placeholder line the node
+holds.
 
 :func:`judge` compares the figures with their stated files
 (:func:`snipcheck.figures.check`) once the text is judged, and says what
@@ -33,15 +34,14 @@ from .i18n import _
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
-    from sphinx.builders import Builder
     from sphinx.writers.html5 import HTML5Translator
 
     from .collector import SnippetRecord
 
 
 class snippet_figure(nodes.General, nodes.Element):
-    """A figure in an output panel: ``filename`` (in the image folder), ``alt``,
-    ``width`` and ``height`` (pixels, 0 when unknown)."""
+    """A figure in an output panel: ``figure`` (the :class:`~snipcheck.model.Figure`)
+    and ``alt``; its child is the placeholder line, for builders without images."""
 
 
 def image_name(figure: Figure) -> str:
@@ -49,31 +49,28 @@ def image_name(figure: Figure) -> str:
     return f"snipcheck-{figure.sha256}.{figure.format}"
 
 
-def shows_images(builder: Builder) -> bool:
-    """Whether ``builder`` writes HTML with an image folder (html, dirhtml, singlehtml, epub)."""
-    return builder.format == "html" and bool(getattr(builder, "imagedir", ""))
-
-
-def figure_node(builder: Builder, figure: Figure, number: int, snippet_id: str) -> nodes.Element | None:
-    """The node that shows ``figure`` (figure ``number`` of ``snippet_id``),
-    its file written into the image folder if it is not there yet; ``None``
-    where the builder shows no images or the figure was not kept."""
-    if not shows_images(builder) or figure.dropped:
+def figure_node(figure: Figure, number: int, snippet_id: str) -> nodes.Element | None:
+    """The node that shows ``figure`` (figure ``number`` of ``snippet_id``);
+    ``None`` for a figure that was not kept."""
+    if figure.dropped:
         return None
-    name = image_name(figure)
-    path = Path(builder.outdir) / builder.imagedir / name  # type: ignore[attr-defined]
-    if not path.exists():
-        write_atomic(path, figure.data)
     if figure.name:
         alt = _("Figure {number} of snippet {id}, saved as {name}").format(number=number, id=snippet_id, name=figure.name)
     else:
         alt = _("Figure {number} of snippet {id}").format(number=number, id=snippet_id)
-    return snippet_figure(filename=name, alt=alt, width=figure.width or 0, height=figure.height or 0)
+    return snippet_figure(figure=figure, alt=alt)
 
 
 def visit_html(self: HTML5Translator, node: snippet_figure) -> None:
-    src = posixpath.join(self.builder.imgpath, node["filename"])  # type: ignore[attr-defined]
-    size = f' width="{node["width"]}" height="{node["height"]}"' if node["width"] and node["height"] else ""
+    """Write the image into the image folder (once: it is named by its
+    content), and show it instead of the placeholder line."""
+    figure: Figure = node["figure"]
+    name = image_name(figure)
+    path = Path(self.builder.outdir) / self.builder.imagedir / name  # type: ignore[attr-defined]
+    if not path.exists():
+        write_atomic(path, figure.data)
+    src = posixpath.join(self.builder.imgpath, name)  # type: ignore[attr-defined]
+    size = f' width="{figure.width}" height="{figure.height}"' if figure.width and figure.height else ""
     self.body.append(
         f'<div class="snipcheck-image"><img src="{escape(src)}" alt="{escape(node["alt"])}"{size} /></div>\n'
     )
@@ -114,18 +111,10 @@ def judge(app: Sphinx, rec: SnippetRecord, result: RunResult) -> tuple[str, ...]
     return tuple(out)
 
 
-def _skip(self: Any, node: nodes.Element) -> None:
-    raise nodes.SkipNode
+def _placeholder(self: Any, node: nodes.Element) -> None:
+    """Builders without images: the placeholder line the node holds is written as usual."""
 
 
 def register(app: Sphinx) -> None:
-    # Only HTML builders get the node (figure_node); the others are listed so
-    # that a doctree holding one never breaks their writer.
-    app.add_node(
-        snippet_figure,
-        html=(visit_html, None),
-        latex=(_skip, None),
-        text=(_skip, None),
-        man=(_skip, None),
-        texinfo=(_skip, None),
-    )
+    plain = (_placeholder, _placeholder)
+    app.add_node(snippet_figure, html=(visit_html, None), latex=plain, text=plain, man=plain, texinfo=plain)

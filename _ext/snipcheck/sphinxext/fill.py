@@ -76,12 +76,11 @@ class FillSnippets(SphinxPostTransform):
             assert rec.snippet is not None
             ended_wrong = rec.status == "timeout" or outcome_problem(rec.snippet.tags, outcome.result) is not None
             out.append(render.problem_box(rec.status, rec.stated, rec.diff, outcome.result, ended_wrong))
-        builder = self.app.builder
         out.append(
             render.output_panel(
                 outcome,
                 state.settings.normalizers,
-                lambda number, figure: figures.figure_node(builder, figure, number, rec.snippet_id),
+                lambda number, figure: figures.figure_node(figure, number, rec.snippet_id),
             )
         )
         assert rec.snippet is not None

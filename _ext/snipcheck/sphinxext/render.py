@@ -85,20 +85,18 @@ def output_panel(
     """The output events of a run, each labelled by stream and kind.
 
     :param figure: ``figure(number, figure)`` gives the node that shows a
-        figure (:func:`.figures.figure_node`), or ``None``: its placeholder
-        line is shown as text.
+        figure (:func:`.figures.figure_node`; its placeholder line goes in it,
+        for builders that show no images), or ``None``: the placeholder line
+        alone.
     """
     assert outcome.result is not None
     panel = nodes.container(classes=["cell_output", "snipcheck-output"])
     number = 0
     for event in display_events(outcome.result, normalizers):
+        shown = None
         if event.kind == "figure":
             number += 1
             shown = figure(number, outcome.result.figures[number - 1]) if figure is not None else None
-            if shown is not None:
-                panel += output_label(event.stream, event.kind)
-                panel += shown
-                continue
         classes = ["output"]
         classes += ["stream", "snipcheck-stdout"] if event.stream == "stdout" else ["stderr", "snipcheck-stderr"]
         if event.kind != "text":
@@ -106,6 +104,9 @@ def output_panel(
         panel += output_label(event.stream, event.kind)
         block = nodes.literal_block(event.text, event.text, classes=classes)
         block["language"] = ansi.language(event.text)
+        if shown is not None:
+            shown += block  # what builders without images show
+            block = shown
         panel += block
     result = outcome.result
     if result.truncated_bytes:
