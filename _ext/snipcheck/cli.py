@@ -545,14 +545,14 @@ _NOT_GIT = "not a git checkout, so uncommitted changes cannot be protected; use 
 
 def _accept(project: Project, args: argparse.Namespace, use_cache: bool) -> int:
     settings = project.settings
-    if not (args.force or args.dry_run) and accept_mod.uncommitted([], settings.root) is None:
-        return _fail(_NOT_GIT)  # before a whole verify run, whose results could not be written
     if args.report:
         try:
             report = _read_report(args.report)
         except ValueError as exc:
             return _fail(str(exc), USAGE_ERROR)
-    else:
+    if not (args.force or args.dry_run) and accept_mod.uncommitted([], settings.root) is None:
+        return _fail(_NOT_GIT)  # before a whole verify run, whose results could not be written
+    if not args.report:
         found = _verify(project, args.python, (1, 1), use_cache)
         if found is None:
             return 1
@@ -618,20 +618,20 @@ def _write_plan(project: Project, plan: accept_mod.Plan, report: Report, *, dry_
 
 
 def _review(project: Project, args: argparse.Namespace, use_cache: bool) -> int:
-    if not args.force and accept_mod.uncommitted([], project.settings.root) is None:
-        return _fail(_NOT_GIT)  # before the review, whose decisions could not be written
     state = project.settings.cache_dir / "review.json"
     try:
         review = None if (args.restart or args.python or args.report) else Review.load(state)
     except ValueError as exc:
         return _fail(str(exc), USAGE_ERROR)
+    if review is None and args.report:
+        try:
+            report = _read_report(args.report)
+        except ValueError as exc:
+            return _fail(str(exc), USAGE_ERROR)
+    if not args.force and accept_mod.uncommitted([], project.settings.root) is None:
+        return _fail(_NOT_GIT)  # before a verify run and a review whose decisions could not be written
     if review is None:
-        if args.report:
-            try:
-                report = _read_report(args.report)
-            except ValueError as exc:
-                return _fail(str(exc), USAGE_ERROR)
-        else:
+        if not args.report:
             found = _verify(project, args.python, (1, 1), use_cache)
             if found is None:
                 return 1
