@@ -36,7 +36,7 @@ MAX_SEED = 2**32 - 1
 KNOWN_KEYS = {
     "expect": 'what the run must do: "ok", an exception type name, "panic" or '
     '"compile error" (Rust), "exit N" (0 to 255) or "signal NAME" (e.g. "signal SIGSEGV")',
-    "requires": 'a list of requirements, e.g. ["cuda"], ["burn"], ["torch>=2.14"]',
+    "requires": 'a list of requirements, e.g. ["cuda"], ["torch>=2.14"], or names listed in snipcheck_requirements',
     "timeout": f"wall-clock limit in seconds (a finite number greater than 0 and at most {MAX_TIMEOUT:g}, i.e. 24 h)",
     "refutes": "for a refuted-claim snippet: the belief it tests (a string)",
     "memory": 'memory limit of the run, e.g. "8 GiB" (default: snipcheck_memory_limit)',
