@@ -142,13 +142,27 @@ def test_the_snippets_own_backend_choice_is_kept(kind: str, stamp: Stamp, tmp_pa
 
 
 @pytest.mark.parametrize("kind", KINDS)
+def test_agg_is_chosen_over_a_configured_backend_and_mplbackend_is_respected(
+    kind: str, stamp: Stamp, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "matplotlibrc").write_text("backend: svg\n")  # read from the working directory
+    code = "import matplotlib.pyplot as plt\nprint(plt.get_backend())\nplt.plot([1, 2])\nplt.show()\n"
+    deps = '# /// snipcheck\n# depends = ["matplotlibrc"]\n# ///\n'
+    chosen = '# /// snipcheck\n# depends = ["matplotlibrc"]\n# env = ["MPLBACKEND"]\n# ///\n'
+    monkeypatch.setenv("MPLBACKEND", "pdf")
+    agg, own = run(kind, stamp, tmp_path, {"f/rc": code + deps, "f/env": code + chosen})
+    assert [e.text for e in agg.events] == ["agg\n", "[figure 1: 640×480 PNG]\n"]
+    assert [e.text for e in own.events] == ["pdf\n"] and own.figures == ()
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_each_cell_of_a_chain_gets_the_images_it_saved(kind: str, stamp: Stamp, tmp_path: Path) -> None:
     from snipcheck.chains import attach
 
     sources = {
         "c/a": "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.savefig('a.png')\nprint('a')\n",
         "c/b": "plt.show()\nprint('b')\n",
-        "c/c": "plt.plot([2, 1])\nplt.savefig('a.png')\nplt.savefig('c.png')\n",
+        "c/c": "plt.plot([2, 1])\nplt.savefig('c.png')\n",
     }
     for snippet_id, code in sources.items():
         (tmp_path / "snippets" / "c").mkdir(parents=True, exist_ok=True)
@@ -163,9 +177,44 @@ def test_each_cell_of_a_chain_gets_the_images_it_saved(kind: str, stamp: Stamp, 
     assert texts == [
         "a\n[figure 1: 640×480 PNG, saved as a.png]\n",
         "[figure 1: 640×480 PNG]\nb\n",  # the figure cell a drew, still open
-        "[figure 1: 640×480 PNG, saved as a.png]\n[figure 2: 640×480 PNG, saved as c.png]\n",  # a.png saved anew
+        "[figure 1: 640×480 PNG, saved as c.png]\n",  # not a.png again: cell a's, unchanged since
     ]
-    assert results[2].figures[0].data == results[2].figures[1].data != results[0].figures[0].data
+    assert results[2].figures[0].data != results[0].figures[0].data
+
+
+def test_the_reader_puts_an_image_together_from_its_frames(monkeypatch: pytest.MonkeyPatch) -> None:
+    from snipcheck.runner import channel as channel_mod
+
+    token = b"T" * channel_mod.TOKEN_BYTES
+    chan = channel_mod.Channel()
+    try:
+        out, err = chan.senders
+        reader = channel_mod.Reader(chan, channel_mod.Sink(1 << 20), token)
+        image = _snipcheck_child.encode_png(2, 1, b"\x01\x02\x03\xff\x04\x05\x06\xff")
+
+        def frames(*items: tuple[bytes, bytes]) -> None:
+            for label, payload in items:
+                err.send(token + label + payload)
+            reader.drain()
+
+        out.send(b"no newline yet")
+        frames((b"F", b"show\0png\0"), (b"f", image[:10]))
+        out.send(b" (printed by a thread meanwhile)\n")
+        frames((b"f", image[10:]), (b"E", b"%d" % len(image)))
+        frames((b"F", b"show\0png\0"), (b"f", image), (b"E", b"%d" % (len(image) + 1)))  # cut short: dropped
+        frames((b"F", b"other\0png\0"), (b"f", image), (b"E", b"%d" % len(image)))  # not a source the child sends
+        monkeypatch.setattr(channel_mod, "FIGURE_LIMIT", len(image) + 10)
+        out.send(b"partial")
+        frames((b"F", b"file\0png\0x.png"), (b"f", image), (b"E", b"%d" % len(image)))  # over the limit
+    finally:
+        chan.close()
+    assert [(e.kind, e.text) for e in reader.sink.events({})] == [
+        ("text", "no newline yet (printed by a thread meanwhile)\n"),  # a figure's place: where its end arrives
+        ("figure", "[figure 1: 2×1 PNG]\n"),
+        ("text", "partial"),
+        ("figure", f"\n[figure 2: PNG, saved as x.png, not kept ({len(image)} bytes over the figure limit)]\n"),
+    ]
+    assert reader.sink.figures[0].data == image and reader.sink.figures[1].data == b""
 
 
 PROBE = """\
@@ -470,3 +519,20 @@ def test_builders_without_images_show_the_placeholder_line(recorded: Path, tmp_p
     assert built.returncode == 0, built.stderr
     text = (tmp_path / "text" / "index.txt").read_text()
     assert "[figure 1: 640×480 PNG]" in text and "[figure 2: 300×200 PNG, saved as bars.png]" in text
+
+
+def test_pytest_snipcheck_checks_the_figures_too(tmp_path: Path) -> None:
+    root = project(tmp_path / "p")
+    assert snipcheck_cli(root, "record", cache=tmp_path / "cache").returncode == 0
+
+    def pytest_run() -> subprocess.CompletedProcess[str]:
+        env = dict(os.environ, SNIPCHECK_CACHE_DIR=str(tmp_path / "cache"), NO_COLOR="1")
+        return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--snipcheck", "index.md"],
+                              cwd=root, env=env, capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+
+    held = pytest_run()
+    assert held.returncode == 0, held.stdout
+    (root / "snippets" / "f" / "plot.py").write_text(PLOT.replace("[1, 4, 9]", "[9, 4, 1]"))
+    drifted = pytest_run()
+    assert drifted.returncode == 1
+    assert "snippet 'f/plot' (index.md:3): figure 1 differs from its stated image _snipcheck_figures/f/plot-1.png" in drifted.stdout

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from . import figures as figure_files
 from .compare import judge, truncation_advice
 from .placement import Placement
 from .project import Project, ProjectError
@@ -200,6 +201,7 @@ class SnippetItem(pytest.Item):
             stated_label=f"stated ({where})", actual_label=f"actual ({result.stamp.label()})",
         )  # fmt: skip
         problems = list(verdict.problems)
+        problems += figure_files.problems(p.snippet_id, result.figures, self.project.srcdir)
         if result.truncated_bytes:
             problems.append(truncation_advice(result))
         if problems:
