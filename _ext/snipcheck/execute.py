@@ -112,10 +112,14 @@ class Executor:
         self._runners: dict[str, Runner] = {}
         self._futures: dict[tuple[str, str], Future[Outcome]] = {}
         self._lock = threading.Lock()
-        # A job: one snippet and its future, or a chain's cells and theirs (see start_chains).
+        # A job: one snippet and its future (and "resumed" for a held run), or
+        # a chain's cells and theirs (see start_chains).
         self._queue: queue.SimpleQueue[tuple[Any, Any] | None] = queue.SimpleQueue()
         self._chains: dict[str, dict[str, tuple[Snippet, Future[Outcome]]]] = {}
         self._started: dict[str, int] = {}  # chain -> cells it was started with
+        # Runs held back until the runner kind is known (see hold_runs).
+        self._holding = False
+        self._held: list[tuple[Snippet, Future[Outcome]]] = []
         self._threads: list[threading.Thread] = []
         self.ran = 0
         self.cached = 0
@@ -181,9 +185,44 @@ class Executor:
         with self._lock:
             if self._kind == "fork" and 0 < len(missing["fork"]) < cfg.fork_min_runs and "python" not in self._runners:
                 self._kind = "subprocess"
+            if self._holding:
+                self._release()
             if self._kind == cfg.runner:
                 return len(missing[self._kind])
             return len(missing["fork"] & missing["subprocess"])
+
+    def hold_runs(self) -> None:
+        """Start taking submissions before :meth:`plan` knows the whole list
+        (a cold build, while its pages are read): results in the cache are
+        served at once, and Python snippets that must run wait until
+        ``fork_min_runs`` of them are waiting (then they run, on the
+        configured runner) or until :meth:`plan` decides the runner kind with
+        the whole list."""
+        with self._lock:
+            if "python" not in self._runners:
+                self._holding = True
+
+    @property
+    def holding(self) -> bool:
+        """Whether runs are held until :meth:`plan` (see :meth:`hold_runs`)."""
+        return self._holding
+
+    def _hold(self, snippet: Snippet, fut: Future[Outcome]) -> bool:
+        """Whether ``snippet`` (a cache miss) waits for the runner kind; holds it if so."""
+        with self._lock:
+            if not self._holding or snippet.language != "python":
+                return False
+            self._held.append((snippet, fut))
+            if len(self._held) >= max(1, self.config.fork_min_runs):
+                self._release()  # enough runs for the fork server, whatever comes next
+            return True
+
+    def _release(self) -> None:
+        """Stop holding runs and queue the held ones (lock held)."""
+        self._holding = False
+        for snippet, fut in self._held:
+            self._put((snippet, fut, "resumed"))
+        self._held.clear()
 
     def lookup_kinds(self, snippet: Snippet) -> tuple[str, ...]:
         """Runner kinds whose cached results ``snippet`` may take in this
@@ -279,11 +318,13 @@ class Executor:
             if item[0] == "chain":
                 run_chain_job(self, item[1])
                 continue
-            snippet, fut = item
-            if not fut.set_running_or_notify_cancel():
-                continue
+            snippet, fut = item[0], item[1]
+            if len(item) == 2 and not fut.set_running_or_notify_cancel():
+                continue  # cancelled (a held run, resumed, is running already)
             try:
-                fut.set_result(self._execute(snippet))
+                outcome = self._execute(snippet, fut)
+                if outcome is not None:
+                    fut.set_result(outcome)
             except RunError as exc:  # its message says what went wrong with the run
                 fut.set_result(Outcome(None, "error", notes=(str(exc),)))
             except OSError as exc:
@@ -297,24 +338,28 @@ class Executor:
                 self._runners[language] = self._factory(language)
             return self._runners[language]
 
-    def _execute(self, snippet: Snippet) -> Outcome:
+    def _execute(self, snippet: Snippet, fut: Future[Outcome] | None = None) -> Outcome | None:
+        """The outcome of ``snippet``: from the cache, or a run; ``None`` when
+        its run is held (see :meth:`hold_runs`), ``fut`` then waits."""
         cfg = self.config
         implied = ("cargo",) if snippet.language == "rust" else ()
         missing = requirements.missing(snippet.tags.requires + implied, cfg.stamp, cfg.provides)
         if missing:
             return Outcome(None, "not-run", missing)
-        runner = self._runner(snippet.language)
         snippet = self.declared(snippet)
         timeout = snippet.tags.timeout or cfg.timeout
+        notes: list[str] = []
+        for kind in self.lookup_kinds(snippet) if cfg.cache is not None else ():
+            cached = self._cached(self.key(snippet, kind), notes)
+            if cached is not None:
+                return Outcome(cached, "cache", notes=tuple(notes))
+        if fut is not None and self._hold(snippet, fut):
+            return None
+        runner = self._runner(snippet.language)  # the kind is known now
         if cfg.cache is None:
             self._count("ran")
             return Outcome(runner.run(snippet, timeout=timeout, output_limit=self.output_limit(snippet)), "run")
         key = self.key(snippet)
-        notes: list[str] = []
-        for kind in self.lookup_kinds(snippet):
-            cached = self._cached(self.key(snippet, kind), notes)
-            if cached is not None:
-                return Outcome(cached, "cache", notes=tuple(notes))
         lock = self._lock_entry(key, notes)
         try:
             cached = self._cached(key, notes)  # another build may have run it meanwhile

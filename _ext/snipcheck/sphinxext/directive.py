@@ -155,15 +155,26 @@ def prefetch(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
     parsing begins, and the executor can plan: a handful of runs (one edited
     snippet in a live preview) go to plain subprocesses instead of starting
     the fork server; directives then start the runs of placements that are
-    new.  A cold build has no previous index: it starts every run once all
-    pages are read, when the executor can plan with the whole list.  Pages
-    read now record their placements anew; this is a head start, never the
-    list of what runs.
+    new.  A cold build has no previous index: with more than one page, its
+    directives start their runs as they are read (results in the cache at
+    once, runs once ``fork_min_runs`` of them wait: see
+    :meth:`snipcheck.execute.Executor.hold_runs`); a one-page build starts
+    them once the page is read, when the executor can plan with the whole list.  Pages read now record their placements anew;
+    this is a head start, never the list of what runs.
     """
     state = state_mod.get(app)
     state.read_now = frozenset(docnames)
     known = index.placements(env)
-    if not state.execute or not known:
+    if not state.execute:
+        return
+    if not known:
+        # A cold build: nothing is known yet.  With more than one page to
+        # read, runs start as the directives are read (the fork server starts
+        # with the first), so they overlap with Sphinx's own reading and
+        # writing instead of waiting for it; a one-page build waits and plans.
+        if len(docnames) > 1:
+            state.planned = True
+            state.executor.hold_runs()
         return
     items = []
     for docname in sorted(docnames):

@@ -49,7 +49,7 @@ def resolve(app: Sphinx, env: BuildEnvironment) -> list[str]:
             replace(env, dataclasses.replace(rec, status="off"))
     elif pending:
         executor = state.executor
-        if not state.planned:  # a cold build: now the whole list is known
+        if not state.planned or executor.holding:  # a cold build: now the whole list is known
             executor.plan(r.snippet for r in pending if r.snippet is not None)
             state.planned = True
         for rec in pending:
