@@ -50,7 +50,8 @@ What this module adds, for Python-level output only:
 Nothing else of the process is changed: no hook, handler or module of the
 snippet's view is replaced (until it imports matplotlib).  Only the standard
 modules loaded at every interpreter start-up are used (``io``, ``os``,
-``sys``), so importing this module adds nothing to ``sys.modules`` but itself.
+``sys``; and ``zlib`` for a figure, which pyplot has loaded by then), so
+importing this module adds nothing to ``sys.modules`` but itself.
 """
 
 import io
