@@ -398,6 +398,28 @@ def test_quiet_verify_prints_less_and_with_qq_only_what_does_not_hold(drifted: P
         assert (done.stdout, done.stderr) == ("", "")
 
 
+@pytest.mark.parametrize(("flags", "shown"), [(["-qq"], False), ([], False), (["-v"], True)])
+def test_the_runners_news_shows_with_v_only_whatever_conf_py_did_to_the_root_logger(
+    project: Path, flags: list[str], shown: bool
+) -> None:
+    # a conf.py (or a theme it imports: a11y_pygments does) that configures the root logger at INFO
+    conf = project / "conf.py"
+    conf.write_text(
+        "import logging\nlogging.basicConfig(level=logging.INFO)\n"
+        + conf.read_text(encoding="utf-8").replace('snipcheck_runner = "subprocess"', "snipcheck_fork_min_runs = 0")
+        + "snipcheck_preload = []\n",
+        encoding="utf-8",
+    )
+    (project / "snippets" / "rec" / "a.py").write_text('print("a")\n', encoding="utf-8")
+    (project / "docs" / "index.md").write_text("```{snippet} rec/a\na\n```\n", encoding="utf-8")
+    done = cli("verify", *flags, cwd=project)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stderr.count("snipcheck: fork runner ready (preloaded nothing)") == (1 if shown else 0), done.stderr
+    assert "INFO" not in done.stderr
+    if flags == ["-qq"]:
+        assert (done.stdout, done.stderr) == ("", "")
+
+
 def test_verbose_says_where_snippets_run_and_whether_each_ran_or_came_from_the_cache(project: Path) -> None:
     (project / "snippets" / "rec" / "a.py").write_text('print("a")\n', encoding="utf-8")
     (project / "docs" / "index.md").write_text("```{snippet} rec/a\n```\n", encoding="utf-8")

@@ -144,6 +144,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     args = _parser().parse_args(argv)
+    _core_log(args.verbose, args.quiet)
     if args.command == "normalizers":
         for n in normalize.REGISTRY.values():
             kind = "display" if n.display else "compare-only"
@@ -184,6 +185,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     except ProjectError as exc:
         return _fail(str(exc), USAGE_ERROR)
+
+
+def _core_log(verbose: int, quiet: int) -> None:
+    """Show the core's log records (the runners': "fork runner ready", a fallback
+    to subprocesses) on stderr: warnings, news too with ``-v``, errors only with
+    ``-qq``; never through the root logger, which a conf.py or a theme may have
+    configured for itself (``logging.basicConfig`` at INFO)."""
+    core = logging.getLogger("snipcheck")
+    core.handlers = [h for h in core.handlers if not getattr(h, "_snipcheck_cli", False)]
+    handler = logging.StreamHandler(sys.stderr)
+    handler._snipcheck_cli = True  # type: ignore[attr-defined]
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    core.addHandler(handler)
+    core.setLevel(logging.INFO if verbose else logging.ERROR if quiet >= 2 else logging.WARNING)
+    core.propagate = False
 
 
 def _plain(rest: str) -> str:
