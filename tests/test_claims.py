@@ -98,3 +98,26 @@ def test_a_page_with_a_stale_claim_is_read_again_next_build(app, make_app, app_p
     again.build()
     # the warnings come back: -W keeps failing until the prose is fixed
     assert any("claim '0.5'" in w for w in snipcheck_warnings(again.warning.getvalue()))
+
+
+def test_claims_cite_code_written_in_the_page_before_or_after_them_and_a_wrong_id_is_missing(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "conf.py").write_text('extensions = ["myst_parser", "snipcheck"]\nsnipcheck_preload = []\n')
+    (tmp_path / "index.md").write_text(
+        "# Page\n\nBefore the code: {claim}`x = 3 <p/inline>`.\n\n"
+        "```{snippet-code} p/inline\nprint('x =', 1 + 2)\n```\n\n```{snippet} p/inline\nx = 3\n```\n\n"
+        "After it: {claim}`x = 3 <p/inline>`; a typo: {claim}`x = 3 <p/inlien>`.\n"
+    )
+    env = dict(os.environ, SNIPCHECK_CACHE_DIR=str(tmp_path / "cache"), NO_COLOR="1")
+    out = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", str(tmp_path), str(tmp_path / "out")],
+                         env=env, capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+    warnings = [line for line in out.stderr.splitlines() if "WARNING" in line]
+    assert warnings == [
+        f"{tmp_path / 'index.md'}:13: WARNING: claim 'x = 3' cites snippet 'p/inlien', which cannot be loaded: "
+        "snippet 'p/inlien' not found: no file snippets/p/inlien.py or snippets/p/inlien.rs, and no snippet-code "
+        "block with this id earlier in the page; create the file (snipcheck new p/inlien), write the code in the "
+        "page, or fix the id [snipcheck.missing]"
+    ], out.stderr

@@ -77,15 +77,14 @@ class ClaimRole(SphinxRole):
         state = state_mod.for_env(self.env)
         status = "pending"
         try:
-            snippet = state.load(snippet_id)
+            snippet = state.load(snippet_id, index.code_in(self.env, self.env.docname, snippet_id))
         except SnippetError as exc:
-            at = f" ({exc.path}:{exc.line})" if exc.path and exc.line else ""
-            warn(
-                "tag" if exc.line else "missing",
-                f"claim {value!r} cites snippet {snippet_id!r}, which cannot be loaded: {exc.message}{at}",
-                location,
-            )
-            status = "error"
+            if exc.line:  # a broken tag block: say so here
+                at = f" ({exc.path}:{exc.line})"
+                warn("tag", f"claim {value!r} cites snippet {snippet_id!r}, which cannot be loaded: {exc.message}{at}",
+                     location)  # fmt: skip
+                status = "error"
+            # else: not found yet; code written later in the page counts (checked once the page is read)
         else:
             self.env.note_dependency(snippet.abspath)
             dependencies.note(self.env, snippet)
@@ -212,6 +211,16 @@ def _check_belief(env: BuildEnvironment, options: tuple[tuple[str, str], ...], r
 def _check_claim(app: Sphinx, env: BuildEnvironment, docname: str, claim: Claim) -> Claim:
     output, verified = cited_output(app, env, claim.snippet_id)
     if output is None:
+        state = state_mod.get(app)
+        try:
+            state.load(claim.snippet_id, index.code_in(env, docname, claim.snippet_id))
+        except SnippetError as exc:
+            warn(
+                "missing",
+                f"claim {claim.value!r} cites snippet {claim.snippet_id!r}, which cannot be loaded: {exc.message}",
+                (docname, claim.line),
+            )
+            return dataclasses.replace(claim, status="error")
         return dataclasses.replace(claim, status="unverified")
     problem = claim_problem(claim.value, output)
     if problem is None:
