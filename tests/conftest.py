@@ -90,8 +90,15 @@ def app_params(request, app_params, tmp_path: Path, rootdir: Path, cache_dir: Pa
 
 
 @pytest.fixture(scope="session")
-def chapter_placements(tmp_path_factory: pytest.TempPathFactory) -> list[Placement]:
-    """The real chapter's placement index, read as the build reads it (once per session)."""
+def chapter_index(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+    """The real chapter's placement index (placements and code written in pages),
+    read as the build reads it (once per session)."""
     from snipcheck.sphinxext.index import read_index
 
-    return read_index(REPO / "docs", REPO, tmp_path_factory.mktemp("chapter-index")).placements
+    return read_index(REPO / "docs", REPO, tmp_path_factory.mktemp("chapter-index"))
+
+
+@pytest.fixture(scope="session")
+def chapter_placements(chapter_index) -> list[Placement]:  # noqa: ANN001
+    """The real chapter's placements."""
+    return chapter_index.placements

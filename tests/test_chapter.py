@@ -288,7 +288,8 @@ def test_the_landing_page_says_what_for_whom_in_which_order_and_why_to_trust_it(
     assert "写给谁" in text and "按这个顺序读" in text and "为什么可以相信这里的每一个输出" in text
     assert "未经本次构建验证" in text and "本次构建未运行" in text
     items = index.select("ol.snipcheck-reading-list > li")
-    assert [li.find("a")["href"].split("#")[0] for li in items] == ["inplace.html", "burn.html", "myths.html"]
+    reading_order = ["inplace.html", "burn.html", "myths.html", "debugging.html"]
+    assert [li.find("a")["href"].split("#")[0] for li in items] == reading_order
     for li in items:
         minutes = li.select_one(".snipcheck-reading-minutes").get_text()
         target = html(chapter_html / li.find("a")["href"])
@@ -296,7 +297,7 @@ def test_the_landing_page_says_what_for_whom_in_which_order_and_why_to_trust_it(
         assert re.search(r"\d+", minutes)[0] == re.search(r"\d+", own)[0], (li.find("a")["href"], minutes, own)
         assert li.find("p", class_=None) is not None or len(li.find_all("p")) == 2  # one line about the page
     links = {a["href"].split("#")[0] for a in index.find("article").find_all("a", href=True)}
-    assert {"versions.html", "contributing.html"} <= links
+    assert {"versions.html", "contributing.html", "tutorial.html"} <= links
 
 
 def test_the_chapter_has_what_the_seeds_teach(chapter_html: Path) -> None:

@@ -195,10 +195,12 @@ def test_each_snippet_is_placed_once_and_anchors_are_unique(placements: list[Pla
     assert [a for a, n in anchors.items() if n > 1] == []
 
 
-def test_every_placed_id_has_a_file_and_every_file_is_placed(placements: list[Placement]) -> None:
+def test_every_placed_id_has_a_file_and_every_file_is_placed(placements: list[Placement], chapter_index) -> None:  # noqa: ANN001
     placed = {p.snippet_id for p in placements}
     files = set(discover(SNIPPETS))
-    assert sorted(placed - files) == [], "placed, but no file under snippets/"
+    in_pages = {c.snippet_id for c in chapter_index.code}  # code written in the page (snippet-code)
+    assert in_pages and not in_pages & files, "an id with code both in a page and in a file"
+    assert sorted(placed - files - in_pages) == [], "placed, but no file under snippets/ and no code in its page"
     assert sorted(files - placed) == [], "files under snippets/ that no page places (orphans)"
 
 
