@@ -220,7 +220,7 @@ def test_merge_refuses_shards_made_from_two_revisions_of_the_chapter(project: di
     out = _cli(root, "merge", "a1.json", "b2.json")
     assert out.returncode == 2
     assert out.stderr.strip() == (
-        f"error: cannot merge: shards of different chapters: shard 1/2 has fingerprint {first}, "
+        f"error: cannot merge: shards of different revisions of the pages: shard 1/2 has fingerprint {first}, "
         f"shard 2/2 has {second}; verify every shard from the same revision"
     )
 
@@ -327,7 +327,7 @@ def test_merge_refuses_shards_of_two_revisions_of_the_chapter() -> None:
     # [f/s1, f/s1, f/s3, f/s3], while f/s0, f/s2 and f/s4 never ran
     old = _shard(1, 2, ("f/s1", "f/s3"), fingerprint="aaaa")
     new = _shard(2, 2, ("f/s1", "f/s3"), fingerprint="bbbb")
-    with pytest.raises(ValueError, match="shards of different chapters: shard 1/2 has fingerprint aaaa, shard 2/2 has bbbb"):
+    with pytest.raises(ValueError, match="shards of different revisions of the pages: shard 1/2 has fingerprint aaaa, shard 2/2 has bbbb"):
         merge([old, new])
 
 
@@ -344,14 +344,14 @@ def test_merge_refuses_a_shard_given_twice_and_names_the_missing_one() -> None:
 
 def test_merge_refuses_shards_that_do_not_cover_the_chapter() -> None:
     # same fingerprint, yet the slices do not add up to the chapter's placements
-    with pytest.raises(ValueError, match="report 4 placements but the chapter has 5"):
+    with pytest.raises(ValueError, match="report 4 placements but the pages have 5"):
         merge([_shard(1, 2, ("f/s0", "f/s2")), _shard(2, 2, ("f/s1", "f/s3"))])
     with pytest.raises(ValueError, match=r"placements reported by more than one shard: f/s1 \(docs/a.md:1\)"):
         merge([_shard(1, 2, ("f/s0", "f/s1", "f/s2")), _shard(2, 2, ("f/s1", "f/s3"))])
 
 
 def test_merge_refuses_reports_without_a_fingerprint() -> None:
-    with pytest.raises(ValueError, match="no chapter fingerprint"):
+    with pytest.raises(ValueError, match="no fingerprint of the pages"):
         merge([_shard(1, 1, ("f/s0",), fingerprint="")])
 
 

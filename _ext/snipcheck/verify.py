@@ -390,12 +390,12 @@ def merge(reports: Sequence[Report]) -> Report:
     for r in reports:
         if not r.fingerprint:
             raise ValueError(
-                f"shard {r.shard[0]}/{r.shard[1]} has no chapter fingerprint (written by an older snipcheck); "
+                f"shard {r.shard[0]}/{r.shard[1]} has no fingerprint of the pages (written by an older snipcheck); "
                 "run verify again"
             )
         if r.fingerprint != first.fingerprint:
             raise ValueError(
-                f"shards of different chapters: shard {first.shard[0]}/{n} has fingerprint {first.fingerprint}, "
+                f"shards of different revisions of the pages: shard {first.shard[0]}/{n} has fingerprint {first.fingerprint}, "
                 f"shard {r.shard[0]}/{r.shard[1]} has {r.fingerprint}; verify every shard from the same revision"
             )
         if r.reference != first.reference:
@@ -421,7 +421,7 @@ def merge(reports: Sequence[Report]) -> Report:
         raise ValueError(f"placements reported by more than one shard: {', '.join(twice)}")
     if len(snippets) != first.total:
         raise ValueError(
-            f"the shards report {len(snippets)} placements but the chapter has {first.total}; verify again"
+            f"the shards report {len(snippets)} placements but the pages have {first.total}; verify again"
         )
     merged = Report(first.stamp, first.reference, (1, 1), tuple(snippets), total=first.total, fingerprint=first.fingerprint)
     return finish(dataclasses.replace(merged, snippets=tuple(dataclasses.replace(s, env_wide_only=False) for s in snippets)))
