@@ -29,7 +29,8 @@ pytestmark = pytest.mark.browser
 WIDTHS = [390, 1280]
 AXE = Path(os.environ.get("SNIPCHECK_AXE", TESTS / "axe" / "node_modules" / "axe-core" / "axe.min.js"))
 # Pages of the chapter a reader reads (the generated index and search pages are Sphinx's own).
-CHAPTER = ["index.html", "inplace.html", "burn.html", "myths.html", "versions.html", "contributing.html"]
+# Every source page under docs/, so a new page is checked without being listed here.
+CHAPTER = sorted(f"{p.stem}.html" for p in (TESTS.parent / "docs").glob("*.md"))
 
 
 @pytest.fixture(params=WIDTHS, ids=lambda w: f"{w}px")
@@ -80,6 +81,8 @@ OUTPUT_PAGES = {
     "inplace.html": ("inplace/form3-sigmoid", ["inplace/form3-sigmoid", "inplace/what-is-saved", "inplace/forms-summary"]),
     "burn.html": ("burn/pytorch-side", ["burn/pytorch-side", "burn/autodiff-saved", "burn/cow-std"]),
     "myths.html": (None, ["myths/no-grad-safe", "myths/compile-out-of-place"]),
+    "debugging.html": ("debugging/anomaly", ["debugging/setup", "debugging/anomaly", "debugging/versions"]),
+    "tutorial.html": (None, ["tutorial/like", "tutorial/indexing", "tutorial/numpy-silent"]),
 }
 
 
