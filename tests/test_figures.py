@@ -455,7 +455,7 @@ def test_changed_data_drifts_with_both_images_in_the_report(recorded: Path, tmp_
     assert re.fullmatch(
         rf".*index\.md:3: WARNING: snippet 'f/plot': figure 1 differs from its stated image "
         rf"_snipcheck_figures/f/plot-1\.png: mean channel difference [\d.]+ \(at most 1 matches\), "
-        rf"[\d.]+% of the pixels differ by more than 64 \(fewer than 0\.5% match\); "
+        rf"[\d.]+% of the pixels differ by more than 64 \(fewer than 0\.1% match\); "
         rf"stated image: {report}\.stated\.png, new image: {report}\.actual\.png; "
         r"if the new figure is right, record it: snipcheck record f/plot \[snipcheck\.drift\]",
         warning,
@@ -536,3 +536,30 @@ def test_pytest_snipcheck_checks_the_figures_too(tmp_path: Path) -> None:
     drifted = pytest_run()
     assert drifted.returncode == 1
     assert "snippet 'f/plot' (index.md:3): figure 1 differs from its stated image _snipcheck_figures/f/plot-1.png" in drifted.stdout
+
+
+def test_a_changed_axis_label_or_title_is_a_changed_figure() -> None:
+    # Text is small: a new label changed ~0.26% of a 500x300 figure's pixels
+    # strongly, below the first threshold (0.5%) that let it pass as "the same".
+    import io
+
+    import matplotlib
+
+    matplotlib.use("agg")
+    import matplotlib.pyplot as plt
+
+    def draw(label: str, title: str = "steps") -> png.Image:
+        plt.figure(figsize=(5, 3))
+        plt.plot(range(11), range(11), marker="o")
+        plt.ylabel(label)
+        plt.title(title)
+        plt.tight_layout()
+        buffer = io.BytesIO()
+        plt.savefig(buffer, format="png")
+        plt.close()
+        return png.decode(buffer.getvalue())
+
+    base = draw("w._version")
+    assert png.compare(base, draw("w._version")).matches
+    assert not png.compare(base, draw("version of w")).matches
+    assert not png.compare(base, draw("w._version", title="steps!")).matches
