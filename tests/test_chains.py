@@ -252,3 +252,19 @@ def test_only_the_first_cell_of_a_chain_may_set_the_seed(tmp_path: Path) -> None
     linked = attach([("page", "demo", first), ("page", "demo", seeded), ("page", "demo", second)])
     assert isinstance(linked[1], Broken) and "move the seed tag to 's/a'" in linked[1].message
     assert isinstance(linked[2], Broken)
+
+
+def test_cells_of_two_versions_of_a_page_run_in_lines_of_their_own(stamp: Stamp, tmp_path: Path) -> None:
+    # An incremental build submits the cells of the page as the last build
+    # read it (prefetch), then those it reads now: a renamed cell is in one
+    # line only, and each line runs as such.
+    old = cells(tmp_path, {"c/a": "x = 1\n", "c/old": "print('old', x)\n"})
+    new = cells(tmp_path / "n", {"c/a": "x = 1\n", "c/new": "x += 1\n", "c/last": "print('new', x)\n"})
+    ex = executor(stamp, tmp_path / "cache")
+    try:
+        futures = [ex.submit(s) for s in [*old, *new]]
+        ex.start_chains()
+        outcomes = [f.result() for f in futures]
+    finally:
+        ex.close()
+    assert [out(o.result) for o in outcomes] == ["", "old 1\n", "", "", "new 2\n"]  # type: ignore[arg-type]

@@ -115,7 +115,8 @@ class Executor:
         # A job: one snippet and its future (and "resumed" for a held run), or
         # a chain's cells and theirs (see start_chains).
         self._queue: queue.SimpleQueue[tuple[Any, Any] | None] = queue.SimpleQueue()
-        self._chains: dict[str, dict[str, tuple[Snippet, Future[Outcome]]]] = {}
+        # chain -> each cell submitted (the whole snippet: two versions of a page differ) -> its future
+        self._chains: dict[str, dict[Snippet, tuple[Snippet, Future[Outcome]]]] = {}
         self._started: dict[str, int] = {}  # chain -> cells it was started with
         # Runs held back until the runner kind is known (see hold_runs).
         self._holding = False
@@ -252,11 +253,11 @@ class Executor:
     def _submit_cell(self, snippet: Snippet) -> Future[Outcome]:
         with self._lock:
             cells = self._chains.setdefault(snippet.chain, {})
-            entry = cells.get(snippet.id)
-            if entry is not None and entry[0] == snippet:
+            entry = cells.get(snippet)
+            if entry is not None:
                 return entry[1]
             fut: Future[Outcome] = Future()
-            cells[snippet.id] = (snippet, fut)
+            cells[snippet] = (snippet, fut)
             if snippet.chain in self._started:
                 # A cell that came after its chain started: its own job runs
                 # its earlier cells again (see snipcheck.chains).

@@ -26,6 +26,7 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
 from . import requirements
+from .chains import cells_of
 from .model import Outcome, RunResult, Snippet
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ def run_chain_job(executor: Executor, cells: Sequence[tuple[Snippet, Future[Outc
     if not live:
         return
     try:
-        outcomes = _outcomes(executor, [snippet for snippet, _ in live])
+        outcomes = _by_line(executor, [snippet for snippet, _ in live])
     except OSError as exc:
         error = Outcome(None, "error", notes=(f"could not start the chain's run: {exc}",))
         outcomes = [error] * len(live)
@@ -54,9 +55,28 @@ def run_chain_job(executor: Executor, cells: Sequence[tuple[Snippet, Future[Outc
         fut.set_result(outcome)
 
 
+def _by_line(executor: Executor, wanted: Sequence[Snippet]) -> list[Outcome]:
+    """Outcomes of ``wanted``, one run per line of cells: the cells whose
+    earlier cells are a prefix of the longest one's run with it; any other
+    (a cell of a page as an earlier build read it, say) runs in a line of
+    its own."""
+    found: dict[int, Outcome] = {}
+    left = list(range(len(wanted)))
+    while left:
+        longest = max(left, key=lambda n: len(wanted[n].earlier))
+        line = cells_of(wanted[longest])
+        same = [n for n in left if cells_of(wanted[n]) == line[: len(wanted[n].earlier) + 1]]
+        for n, outcome in zip(same, _outcomes(executor, [wanted[n] for n in same]), strict=True):
+            found[n] = outcome
+        left = [n for n in left if n not in found]
+    return [found[n] for n in range(len(wanted))]
+
+
 def _outcomes(executor: Executor, wanted: Sequence[Snippet]) -> list[Outcome]:
+    """Outcomes of ``wanted`` (cells of one line), in its order."""
     cfg = executor.config
-    line = [executor.declared(dataclasses.replace(cell, earlier=())) for cell in (*wanted[-1].earlier, wanted[-1])]
+    last = max(wanted, key=lambda cell: len(cell.earlier))
+    line = [executor.declared(cell) for cell in cells_of(last)]
     # Each position's key covers the cells before it (Snippet.earlier).
     linked = [dataclasses.replace(cell, earlier=tuple(line[:n])) for n, cell in enumerate(line)]
     found: list[Outcome | None] = [None] * len(linked)
