@@ -100,6 +100,45 @@ def _inside(run_dir: str, rel: str) -> Path:
     return target
 
 
+#: Free space a RAM-backed folder needs to hold run directories (bytes).
+_RAM_DIR_MIN_FREE = 2 << 30
+_run_root: dict[str, str | None] = {}
+
+
+def run_root() -> str | None:
+    """Where run directories go: ``$TMPDIR`` when it is set (as
+    :func:`tempfile.mkdtemp` does); otherwise, when the default temporary
+    folder is on a disk and ``/dev/shm`` is a tmpfs with at least 2 GiB free,
+    ``/dev/shm`` (making and removing a run directory there takes ~30 µs
+    instead of ~0.8 ms on a disk, for every run); else the default.
+    Worked out once per process; ``None`` means :mod:`tempfile`'s choice."""
+    if "root" not in _run_root:
+        _run_root["root"] = None
+        if not os.environ.get("TMPDIR") and sys.platform.startswith("linux"):
+            try:
+                default = tempfile.gettempdir()
+                if _fs_type("/dev/shm") == "tmpfs" and _fs_type(default) != "tmpfs":
+                    st = os.statvfs("/dev/shm")
+                    if st.f_bavail * st.f_frsize >= _RAM_DIR_MIN_FREE and os.access("/dev/shm", os.W_OK):
+                        _run_root["root"] = "/dev/shm"
+            except OSError:
+                pass
+    return _run_root["root"]
+
+
+def _fs_type(path: str) -> str | None:
+    """The file system type of the mount ``path`` is on (``/proc/self/mounts``)."""
+    real = os.path.realpath(path)
+    best, kind = "", None
+    with open("/proc/self/mounts", encoding="utf-8") as mounts:
+        for line in mounts:
+            fields = line.split()
+            if len(fields) >= 3 and (real == fields[1] or real.startswith(fields[1].rstrip("/") + "/")):
+                if len(fields[1]) >= len(best):
+                    best, kind = fields[1], fields[2]
+    return kind
+
+
 def prepare_run_dir(snippet: Snippet) -> tuple[str, str]:
     """Create a fresh run directory holding the snippet at its shown path, its
     helper modules beside it and its declared data files (``Snippet.files``)
@@ -119,7 +158,7 @@ def prepare_chain_dir(cells: Sequence[Snippet]) -> tuple[str, list[str]]:
     :return: ``(run_dir, each cell's relative script path)``.
     :raises OSError: if a declared data file cannot be copied.
     """
-    run_dir = os.path.realpath(tempfile.mkdtemp(prefix="snipcheck-"))
+    run_dir = os.path.realpath(tempfile.mkdtemp(prefix="snipcheck-", dir=run_root()))
     try:
         for snippet in cells:
             for rel, source_path in snippet.files:

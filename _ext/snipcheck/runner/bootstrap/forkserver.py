@@ -174,9 +174,9 @@ _CLONE_NEWPID = 0x20000000
 
 
 try:
-    import ctypes
+    import ctypes as _ctypes
 
-    _LIBC = ctypes.CDLL(None)  # fflush(NULL) at the child's exit
+    _LIBC = _ctypes.CDLL(None)  # fflush(NULL) at the child's exit; madvise (_huge_pages)
 except (ImportError, OSError):
     _LIBC = None
 _PROBE = _snipcheck_main.probe()
@@ -240,7 +240,49 @@ def _main() -> None:
     # Objects of the preload never need collecting in a child: keep the
     # collector (and its copy-on-write page faults) away from them.
     gc.freeze()
+    _huge_pages()
     _serve(sock, pidns, view, _snipcheck_child, _snipcheck_supervise)
+
+
+#: madvise(2) advice values (Linux): back a range with transparent huge pages,
+#: and collapse what is there into them now (MADV_COLLAPSE, Linux 6.1).
+_MADV_HUGEPAGE, _MADV_COLLAPSE = 14, 25
+_HUGE = 2 << 20
+
+
+def _huge_pages():  # type: ignore[no-untyped-def]
+    """Move the server's anonymous memory (the preload's objects) into 2 MiB
+    transparent huge pages where the kernel allows it.
+
+    A fork copies one page-table entry per 4 KiB page of the parent's memory
+    and an exit drops them again: with torch loaded that is ~37,000 entries,
+    about 4 ms a run; in huge pages it is ~60 entries (measured: fork and exit
+    of a server that imported torch 4.0 ms, then 1.8 ms).  A child's first
+    write to a huge page still copies only the 4 KiB it writes to.  Where
+    the kernel has no MADV_COLLAPSE (before 6.1, or huge pages off), nothing
+    changes.
+    """
+    # No import here: the view is in place (see _main); ctypes came with _LIBC.
+    if not sys.platform.startswith("linux") or _LIBC is None:
+        return
+    try:
+        madvise = _LIBC.madvise
+        with open("/proc/self/maps") as maps:
+            lines = maps.read().splitlines()
+    except (OSError, AttributeError):
+        return
+    for line in lines:
+        parts = line.split()
+        if len(parts) < 5 or not parts[1].startswith("rw") or parts[1][3] != "p":
+            continue
+        if len(parts) > 5 and parts[5] != "[heap]":
+            continue  # private anonymous memory and the heap only (never files or stacks)
+        low, high = (int(x, 16) for x in parts[0].split("-"))
+        low, high = (low + _HUGE - 1) & ~(_HUGE - 1), high & ~(_HUGE - 1)
+        if high > low:
+            start, length = _ctypes.c_void_p(low), _ctypes.c_size_t(high - low)
+            if madvise(start, length, _MADV_HUGEPAGE) == 0:
+                madvise(start, length, _MADV_COLLAPSE)
 
 
 class _Pidns:
@@ -311,7 +353,7 @@ def _serve(sock, pidns, view, child_mod, supervise_mod):  # type: ignore[no-unty
             for fd in (wake_r, wake_w):
                 os.close(fd)
             sock.close()
-            _slot(fds[0], namespaced, view, child_mod, supervise_mod)  # never returns
+            _slot(fds[0], namespaced, view, child_mod, supervise_mod, request.get("warm", ()))  # never returns
         for fd in fds:
             os.close(fd)
         try:
@@ -330,11 +372,21 @@ def _reap():  # type: ignore[no-untyped-def]
             return
 
 
-def _slot(requests_fd, namespaced, view, child_mod, supervise_mod):  # type: ignore[no-untyped-def]
+def _slot(requests_fd, namespaced, view, child_mod, supervise_mod, warm=()):  # type: ignore[no-untyped-def]
     """A slot: a supervisor (a fork of the server, init of its own PID namespace
     where allowed) that runs snippets one after the other, each in a fork of
-    itself, until the build closes its request socket."""
+    itself, until the build closes its request socket.
+
+    :param warm: preloaded modules the slot imports (puts back in its view)
+        before it forks any run: for snippets whose first statement imports
+        them, which then find them where a plain run would have them after
+        that statement, without each run putting ~1,000 modules back (a
+        copy-on-write fault for every page their objects live on, ~3 ms).
+    """
     try:
+        for name in warm:
+            if name in view.hidden:
+                view.restore(name)
         requests = socket.socket(fileno=requests_fd)
         requests.set_inheritable(False)
         parking, unused = os.pipe()  # what descriptors 0-2 hold between runs
@@ -393,6 +445,9 @@ class _View:
 
     def __init__(self):  # type: ignore[no-untyped-def]
         self.hidden = {}
+        # sys.modules keeps insertion order: put modules back in the order
+        # their imports inserted them, as list(sys.modules) shows it
+        self.order = {name: n for n, name in enumerate(sys.modules)}
         for name in list(sys.modules):
             if name not in _BASELINE:
                 self.hidden[name] = sys.modules.pop(name)
@@ -454,7 +509,8 @@ class _View:
         split = self.splits.get(window)
         if split is None:
             items = _effects.items
-            modules = [items[i][1] for i in range(*window) if items[i][0] == "module"]
+            modules = sorted((items[i][1] for i in range(*window) if items[i][0] == "module"),
+                             key=lambda name: self.order.get(name, len(self.order)))  # fmt: skip
             others = [(i, *items[i]) for i in range(*window) if items[i][0] != "module"]
             split = self.splits[window] = (modules, others)
         return split
