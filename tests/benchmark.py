@@ -9,12 +9,16 @@ and ratios; it asserts nothing.  Two subjects, each in a scratch copy:
   pages of 100 snippets), for scaling.
 
 Measured per subject: the Sphinx build with execution off; one ``import
-torch``; the snippets' own run time (each executed in one warm process, so
-neither interpreter start-up nor ``import torch`` is counted); a cold build
+torch``; the snippets' own run time (each executed in one warm process with a
+fresh HOME and TMPDIR, as the build's runs have, so neither interpreter
+start-up nor ``import torch`` is counted, and no cache of an earlier run is
+found); a cold build
 (empty cache); a rebuild with nothing changed; a rebuild after editing one
 snippet; the naive way (``python snippets/x.py`` per snippet, serially); and
 myst-nb's ``force`` execution of the same code as ``code-cell`` blocks.  Also
-the per-snippet overhead of the fork runner and the peak RSS of a cold build.
+the per-snippet overhead of the fork runner next to the floor of a fork (fork
+and exit of a process that imported torch), the CPU the cold build's
+processes used and how busy that kept the cores, and its peak RSS.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ PY = sys.executable
 OWN_TIME = r"""
 import io, json, os, sys, time, contextlib, warnings, runpy
 import torch
-paths = json.loads(sys.argv[1])
+paths = json.loads(sys.stdin.read())
 total = 0.0
 for path in paths:
     code = compile(open(path, encoding="utf-8").read(), path, "exec")
@@ -116,9 +120,15 @@ def import_torch_seconds() -> float:
 
 
 def own_seconds(paths: list[Path], project: Path) -> float:
-    out = subprocess.run(
-        [PY, "-c", OWN_TIME, json.dumps([str(p) for p in paths])],
-        capture_output=True, text=True, check=True, cwd=tempfile.mkdtemp(), env=dict(os.environ, PYTHONWARNINGS="ignore"),
+    # A fresh HOME and TMPDIR, as every run of the build has: torch.compile
+    # would otherwise find the C++ kernels it compiled before in
+    # /tmp/torchinductor_<user> and take a third of its real cold time.
+    home = tempfile.mkdtemp(prefix="snipcheck-bench-own-")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TORCHINDUCTOR")}
+    env.update(PYTHONWARNINGS="ignore", HOME=home, TMPDIR=home)
+    out = subprocess.run(  # the paths on stdin: 10,000 of them are too long for an argument list
+        [PY, "-c", OWN_TIME], input=json.dumps([str(p) for p in paths]),
+        capture_output=True, text=True, check=True, cwd=home, env=env,
     )
     return float(out.stdout.strip().splitlines()[-1])
 
@@ -461,13 +471,15 @@ def main() -> None:
         floor, floor_best = fork_floor_ms()
         capture = capture_overhead()
         rows.append(bench_subject("chapter", chapter, mystnb=not args.no_mystnb))
+        print(table(rows[-1:]), flush=True)  # each subject as it is done: a long run keeps what it measured
         scaling = []
         for size in sizes:
             project = corpus(tmp_path / f"corpus{size}", size)
             row = bench_subject(f"corpus of {size}", project, naive_sample=20, mystnb=not args.no_mystnb and size == 1000)
             rows.append(row)
+            print(table([row]), flush=True)
             scaling.append((size, row["cold"], row["exec_off"]))
-    print(table(rows))
+    print("\n== all subjects" + table(rows))
     print("\n== per-snippet overhead of the runner (a snippet that does nothing)")
     print(f"  fork runner   {overhead:7.1f} ms   target <= 5 ms   (the whole run: capture, supervisor, run directory, fork and exit)")
     print(f"  floor         {floor:7.1f} ms   (best decile {floor_best:.1f} ms): fork + exit + wait of a process that imported torch; "
@@ -483,6 +495,8 @@ def main() -> None:
         print(f"    the build's CPU per run     {dgram_cpu:7.2f} ms   (pipes {pipes_cpu:.2f} ms; difference "
               f"{dgram_cpu - pipes_cpu:+.2f} ms)")
     print("  target: exact order costs <= 1 ms a snippet (the 0-write difference)")
+    print()
+    fingerprint_ms()
     if len(scaling) > 1:
         print("\n== scaling of the cold build")
         (n0, c0, o0) = scaling[0]
