@@ -17,7 +17,9 @@ Pure core: no Sphinx or docutils.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import logging
+import math
 import os
 import queue
 import threading
@@ -114,7 +116,9 @@ class Executor:
         self._lock = threading.Lock()
         # A job: one snippet and its future (and "resumed" for a held run), or
         # a chain's cells and theirs (see start_chains).
-        self._queue: queue.SimpleQueue[tuple[Any, Any] | None] = queue.SimpleQueue()
+        # Longest first: (-declared timeout, order submitted, job); see _put.
+        self._queue: queue.PriorityQueue[tuple[float, int, Any]] = queue.PriorityQueue()
+        self._order = itertools.count()
         # chain -> each cell submitted (the whole snippet: two versions of a page differ) -> its future
         self._chains: dict[str, dict[Snippet, tuple[Snippet, Future[Outcome]]]] = {}
         self._started: dict[str, int] = {}  # chain -> cells it was started with
@@ -276,8 +280,14 @@ class Executor:
                 self._put(("chain", ordered))
 
     def _put(self, job: tuple[Any, Any]) -> None:
-        """Queue ``job`` and start a worker thread if fewer than ``jobs`` run (lock held)."""
-        self._queue.put(job)
+        """Queue ``job`` and start a worker thread if fewer than ``jobs`` run (lock held).
+
+        Jobs whose snippets declare a longer ``timeout`` go first (the only
+        sign of a long run before it has run once): a snippet that takes
+        minutes then overlaps with the many short ones instead of coming
+        last and leaving one core idle while it runs alone; among equals,
+        the order of submission (page order) holds."""
+        self._queue.put((-declared_length(job), next(self._order), job))
         if len(self._threads) < max(1, self.config.jobs):
             t = threading.Thread(target=self._work, name=f"snipcheck-{len(self._threads)}", daemon=True)
             self._threads.append(t)
@@ -305,7 +315,7 @@ class Executor:
     def close(self) -> None:
         """Stop the worker threads once the queue is empty, and the runners."""
         for _ in self._threads:
-            self._queue.put(None)
+            self._queue.put((math.inf, next(self._order), None))  # after every job
         for runner in self._runners.values():
             close = getattr(runner, "close", None)
             if close is not None:
@@ -313,7 +323,7 @@ class Executor:
 
     def _work(self) -> None:
         while True:
-            item = self._queue.get()
+            item = self._queue.get()[2]
             if item is None:
                 return
             if item[0] == "chain":
@@ -425,6 +435,13 @@ class Executor:
     def _count(self, name: str) -> None:
         with self._count_lock:
             setattr(self, name, getattr(self, name) + 1)
+
+
+def declared_length(job: tuple[Any, ...]) -> float:
+    """The longest ``timeout`` a job's snippets declare (0 for none): a single
+    snippet's ``(snippet, future)``, or a chain's ``("chain", [(cell, future), ...])``."""
+    cells = [entry[0] for entry in job[1]] if job[0] == "chain" else [job[0]]
+    return max((cell.tags.timeout or 0.0) for cell in cells)
 
 
 def _cacheable(snippet: Snippet, result: RunResult) -> bool:
