@@ -16,12 +16,16 @@ from myst_parser.parsers.mdit import create_md_parser
 
 from snipcheck.sphinxext.directive import SnippetDirective
 
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 def plain(text: str) -> str:
-    """Sphinx console output without colour codes."""
-    return _ANSI.sub("", text)
+    """Sphinx console output without its terminal control: colour codes and
+    the erase-line code (``ESC[2K``) that Sphinx's ``status_iterator`` puts
+    before each progress line once it believes it writes to a colour terminal
+    (``FORCE_COLOR``, ``COLORTERM`` or a CI's ``TERM``); a carriage return
+    that ends such a line counts as a line end."""
+    return _ANSI.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
 
 
 def snipcheck_warnings(text: str) -> list[str]:

@@ -41,10 +41,20 @@ def project(tmp_path: Path, probe_cache: Path) -> Path:
     return root
 
 
-def test_a_build_logs_a_progress_line_per_snippet(project: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("colour", [False, True], ids=["plain", "colour"])
+def test_a_build_logs_a_progress_line_per_snippet(
+    project: Path, tmp_path: Path, colour: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Sphinx writes each progress line over the last one (an erase-line
+    # code before it, a carriage return after it) once it believes it writes
+    # to a terminal: CI=true (as on a CI runner), FORCE_COLOR or a tty.
+    for name in ("CI", "FORCE_COLOR", "FORCE_COLOUR", "NO_COLOR", "NO_COLOUR"):
+        monkeypatch.delenv(name, raising=False)
+    if colour:
+        monkeypatch.setenv("CI", "true")
     built = sphinx_build(project, tmp_path / "build", tmp_path / "cache")
     assert built.statuscode == 0, built.warnings_text
-    lines = [line for line in plain(built.status).splitlines() if line.startswith("running snippets")]
+    lines = [line.rstrip() for line in plain(built.status).splitlines() if line.startswith("running snippets")]
     assert lines == [
         "running snippets... [ 33%] p/a",
         "running snippets... [ 67%] p/b",
