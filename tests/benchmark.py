@@ -39,6 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "_ext"))
 
+from bench_corpus import corpus
 from snipcheck import tags
 from snipcheck.project import Project
 
@@ -357,41 +358,6 @@ def bench_subject(name: str, project: Path, *, naive_sample: int | None = None, 
     return r
 
 
-def corpus(dest: Path, count: int, per_page: int = 25) -> Path:
-    """A project of ``count`` small torch snippets on pages of ``per_page``
-    (the seeds' site: 400 pages of 25 for 10,000).
-
-    Each stated output is what its code prints, worked out here rather than
-    by ``record`` (which would run every snippet twice more); the cold build
-    compares every one of them with a real run, and its exit status is shown.
-    """
-    (dest / "docs").mkdir(parents=True)
-    (dest / "snippets" / "gen").mkdir(parents=True)
-    # The chapter's configuration, but its server preloads torch only: these
-    # snippets never reach torch._dynamo, which would double the fork cost.
-    (dest / "conf.py").write_text((ROOT / "conf.py").read_text() + '\nsnipcheck_preload = ["torch"]\n')
-    shutil.copy2(ROOT / "pyproject.toml", dest / "pyproject.toml")
-    pages = []
-    for start in range(0, count, per_page):
-        page = f"page{start // per_page:03d}"
-        pages.append(page)
-        body = [f"# {page}\n"]
-        for i in range(start, min(start + per_page, count)):
-            n, k = i % 7 + 2, i % 5 + 1
-            (dest / "snippets" / "gen" / f"s{i:05d}.py").write_text(
-                "import torch\n"
-                f"x = torch.arange({n}.0)\n"
-                "before = x.data_ptr()\n"
-                f"x.mul_({k})\n"
-                "print(x.tolist(), x._version, x.data_ptr() == before)\n"
-            )
-            stated = f"{[float(v * k) for v in range(n)]} 1 True"
-            body.append(f"```{{snippet}} gen/s{i:05d}\n{stated}\n```\n")
-        (dest / "docs" / f"{page}.md").write_text("\n".join(body))
-    (dest / "docs" / "index.md").write_text("# Corpus\n\n```{toctree}\n" + "\n".join(pages) + "\n```\n")
-    return dest
-
-
 def table(rows: list[dict]) -> str:
     lines = []
     for r in rows:
@@ -452,14 +418,46 @@ def fingerprint_ms(repeat: int = 20) -> None:
           "a fresh cache or a changed environment)")
 
 
+def breakdown_of(ext: Path, name: str) -> dict[str, float]:
+    """:mod:`bench_breakdown` run on the snipcheck in ``ext`` (its own process: that snipcheck is imported)."""
+    out = subprocess.run(
+        [PY, str(ROOT / "tests" / "bench_breakdown.py"), "--ext", str(ext), "--name", name],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def print_breakdown(before: str | None) -> None:
+    """Where a snippet's time goes, for this checkout and (``before``) a git revision of it."""
+    from bench_breakdown import table as breakdown_table
+
+    columns = {}
+    with tempfile.TemporaryDirectory(prefix="snipcheck-bench-rev-") as tmp:
+        if before:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", tmp, before],
+                           check=True, capture_output=True)  # fmt: skip
+            try:
+                columns[before[:12]] = breakdown_of(Path(tmp) / "_ext", before)
+            finally:
+                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", tmp], check=False)
+        columns["now"] = breakdown_of(ROOT / "_ext", "now")
+    print("\n== where a snippet's time goes (one run at a time, median ms a snippet; tests/bench_breakdown.py)")
+    print(breakdown_table(columns))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="1000,10000", help="corpus sizes for the scaling run (pages of 25 snippets)")
     parser.add_argument("--no-mystnb", action="store_true")
     parser.add_argument("--fingerprint", action="store_true", help="only measure the environment fingerprint")
+    parser.add_argument("--breakdown", action="store_true", help="only measure where a snippet's time goes")
+    parser.add_argument("--before", metavar="REV", help="also break down the snipcheck of git revision REV")
     args = parser.parse_args()
     if args.fingerprint:
         fingerprint_ms()
+        return
+    if args.breakdown:
+        print_breakdown(args.before)
         return
     sizes = [int(s) for s in args.sizes.split(",") if s]
     rows = []
@@ -497,6 +495,7 @@ def main() -> None:
     print("  target: exact order costs <= 1 ms a snippet (the 0-write difference)")
     print()
     fingerprint_ms()
+    print_breakdown(args.before)
     if len(scaling) > 1:
         print("\n== scaling of the cold build")
         (n0, c0, o0) = scaling[0]
