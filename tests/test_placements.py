@@ -50,8 +50,16 @@ def markups(tmp_path: Path) -> Path:
     return root
 
 
-def test_the_index_finds_every_kind_of_placement_with_its_file_and_fence(markups: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("cwd", ["elsewhere", "beside"])
+def test_the_index_finds_every_kind_of_placement_with_its_file_and_fence(
+    markups: Path, tmp_path: Path, cwd: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # docutils names an included file relative to the working directory when
+    # the two share a folder ("beside": a clone in /tmp, pages in /tmp/...):
+    # the index must name every file absolutely, wherever the command runs.
+    monkeypatch.chdir(tmp_path if cwd == "beside" else "/")
     index = read_index(markups, markups, tmp_path / "index")
+    assert all(Path(p.source).is_absolute() for p in index.placements), [p.source for p in index.placements]
     found = {p.snippet_id: (p.docname, Path(p.source).relative_to(markups).as_posix(), p.kind) for p in index.placements}
     assert found == MARKUPS
     assert all(p.writable == "" for p in index.placements), [(p.snippet_id, p.writable) for p in index.placements]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import re
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -101,6 +102,11 @@ def capture(directive: SphinxDirective, snippet_id: str) -> Placement:
     markup = "myst" if type(directive.state).__module__.startswith("myst_parser") else "rst"
     stated = "\n".join(directive.content)
     options = tuple((str(k), "" if v is None else str(v)) for k, v in directive.options.items())
+    if source and not os.path.isabs(source) and os.path.exists(source):
+        # docutils names an included file relative to the working directory
+        # when the two share a folder (utils.relative_path): name it as the
+        # page is named, absolutely, so that no consumer depends on the cwd.
+        source = os.path.abspath(source)
     path = Path(source) if source else Path(env.doc2path(env.docname))
     base = {
         "snippet_id": snippet_id,
