@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers import html, snipcheck_warnings
+from helpers import html, snipcheck_cli, snipcheck_warnings
+from test_faults_support import sphinx_build
 
 pytestmark = pytest.mark.skipif(shutil.which("cargo") is None, reason="needs cargo (a Rust toolchain)")
 
@@ -61,3 +62,44 @@ def test_a_tagged_panic_passes_and_an_untagged_one_is_reported(built) -> None:  
     page = html(Path(app.outdir) / "index.html")
     out = page.find(id="snippet-rs-panics").find(class_="snipcheck-output").get_text()
     assert "about to index" in out and "index out of bounds" in out
+
+
+def rust_project(root: Path) -> Path:
+    """An ``.rst`` project with no snippets yet (Rust needs no preload)."""
+    (root / "snippets").mkdir(parents=True)
+    (root / "conf.py").write_text('extensions = ["snipcheck"]\nsnipcheck_preload = []\n')
+    return root
+
+
+def test_rust_code_written_in_the_page_is_recorded_built_and_checked(tmp_path: Path) -> None:
+    root = rust_project(tmp_path / "p")
+    code = '.. snippet-code:: rs/inline\n   :language: rust\n\n   fn main() {\n       println!("{}", 6 * 7);\n   }\n'
+    (root / "index.rst").write_text(f"Inline Rust\n===========\n\n{code}\n.. snippet:: rs/inline\n")
+    cache = tmp_path / "cache"
+    recorded = snipcheck_cli(root, "record", "rs/inline", cache=cache)
+    assert "rs/inline: recorded" in recorded.stdout, recorded.stdout + recorded.stderr
+    assert "\n.. snippet:: rs/inline\n\n   42\n" in (root / "index.rst").read_text()
+    built = sphinx_build(root, tmp_path / "b", cache)
+    assert built.statuscode == 0, built.warnings_text
+    page = html(built.outdir / "index.html").get_text()
+    assert 'println!("{}", 6 * 7);' in page and "42" in page
+    # the stated output is compared with a real build and run of the Rust code
+    (root / "index.rst").write_text((root / "index.rst").read_text().replace("   42\n", "   43\n"))
+    drifted = sphinx_build(root, tmp_path / "b", cache)
+    assert drifted.statuscode == 1
+    assert "snippet 'rs/inline': the stated output differs" in drifted.warnings_text
+
+
+def test_new_rust_scaffolds_a_rust_snippet_that_record_fills(tmp_path: Path) -> None:
+    root = rust_project(tmp_path / "p")
+    (root / "index.rst").write_text("Scaffold\n========\n")
+    made = snipcheck_cli(root, "new", "rs/first", "--rust")
+    assert made.returncode == 0, made.stderr
+    source = root / "snippets" / "rs" / "first.rs"
+    assert source.is_file() and "fn main()" in source.read_text()
+    assert ".. snippet:: rs/first" in made.stdout  # the page's own markup, to paste
+    (root / "index.rst").write_text("Scaffold\n========\n\n.. snippet:: rs/first\n")
+    recorded = snipcheck_cli(root, "record", "rs/first", cache=tmp_path / "cache")
+    assert "rs/first: recorded" in recorded.stdout, recorded.stdout + recorded.stderr
+    built = sphinx_build(root, tmp_path / "b", tmp_path / "cache")
+    assert built.statuscode == 0, built.warnings_text
