@@ -19,6 +19,7 @@ plain runs too: the run directory (a fresh one per run) and object addresses
 from __future__ import annotations
 
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -191,3 +192,35 @@ def test_documented_differences_hold_as_documented(tmp_path: Path, stamp: Stamp)
         out = "".join(e.text for e in result.events if e.stream == "stdout")
         assert out == wanted + "a 5 MiB write(2) fails: True\n", kind
     assert {"process ids", "stdout and stderr", "memory limit"} <= set(DIFFERENCES)
+
+
+C_EXIT_PROBE = """\
+import ctypes
+libc = ctypes.CDLL(None)
+# atexit(3) itself lives in libc_nonshared.a; glibc exports what it calls.
+# A C exit handler with an effect one can see: the process dies of SIGABRT.
+getattr(libc, "__cxa_atexit")(libc.abort, None, None)
+print("registered")
+"""
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="registers its handler with glibc's __cxa_atexit")
+def test_the_fork_runner_skips_c_exit_handlers_as_documented(tmp_path: Path, stamp: Stamp) -> None:
+    # DIFFERENCES["fork runner: C exit handlers"]: plain python (and the
+    # subprocess runner, which ends as python does) runs the handler at exit;
+    # a forked run ends with _exit after flushing C stdio, and never runs it.
+    (tmp_path / "snippets").mkdir()
+    (tmp_path / "snippets" / "cexit.py").write_text(C_EXIT_PROBE)
+    snippet = load("cexit", tmp_path / "snippets", tmp_path)
+    assert plain(snippet).ended == "signal SIGABRT"
+    endings = {}
+    for kind in ("subprocess", "fork"):
+        runner = make_runner("python", python=sys.executable, stamp=stamp, kind=kind, preload=())
+        try:
+            result = runner.run(snippet, timeout=TIMEOUT, output_limit=LIMIT)
+        finally:
+            getattr(runner, "close", lambda: None)()
+        assert "".join(e.text for e in result.events if e.stream == "stdout") == "registered\n", kind
+        endings[kind] = ending(result.exit_status, result.signal)
+    assert endings == {"subprocess": "signal SIGABRT", "fork": "exit 0"}
+    assert "fork runner: C exit handlers" in DIFFERENCES
