@@ -18,7 +18,11 @@ snippet; the naive way (``python snippets/x.py`` per snippet, serially); and
 myst-nb's ``force`` execution of the same code as ``code-cell`` blocks.  Also
 the per-snippet overhead of the fork runner next to the floor of a fork (fork
 and exit of a process that imported torch), the CPU the cold build's
-processes used and how busy that kept the cores, and its peak RSS.
+processes used and how busy that kept the cores, and its peak RSS.  Last,
+where one snippet's time goes (:mod:`bench_breakdown`: fork, child set-up, the
+run, cache write, the parent's bookkeeping, Sphinx's part); ``--before REV``
+adds a column for the snipcheck of git revision REV (checked out in a
+temporary worktree), ``--breakdown`` prints that table alone.
 """
 
 from __future__ import annotations
