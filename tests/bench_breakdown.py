@@ -86,11 +86,17 @@ def median_ms(times: list[float]) -> float:
     return statistics.median(times) * 1000
 
 
-def fork_ms(pages: str, runs: int) -> float:
-    """Median fork + exit + wait of a process that imported torch, in ms
-    (``pages``: ``"small"`` or ``"huge"``)."""
+def fork_times(pages: str, runs: int) -> list[float]:
+    """``runs`` times (seconds, sorted) of fork + exit + wait of a process that
+    imported torch (``pages``: ``"small"``, or ``"huge"`` after the fork
+    server's ``MADV_COLLAPSE``), after 20 unmeasured ones."""
     out = subprocess.run([PY, "-c", FLOOR, pages, str(runs)], capture_output=True, text=True, check=True)
-    return median_ms(json.loads(out.stdout))
+    return list(json.loads(out.stdout))
+
+
+def fork_ms(pages: str, runs: int) -> float:
+    """Median of :func:`fork_times`, in ms."""
+    return median_ms(fork_times(pages, runs))
 
 
 def has_huge_pages(ext: Path) -> bool:

@@ -43,6 +43,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "_ext"))
 
+from bench_breakdown import fork_times
 from bench_corpus import corpus
 from snipcheck import tags
 from snipcheck.project import Project
@@ -196,30 +197,12 @@ def fork_overhead_ms(project: Path, cache: Path) -> tuple[float, float]:
     return statistics.median(fork) * 1000, statistics.median(plain) * 1000
 
 
-FLOOR = r"""
-import gc, json, os, statistics, sys, time
-for name in sys.argv[1:]:
-    __import__(name)
-gc.freeze()
-def once():
-    t = time.perf_counter()
-    pid = os.fork()
-    if pid == 0:
-        os._exit(0)
-    os.waitpid(pid, 0)
-    return time.perf_counter() - t
-for _ in range(20):
-    once()
-print(json.dumps(sorted(once() for _ in range(200))))
-"""
-
-
-def fork_floor_ms(preload: tuple[str, ...] = ("torch",)) -> tuple[float, float]:
+def fork_floor_ms() -> tuple[float, float]:
     """The physical floor of a forked run: ``fork()`` + ``_exit(0)`` + ``waitpid`` of a
-    process that imported ``preload`` (the warm server's size), median and best
-    decile in ms, with nothing else (no capture, no supervisor, no run directory)."""
-    out = subprocess.run([PY, "-c", FLOOR, *preload], capture_output=True, text=True, check=True)
-    times = json.loads(out.stdout)
+    process that imported torch (the warm server's size, its memory in 4 KiB
+    pages), median and best decile in ms, with nothing else (no capture, no
+    supervisor, no run directory); see :func:`bench_breakdown.fork_times`."""
+    times = fork_times("small", 200)
     return statistics.median(times) * 1000, times[len(times) // 10] * 1000
 
 
