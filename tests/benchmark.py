@@ -18,7 +18,9 @@ snippet; the naive way (``python snippets/x.py`` per snippet, serially); and
 myst-nb's ``force`` execution of the same code as ``code-cell`` blocks.  Also
 the per-snippet overhead of the fork runner next to the floor of a fork (fork
 and exit of a process that imported torch), the CPU the cold build's
-processes used and how busy that kept the cores, and its peak RSS.  Last,
+processes used (every process of its tree, those that outlived their parent
+too: the measuring process is their subreaper) and how busy that kept the
+cores, with how busy the whole machine was (``/proc/stat``), and its peak RSS.  Last,
 where one snippet's time goes (:mod:`bench_breakdown`: fork, child set-up, the
 run, cache write, the parent's bookkeeping, Sphinx's part); ``--before REV``
 adds a column for the snipcheck of git revision REV (checked out in a
@@ -71,14 +73,30 @@ print(json.dumps(total))
 """
 
 MEASURE = r"""
-import resource, subprocess, sys, time
+import ctypes, os, resource, subprocess, sys, time
+# A subreaper: processes of the build that outlive their parent (the fork
+# server's slots, which the server does not wait for) are reparented here and
+# reaped below, so that their CPU and peak RSS count in RUSAGE_CHILDREN.
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+def busy():  # machine-wide busy and total jiffies (/proc/stat), for the utilisation
+    fields = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+    idle = fields[3] + fields[4]
+    return sum(fields[:8]) - idle, sum(fields[:8])
+b0 = busy()
 t = time.perf_counter()
 rc = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 dt = time.perf_counter() - t
+b1 = busy()
+while True:
+    try:
+        os.waitpid(-1, 0)
+    except ChildProcessError:
+        break
 usage = resource.getrusage(resource.RUSAGE_CHILDREN)
 import json
 print(json.dumps({"seconds": dt, "rc": rc.returncode, "peak_kib": usage.ru_maxrss,
-                  "cpu": usage.ru_utime + usage.ru_stime, "stderr": rc.stdout[-4000:]}))
+                  "cpu": usage.ru_utime + usage.ru_stime, "machine_busy": (b1[0] - b0[0]) / max(1, b1[1] - b0[1]),
+                  "stderr": rc.stdout[-4000:]}))
 """
 
 
@@ -332,6 +350,7 @@ def bench_subject(name: str, project: Path, *, naive_sample: int | None = None, 
     cold = sphinx(project, "_b", cache)
     r["cold"], r["peak_mib"], r["cold_rc"] = cold["seconds"], cold["peak_kib"] / 1024, cold["rc"]
     r["cold_cpu"] = cold["cpu"]  # every process of the build's tree: sphinx, fork server, slots, snippets
+    r["cold_busy"] = cold["machine_busy"]  # every core of the machine, whoever used it
     nochange = sphinx(project, "_b", cache)
     r["nochange"], r["nochange_ran"] = nochange["seconds"], nochange["ran"]
     edit_one(paths)
@@ -368,7 +387,8 @@ def table(rows: list[dict]) -> str:
         lines.append(f"  cold-build overhead per snippet {per:8.1f} ms  (cold - off - import - own) / n")
         lines.append(f"  peak RSS of the cold build      {r['peak_mib']:8.0f} MiB  (the largest process of the build's tree)")
         cores = os.cpu_count() or 1
-        lines.append(f"  CPU of the cold build           {r['cold_cpu']:8.2f} s   utilisation {r['cold_cpu'] / (r['cold'] * cores):5.0%} of {cores} cores")
+        lines.append(f"  CPU of the cold build           {r['cold_cpu']:8.2f} s   utilisation {r['cold_cpu'] / (r['cold'] * cores):5.0%} of {cores} cores"
+                     f"   (the whole machine: {r['cold_busy']:4.0%} busy)")
         if r["cold_rc"]:
             lines.append(f"  (the cold build exited with status {r['cold_rc']})")
     return "\n".join(lines)

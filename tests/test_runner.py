@@ -347,6 +347,47 @@ def test_fork_runner_with_torch_preloaded_matches_a_plain_run(stamp: Stamp, proj
         fork.close()
 
 
+# Counts the read(2) calls torch's first tensor operation and first backward
+# pass make (/proc/self/io counts every read of the process).
+FIRST_USE_READS = (
+    "import torch\n"
+    "\n"
+    "def reads():\n"
+    "    with open('/proc/self/io') as f:\n"
+    "        return int(next(line for line in f if line.startswith('syscr')).split()[1])\n"
+    "\n"
+    "start = reads()\n"
+    "baseline = reads() - start\n"
+    "before = reads()\n"
+    "torch.arange(5.0).mul_(3)\n"
+    "first_op = reads() - before - baseline\n"
+    "x = torch.ones(2, requires_grad=True)\n"
+    "(x * 3).sum().backward()\n"
+    "print(first_op, x.grad.tolist())\n"
+)
+
+
+def test_the_fork_server_does_torchs_lazy_set_up_once_for_every_run(stamp: Stamp, project: Path) -> None:
+    # A plain run's first tensor operation reads the CPU's features from
+    # /proc/cpuinfo and /sys; a run forked from the server finds that done
+    # (forkserver._warm_up), and nothing else about the run differs.
+    if stamp.torch is None:
+        pytest.skip("torch is not installed")
+    snippet = write(project, "r/first_use", FIRST_USE_READS)
+    plain = make_runner("python", python=sys.executable, stamp=stamp, kind="subprocess")
+    fork = make_runner("python", python=sys.executable, stamp=stamp, kind="fork", preload=("torch",))
+    try:
+        a = stream(fork.run(snippet, timeout=TIMEOUT, output_limit=LIMIT).events, "stdout").split(" ", 1)
+        b = stream(plain.run(snippet, timeout=TIMEOUT, output_limit=LIMIT).events, "stdout").split(" ", 1)
+        warmed = fork._server.warmed if fork._server is not None else None
+    finally:
+        fork.close()
+    assert int(b[0]) > 0, "a plain run's first tensor operation reads nothing: the test no longer sees the set-up"
+    assert int(a[0]) == 0, f"the forked run's first tensor operation did torch's set-up again ({a[0]} reads)"
+    assert a[1] == b[1] == "[3.0, 3.0]\n"
+    assert warmed == 2  # both steps were safe here
+
+
 def test_fork_server_exits_when_the_runner_is_closed(stamp: Stamp, project: Path) -> None:
     # Closing the runner must make the server exit on its own; a server that
     # has to be killed after a grace period costs every build that wait.

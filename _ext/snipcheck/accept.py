@@ -91,8 +91,10 @@ def plan(
         if figure_files.placeholders(snippet.actual) and not snippet.figures:
             result.skipped.append((
                 snippet.id,
-                f"{snippet.doc}:{placement.line}: not accepted: its figures are not in the report (a JSON report "
-                "holds no images); accept without --report, or record it",
+                (
+                    f"{snippet.doc}:{placement.line}: not accepted: its figures are not in the report (a JSON report "
+                    "holds no images); accept without --report, or record it"
+                ),
             ))  # fmt: skip
             continue
         if snippet.figures or figure_files.placeholders(snippet.stated):

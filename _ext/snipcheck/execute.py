@@ -360,8 +360,10 @@ class Executor:
         snippet = self.declared(snippet)
         timeout = snippet.tags.timeout or cfg.timeout
         notes: list[str] = []
+        keys: dict[str, str] = {}  # runner kind -> key: each is worked out once
         for kind in self.lookup_kinds(snippet) if cfg.cache is not None else ():
-            cached = self._cached(self.key(snippet, kind), notes)
+            keys[kind] = self.key(snippet, kind)
+            cached = self._cached(keys[kind], notes)
             if cached is not None:
                 return Outcome(cached, "cache", notes=tuple(notes))
         if fut is not None and self._hold(snippet, fut):
@@ -370,7 +372,11 @@ class Executor:
         if cfg.cache is None:
             self._count("ran")
             return Outcome(runner.run(snippet, timeout=timeout, output_limit=self.output_limit(snippet)), "run")
-        key = self.key(snippet)
+        # A Python runner's stamp is the configured one, so the key looked up
+        # is the key to store under; another language's runner has a stamp
+        # of its own, known once it exists.
+        key = keys.get(self._kind) if snippet.language == "python" else None
+        key = key or self.key(snippet)
         lock = self._lock_entry(key, notes)
         try:
             cached = self._cached(key, notes)  # another build may have run it meanwhile
@@ -448,4 +454,4 @@ def _cacheable(snippet: Snippet, result: RunResult) -> bool:
     return not result.timed_out and outcome_problem(snippet.tags, result) is None
 
 
-from .execute_chain import run_chain_job  # noqa: E402 - it uses the Executor defined above
+from .execute_chain import run_chain_job

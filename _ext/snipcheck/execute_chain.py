@@ -122,8 +122,13 @@ def _outcomes(executor: Executor, wanted: Sequence[Snippet]) -> list[Outcome]:
                 except OSError as exc:
                     found[n] = dataclasses.replace(
                         found[n],  # type: ignore[arg-type]
-                        notes=(*notes, f"could not write the cache entry ({exc.strerror or exc}); "
-                               "the chain will run again next build"),
+                        notes=(
+                            *notes,
+                            (
+                                f"could not write the cache entry ({exc.strerror or exc}); "
+                                "the chain will run again next build"
+                            ),
+                        ),
                     )
         if len(results) < len(runnable):
             last = runnable[len(results) - 1] if results else runnable[0]

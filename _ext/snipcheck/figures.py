@@ -107,7 +107,7 @@ def sentence(found: FigureCheck, shown: str) -> str:
     return f"figure {found.number} differs from its stated image {shown}: {found.detail}"
 
 
-_PLACEHOLDER = re.compile(r"^\[figure [1-9][0-9]*: [^\n]*\]$", re.M)
+_PLACEHOLDER = re.compile(r"^\[figure [1-9][0-9]*: [^\n]*\]$", re.MULTILINE)
 
 
 def placeholders(text: str) -> int:

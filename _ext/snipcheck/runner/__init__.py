@@ -24,8 +24,8 @@ Pure core: no Sphinx or docutils.
 
 from __future__ import annotations
 
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Protocol
 
 from ..model import RunResult, Snippet, Stamp

@@ -15,6 +15,12 @@ The server is not in the path of any result, so its own end, however it
 comes, costs no run in progress; a slot that is gone is replaced, a server
 that is gone is started again (twice), then the subprocess runner takes over.
 
+Once it has preloaded, the server also does once what torch does lazily at
+a process's first tensor operation and first backward pass (reading the
+CPU's features, filling dispatch tables: 3–4 ms a run), after a throw-away
+fork showed that doing so changes nothing a snippet can see (no module, no
+thread, no warning, no output); see ``forkserver._warm_up``.
+
 Where forking is unsafe (Python threads running after the preload, CUDA
 initialised, the preload printing something a plain run would show, or a
 module failing to import) the server says so at start-up, and the runner falls
@@ -152,6 +158,9 @@ class ForkServer:
             self.close()
             raise ForkServerError("forking is unsafe: " + "; ".join(hello["problems"]))
         self.native_threads = hello.get("native_threads")
+        #: How many of torch's lazy set-up steps the server ran once for all
+        #: runs (``forkserver._WARM_STEPS``; 0 when none was safe to run).
+        self.warmed: int = hello.get("warmed", 0)
         self.exact_recursion = bool(hello.get("recursion"))
         self._lock = threading.Lock()
         self._next = 0

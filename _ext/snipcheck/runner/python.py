@@ -133,9 +133,9 @@ def _fs_type(path: str) -> str | None:
     with open("/proc/self/mounts", encoding="utf-8") as mounts:
         for line in mounts:
             fields = line.split()
-            if len(fields) >= 3 and (real == fields[1] or real.startswith(fields[1].rstrip("/") + "/")):
-                if len(fields[1]) >= len(best):
-                    best, kind = fields[1], fields[2]
+            inside = len(fields) >= 3 and (real == fields[1] or real.startswith(fields[1].rstrip("/") + "/"))
+            if inside and len(fields[1]) >= len(best):
+                best, kind = fields[1], fields[2]
     return kind
 
 

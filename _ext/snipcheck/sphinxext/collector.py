@@ -15,6 +15,7 @@ summary and the report, and decide which documents must be read again:
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -88,8 +89,12 @@ def location(env: BuildEnvironment, record: SnippetRecord) -> Any:
     """Where a warning about ``record`` points: ``(docname, line)``, or
     ``path:line`` for a placement in an included file."""
     path = record.where.rpartition(":")[0]
-    doc = Path(env.doc2path(record.docname))
-    if not path or (Path(env.srcdir) / path).resolve() == doc.resolve():
+    if not path:
+        return (record.docname, record.line)
+    doc = os.path.normpath(env.doc2path(record.docname))
+    placed = os.path.normpath(os.path.join(env.srcdir, path))
+    # The same path is the same file; only another one (a symlink, say) is resolved.
+    if placed == doc or Path(placed).resolve() == Path(doc).resolve():
         return (record.docname, record.line)
     return record.where
 

@@ -15,8 +15,8 @@ from docutils import nodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
 from ..claims import belief_verdict
-from ..execute_chain import STOPPED_BY
 from ..compare import outcome_problem, terminal_text
+from ..execute_chain import STOPPED_BY
 from . import figures, index, render
 from . import state as state_mod
 from .claims import claims

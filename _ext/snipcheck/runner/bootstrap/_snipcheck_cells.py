@@ -17,7 +17,7 @@ import sys
 
 _BEFORE = set(sys.modules)
 
-import os  # noqa: E402 - loaded at every start-up
+import os
 
 import _snipcheck_main
 
