@@ -24,7 +24,8 @@ cores, with how busy the whole machine was (``/proc/stat``), and its peak RSS.  
 where one snippet's time goes (:mod:`bench_breakdown`: fork, child set-up, the
 run, cache write, the parent's bookkeeping, Sphinx's part); ``--before REV``
 adds a column for the snipcheck of git revision REV (checked out in a
-temporary worktree), ``--breakdown`` prints that table alone.
+temporary worktree; the two are measured in turn, ``--rounds`` times, and each
+part is the median of its rounds), ``--breakdown`` prints that table alone.
 """
 
 from __future__ import annotations
@@ -215,13 +216,18 @@ def fork_overhead_ms(project: Path, cache: Path) -> tuple[float, float]:
     return statistics.median(fork) * 1000, statistics.median(plain) * 1000
 
 
-def fork_floor_ms() -> tuple[float, float]:
+def fork_floor_ms() -> tuple[float, float, float]:
     """The physical floor of a forked run: ``fork()`` + ``_exit(0)`` + ``waitpid`` of a
-    process that imported torch (the warm server's size, its memory in 4 KiB
-    pages), median and best decile in ms, with nothing else (no capture, no
-    supervisor, no run directory); see :func:`bench_breakdown.fork_times`."""
+    process that imported torch (the warm server's size), with nothing else
+    (no capture, no supervisor, no run directory); see
+    :func:`bench_breakdown.fork_times`.
+
+    :return: ms: the median and best decile with its memory in 4 KiB pages (a
+        plain process), and the median after the warm server's ``MADV_COLLAPSE``
+        into huge pages (the server's own floor)."""
     times = fork_times("small", 200)
-    return statistics.median(times) * 1000, times[len(times) // 10] * 1000
+    huge = fork_times("huge", 200)
+    return statistics.median(times) * 1000, times[len(times) // 10] * 1000, statistics.median(huge) * 1000
 
 
 CAPTURE_CHILD = "import os\nfor i in range({n}):\n    os.write(1, b'o%d\\n' % i)\n    os.write(2, b'e%d\\n' % i)\n"
@@ -434,21 +440,32 @@ def breakdown_of(ext: Path, name: str) -> dict[str, float]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def print_breakdown(before: str | None) -> None:
-    """Where a snippet's time goes, for this checkout and (``before``) a git revision of it."""
+def print_breakdown(before: str | None, rounds: int = 3) -> None:
+    """Where a snippet's time goes, for this checkout and (``before``) a git revision of it.
+
+    With ``before``, the two checkouts are measured in turn, ``rounds`` times,
+    and each part is the median of its rounds: this machine's speed drifts
+    over minutes, and one column measured after the other read that drift as
+    a difference between them."""
     from bench_breakdown import table as breakdown_table
 
-    columns = {}
+    seen: dict[str, list[dict[str, float]]] = {}
     with tempfile.TemporaryDirectory(prefix="snipcheck-bench-rev-") as tmp:
+        exts = {"now": ROOT / "_ext"}
         if before:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", tmp, before],
                            check=True, capture_output=True)  # fmt: skip
-            try:
-                columns[before[:12]] = breakdown_of(Path(tmp) / "_ext", before)
-            finally:
+            exts = {before[:12]: Path(tmp) / "_ext", **exts}
+        try:
+            for _ in range(rounds if before else 1):
+                for name, ext in exts.items():
+                    seen.setdefault(name, []).append(breakdown_of(ext, name))
+        finally:
+            if before:
                 subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", tmp], check=False)
-        columns["now"] = breakdown_of(ROOT / "_ext", "now")
-    print("\n== where a snippet's time goes (one run at a time, median ms a snippet; tests/bench_breakdown.py)")
+    columns = {name: {key: statistics.median(r[key] for r in runs) for key in runs[0]} for name, runs in seen.items()}
+    taken = f"; the checkouts in turn, median of {rounds} rounds" if before and rounds > 1 else ""
+    print(f"\n== where a snippet's time goes (one run at a time, median ms a snippet{taken}; tests/bench_breakdown.py)")
     print(breakdown_table(columns))
 
 
@@ -459,12 +476,13 @@ def main() -> None:
     parser.add_argument("--fingerprint", action="store_true", help="only measure the environment fingerprint")
     parser.add_argument("--breakdown", action="store_true", help="only measure where a snippet's time goes")
     parser.add_argument("--before", metavar="REV", help="also break down the snipcheck of git revision REV")
+    parser.add_argument("--rounds", type=int, default=3, help="with --before: rounds of the two checkouts in turn (default 3)")
     args = parser.parse_args()
     if args.fingerprint:
         fingerprint_ms()
         return
     if args.breakdown:
-        print_breakdown(args.before)
+        print_breakdown(args.before, args.rounds)
         return
     sizes = [int(s) for s in args.sizes.split(",") if s]
     rows = []
@@ -473,7 +491,7 @@ def main() -> None:
         (tmp_path / "chapter").mkdir()
         chapter = copy_project(tmp_path / "chapter")
         overhead, plain = fork_overhead_ms(chapter, chapter / ".probe-cache")
-        floor, floor_best = fork_floor_ms()
+        floor, floor_best, floor_huge = fork_floor_ms()
         capture = capture_overhead()
         rows.append(bench_subject("chapter", chapter, mystnb=not args.no_mystnb))
         print(table(rows[-1:]), flush=True)  # each subject as it is done: a long run keeps what it measured
@@ -489,6 +507,8 @@ def main() -> None:
     print(f"  fork runner   {overhead:7.1f} ms   target <= 5 ms   (the whole run: capture, supervisor, run directory, fork and exit)")
     print(f"  floor         {floor:7.1f} ms   (best decile {floor_best:.1f} ms): fork + exit + wait of a process that imported torch; "
           f"the runner is {overhead / floor:4.1f}x it")
+    print(f"  server floor  {floor_huge:7.1f} ms   the same fork with the memory in huge pages, as the warm server has it; "
+          f"the runner is {overhead - floor_huge:+.1f} ms above it")
     print(f"  subprocess    {plain:7.1f} ms   (python start-up + sitecustomize; {plain / overhead:4.1f}x the fork runner)")
     print("\n== exact order: the datagram capture against two pipes read in turn (same child, no supervisor)")
     print(f"  channel set-up and removal    {capture['setup_us']:7.1f} us   (three pipes: {capture['pipes_setup_us']:.1f} us)")
@@ -502,7 +522,7 @@ def main() -> None:
     print("  target: exact order costs <= 1 ms a snippet (the 0-write difference)")
     print()
     fingerprint_ms()
-    print_breakdown(args.before)
+    print_breakdown(args.before, args.rounds)
     if len(scaling) > 1:
         print("\n== scaling of the cold build")
         (n0, c0, o0) = scaling[0]
