@@ -279,7 +279,7 @@ class Executor:
                 ordered = sorted(cells.values(), key=lambda entry: len(entry[0].earlier))
                 self._put(("chain", ordered))
 
-    def _put(self, job: tuple[Any, Any]) -> None:
+    def _put(self, job: tuple[Any, ...]) -> None:
         """Queue ``job`` and start a worker thread if fewer than ``jobs`` run (lock held).
 
         Jobs whose snippets declare a longer ``timeout`` go first (the only

@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from concurrent.futures import Future
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from . import requirements
 from .chains import cells_of
@@ -121,7 +121,7 @@ def _outcomes(executor: Executor, wanted: Sequence[Snippet]) -> list[Outcome]:
                     cfg.cache.put(keys[n], runnable[n].id, result)
                 except OSError as exc:
                     found[n] = dataclasses.replace(
-                        found[n],  # type: ignore[arg-type]
+                        cast(Outcome, found[n]),
                         notes=(
                             *notes,
                             (

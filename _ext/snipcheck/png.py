@@ -134,8 +134,8 @@ def decode(data: bytes) -> Image:
     prev = bytes(stride)
     for y in range(height):
         start = y * (stride + 1)
-        kind, line = raw[start], raw[start + 1 : start + 1 + stride]
-        row = _unfilter(kind, line, prev, bpp)
+        filter_type, line = raw[start], raw[start + 1 : start + 1 + stride]
+        row = _unfilter(filter_type, line, prev, bpp)
         rows.append(row)
         prev = row
     return Image(width, height, tuple(_rgba(row, colour, depth, palette, alpha) for row in rows))

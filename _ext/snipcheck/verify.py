@@ -228,7 +228,10 @@ def keep_committed_text(new: dict[str, Any], old: dict[str, Any] | None, normali
     """
     if not isinstance(old, dict):
         return new
-    same = lambda a, b: isinstance(a, str) and isinstance(b, str) and for_compare(a, normalizers) == for_compare(b, normalizers)
+
+    def same(a: object, b: object) -> bool:
+        return isinstance(a, str) and isinstance(b, str) and for_compare(a, normalizers) == for_compare(b, normalizers)
+
     before = {s.get("id"): s for s in old.get("snippets", ()) if isinstance(s, dict)}
     for entry in new["snippets"]:
         was = before.get(entry["id"])

@@ -306,10 +306,10 @@ class Reader:
         """One frame of an image (see the module docstring); a complete one
         becomes a figure of the current sink."""
         if label == b"F":
-            source, _, rest = bytes(payload).partition(b"\0")
-            fmt, _, name = rest.partition(b"\0")
-            if source.decode("ascii", "replace") in FIGURE_SOURCES and fmt in (b"png", b"svg"):
-                self._image = (source.decode(), fmt.decode(), name.decode("utf-8", "backslashreplace"), bytearray())
+            raw_source, _, rest = bytes(payload).partition(b"\0")
+            raw_fmt, _, raw_name = rest.partition(b"\0")
+            if raw_source.decode("ascii", "replace") in FIGURE_SOURCES and raw_fmt in (b"png", b"svg"):
+                self._image = (raw_source.decode(), raw_fmt.decode(), raw_name.decode("utf-8", "backslashreplace"), bytearray())
             else:
                 self._image = None  # not a frame the child wrote
             return
@@ -328,7 +328,7 @@ class Reader:
         if not complete:
             return
         if source == "file":
-            if self._saved.get(name) == data:
+            if self._saved.get(name) == bytes(data):
                 return  # sent after its cell, and again at the end of the run
             self._saved[name] = bytes(data)
         if self._figure_bytes + len(data) > FIGURE_LIMIT:

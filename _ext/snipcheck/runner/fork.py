@@ -44,7 +44,7 @@ import tempfile
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..model import RunResult, Snippet, Stamp
 from . import sandbox
@@ -349,7 +349,7 @@ class ForkRunner:
             if server is None:
                 return self.fallback.run(snippet, timeout=timeout, output_limit=output_limit)
             try:
-                return self._run_on(server, snippet, timeout, output_limit)
+                return cast(RunResult, self._run_on(server, snippet, timeout, output_limit))
             except ForkServerError as exc:
                 log.warning("snipcheck: fork server failed (%s); running %s again", exc, snippet.id)
 
@@ -361,7 +361,7 @@ class ForkRunner:
             if server is None:
                 return self.fallback.run_chain(cells, timeouts=timeouts, output_limit=output_limit)
             try:
-                return self._run_on(server, cells, timeouts, output_limit)
+                return cast("list[RunResult]", self._run_on(server, cells, timeouts, output_limit))
             except ForkServerError as exc:
                 log.warning("snipcheck: fork server failed (%s); running %s again", exc, cells[0].id)
 

@@ -66,10 +66,10 @@ def visit_html(self: HTML5Translator, node: snippet_figure) -> None:
     content), and show it instead of the placeholder line."""
     figure: Figure = node["figure"]
     name = image_name(figure)
-    path = Path(self.builder.outdir) / self.builder.imagedir / name  # type: ignore[attr-defined]
+    path = Path(self.builder.outdir) / self.builder.imagedir / name
     if not path.exists():
         write_atomic(path, figure.data)
-    src = posixpath.join(self.builder.imgpath, name)  # type: ignore[attr-defined]
+    src = posixpath.join(self.builder.imgpath, name)
     size = f' width="{figure.width}" height="{figure.height}"' if figure.width and figure.height else ""
     self.body.append(
         f'<div class="snipcheck-image"><img src="{escape(src)}" alt="{escape(node["alt"])}"{size} /></div>\n'

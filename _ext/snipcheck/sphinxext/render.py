@@ -102,7 +102,7 @@ def output_panel(
         if event.kind != "text":
             classes.append(f"snipcheck-{event.kind}")
         panel += output_label(event.stream, event.kind)
-        block = nodes.literal_block(event.text, event.text, classes=classes)
+        block: nodes.Element = nodes.literal_block(event.text, event.text, classes=classes)
         block["language"] = ansi.language(event.text)
         if shown is not None:
             shown += block  # what builders without images show
