@@ -328,23 +328,28 @@ EQUIVALENCE = {
 }
 
 
-def test_fork_runner_with_torch_preloaded_matches_a_plain_run(stamp: Stamp, project: Path) -> None:
-    # The design's promise: forking a warm parent that imported torch gives
-    # byte-identical results to ``python snippets/<id>.py`` (atexit handlers,
-    # non-daemon threads, warnings, tracebacks through torch, anomaly stacks).
+@pytest.fixture
+def torch_runners(stamp: Stamp) -> Iterator[tuple[Runner, Runner]]:
+    """The fork runner with torch preloaded, and the subprocess runner (a plain run)."""
     if stamp.torch is None:
         pytest.skip("torch is not installed")
     fork = make_runner("python", python=sys.executable, stamp=stamp, kind="fork", preload=("torch",))
     plain = make_runner("python", python=sys.executable, stamp=stamp, kind="subprocess")
-    try:
-        for snippet_id, source in EQUIVALENCE.items():
-            snippet = write(project, snippet_id, source)
-            a = fork.run(snippet, timeout=TIMEOUT, output_limit=LIMIT)
-            b = plain.run(snippet, timeout=TIMEOUT, output_limit=LIMIT)
-            assert (a.events, a.exit_status, a.signal, a.exception) == (b.events, b.exit_status, b.signal, b.exception), snippet_id
-            assert a.runner == "fork"
-    finally:
-        fork.close()
+    yield fork, plain
+    fork.close()  # type: ignore[attr-defined]
+
+
+def test_fork_runner_with_torch_preloaded_matches_a_plain_run(torch_runners: tuple[Runner, Runner], project: Path) -> None:
+    # The design's promise: forking a warm parent that imported torch gives
+    # byte-identical results to ``python snippets/<id>.py`` (atexit handlers,
+    # non-daemon threads, warnings, tracebacks through torch, anomaly stacks).
+    fork, plain = torch_runners
+    for snippet_id, source in EQUIVALENCE.items():
+        snippet = write(project, snippet_id, source)
+        a = fork.run(snippet, timeout=TIMEOUT, output_limit=LIMIT)
+        b = plain.run(snippet, timeout=TIMEOUT, output_limit=LIMIT)
+        assert (a.events, a.exit_status, a.signal, a.exception) == (b.events, b.exit_status, b.signal, b.exception), snippet_id
+        assert a.runner == "fork"
 
 
 # Counts the read(2) calls torch's first tensor operation and first backward
@@ -367,21 +372,18 @@ FIRST_USE_READS = (
 )
 
 
-def test_the_fork_server_does_torchs_lazy_set_up_once_for_every_run(stamp: Stamp, project: Path) -> None:
+def test_the_fork_server_does_torchs_lazy_set_up_once_for_every_run(
+    torch_runners: tuple[Runner, Runner], project: Path
+) -> None:
     # A plain run's first tensor operation reads the CPU's features from
     # /proc/cpuinfo and /sys; a run forked from the server finds that done
     # (forkserver._warm_up), and nothing else about the run differs.
-    if stamp.torch is None:
-        pytest.skip("torch is not installed")
+    fork, plain = torch_runners
     snippet = write(project, "r/first_use", FIRST_USE_READS)
-    plain = make_runner("python", python=sys.executable, stamp=stamp, kind="subprocess")
-    fork = make_runner("python", python=sys.executable, stamp=stamp, kind="fork", preload=("torch",))
-    try:
-        a = stream(fork.run(snippet, timeout=TIMEOUT, output_limit=LIMIT).events, "stdout").split(" ", 1)
-        b = stream(plain.run(snippet, timeout=TIMEOUT, output_limit=LIMIT).events, "stdout").split(" ", 1)
-        warmed = fork._server.warmed if fork._server is not None else None
-    finally:
-        fork.close()
+    a = stream(fork.run(snippet, timeout=TIMEOUT, output_limit=LIMIT).events, "stdout").split(" ", 1)
+    b = stream(plain.run(snippet, timeout=TIMEOUT, output_limit=LIMIT).events, "stdout").split(" ", 1)
+    server = getattr(fork, "_server", None)  # white-box: the server is not public
+    warmed = server.warmed if server is not None else None
     assert int(b[0]) > 0, "a plain run's first tensor operation reads nothing: the test no longer sees the set-up"
     assert int(a[0]) == 0, f"the forked run's first tensor operation did torch's set-up again ({a[0]} reads)"
     assert a[1] == b[1] == "[3.0, 3.0]\n"
