@@ -196,8 +196,19 @@ def mystnb_force_seconds(paths: list[Path], project: Path, per_page: int = 100) 
     return cold, measured(cmd, cwd=nb)["seconds"]
 
 
-def fork_overhead_ms(project: Path, cache: Path) -> tuple[float, float]:
-    """Median wall time of a snippet that does nothing, via the fork runner and via a subprocess."""
+def _children_faults(pids: list[int]) -> int:
+    """Minor page faults of the reaped children of ``pids`` (``cminflt``, /proc/PID/stat)."""
+    total = 0
+    for pid in pids:
+        with open(f"/proc/{pid}/stat") as f:
+            total += int(f.read().rsplit(")", 1)[1].split()[7])
+    return total
+
+
+def fork_overhead_ms(project: Path, cache: Path) -> tuple[float, float, float]:
+    """Median wall time of a snippet that does nothing, via the fork runner and
+    via a subprocess, and the page faults of each forked run (copy-on-write
+    of the server's memory, mostly: the kernel's work a run cannot avoid)."""
     from snipcheck.environment import probe
     from snipcheck.runner.fork import ForkRunner
     from snipcheck.runner.python import SubprocessRunner
@@ -209,11 +220,14 @@ def fork_overhead_ms(project: Path, cache: Path) -> tuple[float, float]:
     stamp = probe(PY, cache)
     runner = ForkRunner(PY, stamp)
     runner.run(snippet, timeout=60, output_limit=1 << 20)
+    slots = [slot.pid for slot in runner._idle]  # the supervisors reap the runs: their cminflt counts them
+    faults = _children_faults(slots)
     fork = [runner.run(snippet, timeout=60, output_limit=1 << 20).duration for _ in range(30)]
+    faults = (_children_faults(slots) - faults) / len(fork)
     runner.close()
     sub = SubprocessRunner(PY, stamp)
     plain = [sub.run(snippet, timeout=60, output_limit=1 << 20).duration for _ in range(3)]
-    return statistics.median(fork) * 1000, statistics.median(plain) * 1000
+    return statistics.median(fork) * 1000, statistics.median(plain) * 1000, faults
 
 
 def fork_floor_ms() -> tuple[float, float, float]:
@@ -490,7 +504,7 @@ def main() -> None:
         tmp_path = Path(tmp)
         (tmp_path / "chapter").mkdir()
         chapter = copy_project(tmp_path / "chapter")
-        overhead, plain = fork_overhead_ms(chapter, chapter / ".probe-cache")
+        overhead, plain, faults = fork_overhead_ms(chapter, chapter / ".probe-cache")
         floor, floor_best, floor_huge = fork_floor_ms()
         capture = capture_overhead()
         rows.append(bench_subject("chapter", chapter, mystnb=not args.no_mystnb))
@@ -509,6 +523,7 @@ def main() -> None:
           f"the runner is {overhead / floor:4.1f}x it")
     print(f"  server floor  {floor_huge:7.1f} ms   the same fork with the memory in huge pages, as the warm server has it; "
           f"the runner is {overhead - floor_huge:+.1f} ms above it")
+    print(f"  page faults   {faults:7.0f}      a run, in its own process (copy-on-write of the server's memory, mostly)")
     print(f"  subprocess    {plain:7.1f} ms   (python start-up + sitecustomize; {plain / overhead:4.1f}x the fork runner)")
     print("\n== exact order: the datagram capture against two pipes read in turn (same child, no supervisor)")
     print(f"  channel set-up and removal    {capture['setup_us']:7.1f} us   (three pipes: {capture['pipes_setup_us']:.1f} us)")
