@@ -148,3 +148,74 @@ def test_an_output_limit_tag_is_the_limit_the_key_names(tmp_path: Path) -> None:
     assert executor.output_limit(SNIPPET) == 1 << 20 and executor.output_limit(tagged) == 8192
     assert executor.key(SNIPPET) == KEY  # keys of snippets without the tag are those made before it existed
     assert executor.key(tagged) not in (KEY, executor.key(dataclasses.replace(tagged, tags=Tags(output_limit=4096))))
+
+
+def _forget_lock_mode(cache_mod: object) -> None:
+    """Read the umask again on the next lock (it is read once per process)."""
+    lock_mode = getattr(cache_mod, "_lock_mode", None)
+    if lock_mode is not None:
+        lock_mode.cache_clear()
+
+
+def _tmpfile_opens(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Record the paths ``os.open`` opens with ``O_TMPFILE`` (filelock's probe of a folder for ``flock``)."""
+    import os
+
+    seen: list[str] = []
+    real = os.open
+
+    def spy(path, flags, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if flags & os.O_TMPFILE == os.O_TMPFILE:
+            seen.append(str(path))
+        return real(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", spy)
+    return seen
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "O_TMPFILE"), reason="O_TMPFILE is Linux only")
+def test_a_cache_lock_does_not_probe_its_folder_on_every_acquire(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run takes one lock: filelock probes the folder (an unnamed file, then
+    flock on it) on every acquire unless it is given the lock file's mode, so
+    the cache gives it the mode a new file gets anyway (0o666 less the umask)."""
+    import os
+    import stat
+
+    from snipcheck import cache as cache_mod
+
+    _forget_lock_mode(cache_mod)
+    previous = os.umask(0o022)
+    try:
+        probes = _tmpfile_opens(monkeypatch)
+        cache = ResultCache(tmp_path)
+        for key in ("a" * 64, "b" * 64):
+            lock = cache.lock(key)
+            with lock:
+                mode = stat.S_IMODE(os.stat(tmp_path / "locks" / f"{key}.lock").st_mode)
+                assert mode == 0o644  # what it would be without a mode, under this umask
+        assert probes == []
+    finally:
+        os.umask(previous)
+        _forget_lock_mode(cache_mod)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "O_TMPFILE"), reason="O_TMPFILE is Linux only")
+def test_a_group_writable_cache_keeps_filelocks_own_check(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the umask leaves new files writable by the group (a cache shared by
+    a team), the lock files stay so, and filelock checks the folder as before."""
+    import os
+    import stat
+
+    from snipcheck import cache as cache_mod
+
+    _forget_lock_mode(cache_mod)
+    previous = os.umask(0o002)
+    try:
+        probes = _tmpfile_opens(monkeypatch)
+        lock = ResultCache(tmp_path).lock("c" * 64)
+        with lock:
+            assert stat.S_IMODE(os.stat(tmp_path / "locks" / f"{'c' * 64}.lock").st_mode) == 0o664
+        assert probes == [str(tmp_path / "locks")]
+    finally:
+        os.umask(previous)
+        _forget_lock_mode(cache_mod)

@@ -158,3 +158,64 @@ def test_the_preloads_finalizers_behave_as_in_a_plain_run(tmp_path: Path, stamp:
         "alive: True\nloose finalized\ndetached: True False\nend\nthe snippet's own finalizer, at exit\n",
         0,
     )
+
+
+SCATTERED = '''import weakref
+
+
+class Thing:
+    pass
+
+
+things = []
+held = []  # finalizers someone holds: they stay where they are, and space the loose ones apart
+for _ in range(120):
+    loose = Thing()
+    things.append(loose)
+    weakref.finalize(loose, int)  # held by no one but the registry
+    for _ in range(100):
+        spacer = Thing()
+        things.append(spacer)
+        held.append(weakref.finalize(spacer, int))
+'''
+COUNTS_PAGES = '''import weakref
+
+import scattered
+
+held = {id(f) for f in scattered.held}
+loose = [f for f, info in weakref.finalize._registry.items() if info.func is int and id(f) not in held]
+print(len(loose), len({id(f) >> 12 for f in loose}))
+'''
+
+
+def test_the_preloads_loose_finalizers_lie_together_in_a_run(tmp_path: Path, stamp: Stamp) -> None:
+    """At every run's exit, ``weakref.finalize`` looks at each registered
+    finalizer, a copy-on-write fault for each page they lie on (torch's 134
+    lay on ~140 pages).  The fork server makes the preload's loose ones again
+    side by side: here 120 of them, each 100 finalizers apart (on a page of
+    its own) in a plain run, lie on a handful of pages in a forked run."""
+    from snipcheck.runner import make_runner
+    from snipcheck.snippets import load
+
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "scattered.py").write_text(SCATTERED)
+    wrapper = tmp_path / "python-with-scattered"
+    wrapper.write_text(f'#!/bin/sh\nPYTHONPATH={tmp_path / "lib"} exec {sys.executable} "$@"\n')
+    wrapper.chmod(0o755)
+    (tmp_path / "snippets").mkdir()
+    (tmp_path / "snippets" / "pages.py").write_text(COUNTS_PAGES)
+    snippet = load("pages", tmp_path / "snippets", tmp_path)
+    pages = {}
+    for kind in ("subprocess", "fork"):
+        runner = make_runner("python", python=str(wrapper), stamp=stamp, kind=kind, preload=("scattered",))
+        try:
+            result = runner.run(snippet, timeout=60, output_limit=1 << 20)
+            assert getattr(runner, "unavailable", None) is None
+        finally:
+            getattr(runner, "close", lambda: None)()
+        out = "".join(e.text for e in result.events)
+        assert result.exit_status == 0, out
+        count, pages[kind] = (int(n) for n in out.split())
+        assert count == 120, out
+    assert pages["subprocess"] >= 100  # the layout scatters them, as torch's are scattered
+    assert pages["fork"] <= 10, pages
