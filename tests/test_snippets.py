@@ -132,3 +132,49 @@ def test_discover_lists_each_id_once(project: Path) -> None:
     (project / "snippets" / "inplace" / "leaf-add.rs").write_text("fn main() {}\n", encoding="utf-8")
     ids = discover(project / "snippets")
     assert ids == sorted(set(ids))
+
+
+def _old_folder(folder: Path) -> None:
+    """Date ``folder`` an hour back, as a folder nobody touched during the build."""
+    stamp = folder.stat().st_mtime - 3600
+    os.utime(folder, (stamp, stamp))
+
+
+def test_a_folder_of_many_snippets_is_listed_once_for_their_helpers(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Listing the folder once per snippet made reading a 10,000-snippet site
+    # quadratic: each load read every entry of its folder again.
+    folder = project / "snippets" / "many"
+    folder.mkdir()
+    (folder / "_shared.py").write_text("VALUE = 1\n")
+    for i in range(40):
+        (folder / f"s{i:02d}.py").write_text("print(1)\n")
+    _old_folder(folder)
+    listings = []
+    scandir = os.scandir
+
+    def counting(path: object = ".") -> object:
+        listings.append(os.fspath(path))  # type: ignore[arg-type]
+        return scandir(path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "scandir", counting)
+    loaded = [load(f"many/s{i:02d}", project / "snippets", project) for i in range(40)]
+    assert all(s.helpers == (("snippets/many/_shared.py", "VALUE = 1\n"),) for s in loaded)
+    assert listings.count(str(folder)) == 1, listings
+
+
+def test_a_helper_added_or_removed_after_a_load_is_seen_by_the_next_load(project: Path) -> None:
+    folder = project / "snippets" / "kept"
+    folder.mkdir()
+    (folder / "a.py").write_text("import _h\n")
+    _old_folder(folder)
+    assert load("kept/a", project / "snippets", project).helpers == ()
+    (folder / "_h.py").write_text("X = 2\n")  # the folder's time moves on
+    assert load("kept/a", project / "snippets", project).helpers == (("snippets/kept/_h.py", "X = 2\n"),)
+    _old_folder(folder)
+    load("kept/a", project / "snippets", project)  # kept now
+    (folder / "_h.py").write_text("X = 3\n")  # a helper's text is read at each load
+    assert load("kept/a", project / "snippets", project).helpers == (("snippets/kept/_h.py", "X = 3\n"),)
+    (folder / "_h.py").unlink()
+    assert load("kept/a", project / "snippets", project).helpers == ()

@@ -23,6 +23,8 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import threading
+import time
 from pathlib import Path
 
 from . import inputs
@@ -185,7 +187,7 @@ def _helpers(path: Path, shown: str, snippets_dir: Path) -> tuple[tuple[str, str
     root = snippets_dir.resolve()
     folder = shown.rpartition("/")[0]
     found = []
-    for helper in sorted(path.parent.glob("_*.py")):
+    for helper in helper_files(path.parent):
         helper_shown = f"{folder}/{helper.name}" if folder else helper.name
         real = helper.resolve()
         if not real.is_relative_to(root):
@@ -200,6 +202,48 @@ def _helpers(path: Path, shown: str, snippets_dir: Path) -> tuple[tuple[str, str
         except (OSError, UnicodeDecodeError):
             continue  # an unreadable helper fails the snippet's import, visibly
     return tuple(found)
+
+
+#: Folder → (its ``st_mtime_ns``, ``st_ino``, the helper files in it).
+_listings: dict[Path, tuple[int, int, tuple[Path, ...]]] = {}
+_listings_lock = threading.Lock()
+#: A listing is reused only when the folder last changed this long ago
+#: (nanoseconds): a file system stamps a change with its clock tick (a few
+#: milliseconds), so an entry added within the tick of an earlier listing
+#: leaves the folder's stamp as it was.
+_SETTLED_NS = 2_000_000_000
+
+
+def helper_files(folder: Path) -> tuple[Path, ...]:
+    """The helper modules (``_*.py``) in ``folder``, sorted by name.
+
+    A folder of many snippets is listed once, not once a snippet: a page
+    that loads every snippet of a folder of *n* files would otherwise read
+    *n* directory entries *n* times (a 10,000-snippet site spent most of its
+    reading there).  The listing is kept while the folder's modification time
+    and inode stay as they were (adding, removing or renaming a file changes
+    them), and only once that time lies :data:`_SETTLED_NS` in the past.
+
+    :return: ``()`` for a folder that cannot be listed.
+    """
+    try:
+        st = folder.stat()
+    except OSError:
+        return ()
+    with _listings_lock:
+        kept = _listings.get(folder)
+    if kept is not None and kept[:2] == (st.st_mtime_ns, st.st_ino):
+        return kept[2]
+    try:
+        with os.scandir(folder) as entries:
+            names = sorted(e.name for e in entries if e.name.startswith("_") and e.name.endswith(".py"))
+    except OSError:
+        return ()
+    found = tuple(folder / name for name in names)
+    if time.time_ns() - st.st_mtime_ns > _SETTLED_NS:
+        with _listings_lock:
+            _listings[folder] = (st.st_mtime_ns, st.st_ino, found)
+    return found
 
 
 def shown_prefix(snippets_dir: Path, project_root: Path) -> str:
