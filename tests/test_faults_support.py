@@ -115,6 +115,7 @@ def sphinx_build(
     confoverrides: Mapping[str, Any] | None = None,
     *,
     freshenv: bool = False,
+    builder: str = "html",
 ) -> Build:
     """Build ``srcdir`` in-process with sphinx.testing, hermetic like conftest's ``app``."""
     overrides = {"snipcheck_cache_dir": str(cache_dir), "snipcheck_report_dir": str(tmp / "report")}
@@ -123,7 +124,7 @@ def sphinx_build(
     with pytest.MonkeyPatch.context() as mp:
         mp.delenv("SNIPCHECK_CACHE_DIR", raising=False)
         app = SphinxTestApp(
-            "html",
+            builder,
             srcdir=srcdir,
             builddir=tmp / "_build",
             confoverrides=overrides,

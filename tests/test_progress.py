@@ -1,8 +1,11 @@
 """Progress while snippets run (adoption.md #8, issue 12 §8).
 
-A build logs one progress line per snippet through Sphinx's
-``status_iterator`` ("running snippets... [ 50%] p/a"), so a long run is not
-silence after "reading sources"; ``snipcheck verify`` keeps one progress
+A build that judges every snippet before it writes a page logs one progress
+line per snippet through Sphinx's ``status_iterator`` ("running snippets...
+[ 50%] p/a"), so a long run is not silence after "reading sources"; a serial
+HTML build, whose runs go on while it writes the pages, says so, and Sphinx's
+own line per page written ("writing output... [ 50%] a") shows where it
+waits; ``snipcheck verify`` keeps one progress
 line on stderr, rewritten in place on a terminal, and prints a line now and
 then (and the last one) into a log.
 """
@@ -42,7 +45,7 @@ def project(tmp_path: Path, probe_cache: Path) -> Path:
 
 
 @pytest.mark.parametrize("colour", [False, True], ids=["plain", "colour"])
-def test_a_build_logs_a_progress_line_per_snippet(
+def test_a_build_that_judges_before_writing_logs_a_progress_line_per_snippet(
     project: Path, tmp_path: Path, colour: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Sphinx writes each progress line over the last one (an erase-line
@@ -52,7 +55,7 @@ def test_a_build_logs_a_progress_line_per_snippet(
         monkeypatch.delenv(name, raising=False)
     if colour:
         monkeypatch.setenv("CI", "true")
-    built = sphinx_build(project, tmp_path / "build", tmp_path / "cache")
+    built = sphinx_build(project, tmp_path / "build", tmp_path / "cache", builder="singlehtml")
     assert built.statuscode == 0, built.warnings_text
     lines = [line.rstrip() for line in plain(built.status).splitlines() if line.startswith("running snippets")]
     assert lines == [
@@ -60,6 +63,17 @@ def test_a_build_logs_a_progress_line_per_snippet(
         "running snippets... [ 67%] p/b",
         "running snippets... [100%] p/c",
     ], built.status
+    assert "snipcheck: 3 snippets on 1 page: 3 match their stated output" in built.status
+
+
+def test_a_serial_html_build_says_its_runs_go_on_while_it_writes_pages(project: Path, tmp_path: Path) -> None:
+    built = sphinx_build(project, tmp_path / "build", tmp_path / "cache")
+    assert built.statuscode == 0, built.warnings_text
+    lines = plain(built.status).splitlines()
+    assert "snipcheck: the runs go on while the pages are written" in lines, built.status
+    assert not [line for line in lines if line.startswith("running snippets")], built.status
+    assert "writing output... [100%] index" in [line.rstrip() for line in lines], built.status
+    assert "snipcheck: 3 snippets on 1 page: 3 match their stated output" in built.status
 
 
 def verify(project: Path, *args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:

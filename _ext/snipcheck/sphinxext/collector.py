@@ -33,8 +33,10 @@ if TYPE_CHECKING:
     from sphinx.application import Sphinx
     from sphinx.environment import BuildEnvironment
 
-#: Statuses that keep a document outdated, and fail the build.
-PROBLEMS = frozenset({"drift", "exec", "timeout", "truncated", "error"})
+#: Statuses that keep a document outdated, and fail the build.  ``pending``:
+#: a record that a build stopped before judging (it failed while writing
+#: pages, see :mod:`.results`): its page is read and written again.
+PROBLEMS = frozenset({"drift", "exec", "timeout", "truncated", "error", "pending"})
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from . import state as state_mod
 from .claims import claims
 from .collector import SnippetRecord, records
 from .i18n import _
+from .results import judge_page
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -39,6 +40,7 @@ class FillSnippets(SphinxPostTransform):
         """Fill the placeholders of ``self.document``, the doctree of
         ``docname`` (the page being written, or another page's doctree that
         :mod:`snipcheck.chapter.reading_list` measures as it will be written)."""
+        judge_page(self.env, docname)
         by_serial = {r.serial: r for r in records(self.env).get(docname, [])}
         for node in list(self.document.findall(render.snippet_output)):
             rec = by_serial.get(node["serial"])

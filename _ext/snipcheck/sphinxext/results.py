@@ -1,33 +1,53 @@
-"""Judge every snippet read in this build, once all pages are read (``env-updated``).
+"""Judge every snippet read in this build (``env-updated``, or as its page is written).
 
 The directives of the pages read in this build left ``pending`` records
 (:mod:`.collector`); their runs started while the pages were read (serial
-build) or start here (parallel build: every run in this process, one fork
-server for the whole build).  :func:`resolve` waits for each outcome, with a
-progress line per snippet, compares it with the stated output, warns at the
-directive's line on drift, failure, timeout or truncation, and replaces the
-record with the judged one, which :mod:`.fill` renders when the page is
-written.  Claims and refuted-claim verdicts are checked after the snippets
-they cite (:mod:`.claims`).
+build) or start at ``env-updated`` (parallel build: every run in this
+process, one fork server for the whole build).  Judging an outcome compares it
+with the stated output, warns at the directive's line on drift, failure,
+timeout or truncation, and replaces the record with the judged one, which
+:mod:`.fill` renders when the page is written.
+
+When, depends on the build:
+
+- a serial HTML build judges each page's snippets as that page is written
+  (:func:`judge_page`, from :mod:`.fill`): Sphinx writes one page at a time
+  on one core, and the runs go on beside it on the others, instead of all
+  before the first page is written.  The snippets that a claim or a
+  refuted-claim verdict cites are judged at ``env-updated``, before the
+  claims are checked (:mod:`.claims`); the rest, from a page no builder
+  wrote, at ``build-finished``, before the summary counts them.  Sphinx
+  pickles the environment before it writes, so the environment is pickled
+  again then, with the judged records (an unchanged rebuild re-judges
+  nothing);
+- any other build (``-j``, single-page HTML, LaTeX, …) waits for every
+  outcome at ``env-updated``, with a progress line per snippet.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import pickle
 import re
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sphinx.builders.html import StandaloneHTMLBuilder
+from sphinx.builders.singlehtml import SingleFileHTMLBuilder
 from sphinx.locale import __
+from sphinx.util import logging
 from sphinx.util.display import status_iterator
 
 from ..cache import write_atomic
 from ..compare import Verdict, judge, truncation_advice
 from ..model import Outcome
-from . import claims, figures
+from . import claims, figures, index
 from . import state as state_mod
 from .collector import SnippetRecord, location, records, replace
 from .log import warn
+
+logger = logging.getLogger("snipcheck")
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -35,10 +55,17 @@ if TYPE_CHECKING:
 
 _DIFF_LINES = 24
 _DIFF_WIDTH = 300
+#: The thread switch interval (seconds) while runs go on beside the writing of
+#: pages: each run's bookkeeping in this process waits for the writer to let
+#: go of the GIL, at most this long (Python's default is 5 ms, longer than a
+#: whole run of the fork runner, which would leave the cores idle).
+_SWITCH_INTERVAL = 0.0001
 
 
 def resolve(app: Sphinx, env: BuildEnvironment) -> list[str]:
-    """Judge the pending records (``env-updated``); check claims.
+    """Start the pending records' runs and judge them, or the ones claims
+    need when the rest are judged as their pages are written (``env-updated``);
+    check claims.
 
     :return: no extra documents to write (the judged ones were read now).
     """
@@ -55,7 +82,15 @@ def resolve(app: Sphinx, env: BuildEnvironment) -> list[str]:
         for rec in pending:
             assert rec.snippet is not None
             executor.submit(rec.snippet)
-        for rec in status_iterator(
+        if _judges_while_writing(app):
+            now = _cited(env, state.read_now)
+            pending = [r for r in pending if r.snippet_id in now[0] or (r.docname, r.serial) in now[1]]
+            executor.start_chains()  # every cell is submitted: the chains run beside the writing too
+            state.deferred = True
+            state.switch_interval = sys.getswitchinterval()
+            sys.setswitchinterval(min(state.switch_interval, _SWITCH_INTERVAL))
+            logger.info(__("snipcheck: the runs go on while the pages are written"))
+        for rec in pending and status_iterator(
             pending,
             __("running snippets... "),
             "darkgreen",
@@ -67,6 +102,64 @@ def resolve(app: Sphinx, env: BuildEnvironment) -> list[str]:
             replace(env, judged(app, env, rec, executor.outcome(rec.snippet)))
     claims.resolve(app, env)
     return []
+
+
+def _judges_while_writing(app: Sphinx) -> bool:
+    """Whether this build judges each page's snippets as it writes the page:
+    a serial build of separate HTML pages, in the build's own process."""
+    builder = app.builder
+    return (
+        app.parallel <= 1
+        and isinstance(builder, StandaloneHTMLBuilder)
+        and not isinstance(builder, SingleFileHTMLBuilder)
+        and state_mod.get(app).in_main_process
+    )
+
+
+def _cited(env: BuildEnvironment, docnames: frozenset[str]) -> tuple[set[str], set[tuple[str, int]]]:
+    """What the claims of ``docnames`` check: the snippet ids their claims
+    cite, and the (page, serial) of their refuted-claim verdicts."""
+    ids = {c.snippet_id for d in docnames for c in claims.claims(env).get(d, []) if c.status == "pending"}
+    beliefs = {
+        (d, serial)
+        for d in docnames
+        for serial, placement in enumerate(index.placements(env).get(d, []))
+        if placement.directive == "refuted-claim"
+    }
+    return ids, beliefs
+
+
+def judge_page(env: BuildEnvironment, docname: str) -> None:
+    """Judge the pending records of ``docname``, waiting for their runs
+    (from :mod:`.fill`, as the page is written; see the module docstring)."""
+    state = state_mod.for_env(env)
+    app = state.app() if state.deferred and state.app is not None else None
+    if app is None:
+        return
+    for rec in list(records(env).get(docname, [])):
+        if rec.status == "pending" and rec.snippet is not None:
+            replace(env, judged(app, env, rec, state.executor.outcome(rec.snippet)))
+
+
+def finish(app: Sphinx, exception: BaseException | None) -> None:
+    """Judge what no written page judged, and pickle the environment again
+    with the judged records (``build-finished``, before the summary)."""
+    state = getattr(app, "_snipcheck_state", None)
+    if state is None or not state.deferred:
+        return
+    state.deferred = False
+    sys.setswitchinterval(state.switch_interval)
+    if exception is not None:
+        return  # the next build judges the records still pending (see resolve)
+    for rec in [r for d in sorted(records(app.env)) for r in records(app.env)[d] if r.status == "pending"]:
+        if rec.snippet is not None:
+            replace(app.env, judged(app, app.env, rec, state.executor.outcome(rec.snippet)))
+    from sphinx.application import ENV_PICKLE_FILENAME
+
+    try:
+        write_atomic(Path(app.doctreedir) / ENV_PICKLE_FILENAME, pickle.dumps(app.env, pickle.HIGHEST_PROTOCOL))
+    except OSError as exc:
+        warn("cache", f"cannot save the judged snippets with the environment: {exc}", None)
 
 
 def judged(app: Sphinx, env: BuildEnvironment, rec: SnippetRecord, outcome: Outcome) -> SnippetRecord:
@@ -152,3 +245,4 @@ def _shown(path: Path, root: Path) -> str:
 
 def register(app: Sphinx) -> None:
     app.connect("env-updated", resolve)
+    app.connect("build-finished", finish, priority=400)  # before the summary (500) and the executor's close (900)

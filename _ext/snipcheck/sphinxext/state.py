@@ -49,6 +49,9 @@ class BuildState:
     read_now: frozenset[str] = frozenset()  # documents read in this build
     main_pid: int = field(default_factory=os.getpid)  # the build's own process (not a -j reader)
     planned: bool = False  # the executor has planned this build's runs (directives may start runs)
+    deferred: bool = False  # pages' snippets are judged as the pages are written (see results)
+    switch_interval: float = 0.005  # the thread switch interval to restore when they all are
+    app: weakref.ref[Sphinx] | None = field(default=None, repr=False)  # for post-transforms (``SphinxTransform.app`` is deprecated)
     _executor: Executor | None = field(default=None, repr=False)
     _pid: int = field(default=0, repr=False)
 
@@ -130,7 +133,7 @@ def _init(app: Sphinx) -> None:
             why = settings.preload_problem(stamp) if settings.runner == "fork" else None
             if why:
                 warn("config", f"{Path(app.confdir) / 'conf.py'}: {why}", None)
-    app._snipcheck_state = BuildState(settings, stamp, fingerprint, use_cache)  # type: ignore[attr-defined]
+    app._snipcheck_state = BuildState(settings, stamp, fingerprint, use_cache, app=weakref.ref(app))  # type: ignore[attr-defined]
     _by_env[app.env] = app._snipcheck_state  # type: ignore[attr-defined]
 
 

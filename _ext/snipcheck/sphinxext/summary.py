@@ -49,7 +49,7 @@ def summarize(app: Sphinx, exception: BaseException | None) -> None:
     parts = [f"{len(recs)} snippets on {pages} page{'s' if pages != 1 else ''}: {counts['ok']} match their stated output"]
     names = {"drift": "drift", "exec": "failed", "timeout": "timed out", "truncated": "cut at the output limit",
              "error": "could not be loaded or run",
-             "off": "not executed (execution off)"}
+             "off": "not executed (execution off)", "pending": "not judged"}
     for status, name in names.items():
         if counts[status]:
             parts.append(f"{counts[status]} {name}")
