@@ -103,3 +103,17 @@ def test_a_build_after_one_stopped_by_a_drift_warning_judges_every_snippet(tmp_p
     assert again.statuscode == 1, again.status
     assert "snippet 'w/b'" in again.warnings_text, again.warnings_text
     assert "2 snippets on 2 pages: 1 match their stated output, 1 drift;" in again.status, again.status
+
+
+@pytest.mark.parametrize("builder", ["html", "dirhtml", "epub", "singlehtml", "text"])
+def test_every_builder_judges_every_snippet_and_fails_on_drift(tmp_path: Path, probe_cache: Path, builder: str) -> None:
+    # The kind of false-green.md #5, on each path: builders that judge as
+    # they write (the HTML family) and builders that judge before writing.
+    cache = fresh_cache(tmp_path / "cache", probe_cache)
+    root = _project(tmp_path / "p", cache, {"a": ("print('a')\n", "a"), "b": ("print('actual')\n", "stated")})
+    built = sphinx_build(root, tmp_path / "build", cache, builder=builder)
+    assert built.statuscode == 1, built.status
+    assert "2 snippets on 2 pages: 1 match their stated output, 1 drift;" in built.status, built.status
+    assert "snippet 'w/b'" in built.warnings_text, built.warnings_text
+    saved = pickle.loads((tmp_path / "build" / "_build" / "doctrees" / "environment.pickle").read_bytes())
+    assert sorted(rec.status for recs in saved.snipcheck_records.values() for rec in recs) == ["drift", "ok"]
