@@ -196,19 +196,27 @@ def mystnb_force_seconds(paths: list[Path], project: Path, per_page: int = 100) 
     return cold, measured(cmd, cwd=nb)["seconds"]
 
 
-def _children_faults(pids: list[int]) -> int:
-    """Minor page faults of the reaped children of ``pids`` (``cminflt``, /proc/PID/stat)."""
-    total = 0
+def _faults(pids: list[int]) -> tuple[int, int]:
+    """Minor page faults of ``pids`` themselves (``minflt``) and of their reaped
+    children (``cminflt``), summed; from /proc/PID/stat."""
+    own = children = 0
     for pid in pids:
         with open(f"/proc/{pid}/stat") as f:
-            total += int(f.read().rsplit(")", 1)[1].split()[7])
-    return total
+            fields = f.read().rsplit(")", 1)[1].split()
+        own += int(fields[7])  # field 10 of stat(5): the fields after ")" start at field 3
+        children += int(fields[8])
+    return own, children
 
 
-def fork_overhead_ms(project: Path, cache: Path) -> tuple[float, float, float]:
+def fork_overhead_ms(project: Path, cache: Path) -> tuple[float, float, float, float]:
     """Median wall time of a snippet that does nothing, via the fork runner and
-    via a subprocess, and the page faults of each forked run (copy-on-write
-    of the server's memory, mostly: the kernel's work a run cannot avoid)."""
+    via a subprocess, and the page faults a forked run costs: in the run's
+    own process (copy-on-write of the server's memory, mostly: the kernel's
+    work a run cannot avoid), and in the slot that forked it (its writes
+    after each fork fault again).
+
+    :return: ms, ms, faults a run in the run, faults a run in the slot.
+    """
     from snipcheck.environment import probe
     from snipcheck.runner.fork import ForkRunner
     from snipcheck.runner.python import SubprocessRunner
@@ -220,14 +228,19 @@ def fork_overhead_ms(project: Path, cache: Path) -> tuple[float, float, float]:
     stamp = probe(PY, cache)
     runner = ForkRunner(PY, stamp)
     runner.run(snippet, timeout=60, output_limit=1 << 20)
-    slots = [slot.pid for slot in runner._idle]  # the supervisors reap the runs: their cminflt counts them
-    faults = _children_faults(slots)
+    slots = [slot.pid for slot in runner._idle]  # the slots reap the runs: their cminflt counts them
+    own, children = _faults(slots)
     fork = [runner.run(snippet, timeout=60, output_limit=1 << 20).duration for _ in range(30)]
-    faults = (_children_faults(slots) - faults) / len(fork)
+    own_after, children_after = _faults(slots)
     runner.close()
     sub = SubprocessRunner(PY, stamp)
     plain = [sub.run(snippet, timeout=60, output_limit=1 << 20).duration for _ in range(3)]
-    return statistics.median(fork) * 1000, statistics.median(plain) * 1000, faults
+    return (
+        statistics.median(fork) * 1000,
+        statistics.median(plain) * 1000,
+        (children_after - children) / len(fork),
+        (own_after - own) / len(fork),
+    )
 
 
 def fork_floor_ms() -> tuple[float, float, float]:
@@ -504,7 +517,7 @@ def main() -> None:
         tmp_path = Path(tmp)
         (tmp_path / "chapter").mkdir()
         chapter = copy_project(tmp_path / "chapter")
-        overhead, plain, faults = fork_overhead_ms(chapter, chapter / ".probe-cache")
+        overhead, plain, faults, slot_faults = fork_overhead_ms(chapter, chapter / ".probe-cache")
         floor, floor_best, floor_huge = fork_floor_ms()
         capture = capture_overhead()
         rows.append(bench_subject("chapter", chapter, mystnb=not args.no_mystnb))
@@ -524,6 +537,7 @@ def main() -> None:
     print(f"  server floor  {floor_huge:7.1f} ms   the same fork with the memory in huge pages, as the warm server has it; "
           f"the runner is {overhead - floor_huge:+.1f} ms above it")
     print(f"  page faults   {faults:7.0f}      a run, in its own process (copy-on-write of the server's memory, mostly)")
+    print(f"                {slot_faults:7.0f}      a run, in the slot that forks it (its own writes after each fork)")
     print(f"  subprocess    {plain:7.1f} ms   (python start-up + sitecustomize; {plain / overhead:4.1f}x the fork runner)")
     print("\n== exact order: the datagram capture against two pipes read in turn (same child, no supervisor)")
     print(f"  channel set-up and removal    {capture['setup_us']:7.1f} us   (three pipes: {capture['pipes_setup_us']:.1f} us)")

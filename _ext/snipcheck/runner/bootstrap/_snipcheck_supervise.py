@@ -40,6 +40,7 @@ directory goes with it, even when the build is killed with SIGKILL.
 Only the standard library may be used here (it runs under any Python).
 """
 
+import _signal
 import errno
 import os
 import resource
@@ -123,8 +124,8 @@ class Supervisor:
         pid = os.fork()
         if pid == 0:
             try:
-                signal.set_wakeup_fd(-1)
-                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                _signal.set_wakeup_fd(-1)
+                _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
                 os.close(self.wake_r)
                 os.close(self.wake_w)
                 if not self.pidns:
@@ -262,7 +263,11 @@ def prepare(dispositions, memory_limit, *, program):  # type: ignore[no-untyped-
         if handler is None or (program and (sig in (signal.SIGPIPE, signal.SIGXFSZ) or not isinstance(handler, int))):
             handler = signal.SIG_DFL  # None: a handler installed outside Python
         try:
-            signal.signal(sig, handler)
+            # The C function, not signal.signal: that wrapper turns numbers
+            # into enums both ways, which in a forked run writes to the
+            # (copy-on-write) pages of the enum machinery, for each signal.
+            # It knows SIG_DFL and SIG_IGN by identity: plain ints, not enums.
+            _signal.signal(int(sig), int(handler) if isinstance(handler, int) else handler)
         except (OSError, ValueError, TypeError):
             pass
     if memory_limit:
