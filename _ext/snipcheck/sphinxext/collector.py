@@ -80,11 +80,17 @@ class SnippetRecord:
     stated_env: str | None = None
 
     def summary(self) -> dict[str, object]:
-        """Plain data for the build report (no outputs, no sources)."""
-        data = dataclasses.asdict(self)
-        for heavy in ("snippet", "outcome"):
-            data.pop(heavy)
-        return data
+        """Plain data for the build report (no outputs, no sources).
+
+        The fields are read one by one: ``dataclasses.asdict`` would deep-copy
+        the snippet and the outcome (every output event) only to drop them,
+        ~0.3 ms a record at the end of every build.
+        """
+        return {name: getattr(self, name) for name in _SUMMARY_FIELDS}
+
+
+#: The fields of :meth:`SnippetRecord.summary`: all but the heavy ones (plain data only).
+_SUMMARY_FIELDS = tuple(f.name for f in dataclasses.fields(SnippetRecord) if f.name not in ("snippet", "outcome"))
 
 
 def location(env: BuildEnvironment, record: SnippetRecord) -> Any:
