@@ -41,6 +41,10 @@ snippets/<id>.py`` sees:
   ``__main__`` released so that ``__del__`` methods run, C stdio flushed)
   before ``os._exit`` (``_snipcheck_main.py``).
 
+What it cannot hide: the kernel shows signal 33 (glibc's internal
+``SIGSETXID``) as caught when the preload started a thread (numpy's OpenBLAS
+does), and no program can set it back through libc; no signal API shows it.
+
 Only the standard library (plus the preload modules) may be used here.
 """
 
@@ -505,6 +509,7 @@ def _slot(requests_fd, namespaced, view, child_mod, supervise_mod, warm=()):  # 
         for target in (0, 1, 2):
             os.dup2(parking, target)
         supervisor = supervise_mod.Supervisor(namespaced)
+        resets = _signal_resets()
         _settle()
         while True:
             try:
@@ -519,9 +524,10 @@ def _slot(requests_fd, namespaced, view, child_mod, supervise_mod, warm=()):  # 
                 os.dup2(fd, target)
                 os.close(fd)
             os.set_inheritable(control, False)
+            _environment(request["env"])
 
             def start(_dispositions, request=request, control=control):  # type: ignore[no-untyped-def]
-                _child(request, control, view, child_mod, supervise_mod)
+                _child(request, control, view, child_mod, supervise_mod, resets)
 
             supervisor.run(control, start, request["run_dir"], (child_mod, bytes.fromhex(request["token"])))
             os.close(control)
@@ -532,12 +538,74 @@ def _slot(requests_fd, namespaced, view, child_mod, supervise_mod, warm=()):  # 
         os._exit(0)
 
 
-def _child(request, control, view, child_mod, supervise_mod):  # type: ignore[no-untyped-def]
-    """The snippet's process: make it a fresh ``python snippets/<id>.py``, run it, exit."""
-    supervise_mod.prepare(_FRESH_SIGNALS, request.get("memory_limit"), program=False)
+def _environment(env):  # type: ignore[no-untyped-def]
+    """Make ``os.environ`` (and the C environment) ``env``, in its order, in
+    the slot, just before it forks the run, so that the run inherits it.
+
+    In the run itself that costs ~0.4 ms (``os.environ.clear()`` is
+    quadratic, and writes to pages the run then copies); here, as every
+    run's variables come in the same order and only the run directory's
+    change, it is two ``setenv`` calls.  The slot itself reads no variable.
+    """
+    environ = os.environ
+    if list(environ) != list(env):  # the first run, or other declared variables: all anew, in env's order
+        environ.clear()
+        environ.update(env)
+        return
+    for key, value in env.items():
+        if environ[key] != value:
+            environ[key] = value  # in place: the order stays
+
+
+#: A signal's disposition in the kernel: default, ignored, caught (a handler);
+#: /proc/PID/status shows the last two as bits (1 << (signal - 1)) of these masks.
+_DEFAULT, _IGNORED, _CAUGHT = 0, 1, 2
+_MASKS = (("SigIgn:", _IGNORED), ("SigCgt:", _CAUGHT))
+
+
+def _signal_resets():  # type: ignore[no-untyped-def]
+    """The signals a run must set back to a fresh interpreter's disposition
+    (``_FRESH_SIGNALS``), worked out once in a slot: those whose disposition
+    in the kernel differs from it, and every one a fresh interpreter
+    catches (Python's table cannot tell its own handler from one a library
+    installed in C).  About 30 of the 64 (those the supervisor ignores);
+    the others are inherited as they are.
+
+    :return: ``{signal: fresh disposition}``, for ``prepare``; all of
+        ``_FRESH_SIGNALS`` where /proc cannot be read.
+    """
+    try:
+        with open("/proc/self/status") as status:
+            lines = status.read().splitlines()
+        kernel = {}
+        for line in lines:
+            for name, state in _MASKS:
+                if line.startswith(name):
+                    mask = int(line.split()[1], 16)
+                    for sig in range(1, _signal.NSIG):
+                        if mask >> (sig - 1) & 1:
+                            kernel[sig] = state
+    except (OSError, ValueError, IndexError):
+        return dict(_FRESH_SIGNALS)
+    resets = {}
+    for sig, fresh in _FRESH_SIGNALS.items():
+        if not isinstance(fresh, int):
+            wanted = _DEFAULT if fresh is None else _CAUGHT  # None: prepare sets SIG_DFL
+        else:
+            wanted = _IGNORED if fresh == _signal.SIG_IGN else _DEFAULT
+        if wanted == _CAUGHT or kernel.get(sig, _DEFAULT) != wanted:
+            resets[sig] = fresh
+    return resets
+
+
+def _child(request, control, view, child_mod, supervise_mod, resets):  # type: ignore[no-untyped-def]
+    """The snippet's process: make it a fresh ``python snippets/<id>.py``, run it, exit.
+
+    :param resets: the signal dispositions to set back (``_signal_resets``);
+        ``os.environ`` is already the run's (``_environment``).
+    """
+    supervise_mod.prepare(resets, request.get("memory_limit"), program=False)
     os.chdir(request["run_dir"])
-    os.environ.clear()
-    os.environ.update(request["env"])
     _reseed(view)
     os.close(control)
     os.closerange(3, 1 << 16)
