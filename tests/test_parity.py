@@ -194,6 +194,43 @@ def test_documented_differences_hold_as_documented(tmp_path: Path, stamp: Stamp)
     assert {"process ids", "stdout and stderr", "memory limit"} <= set(DIFFERENCES)
 
 
+SIGNAL_33_PROBE = """\
+import threading
+
+def signal_33_caught():
+    with open("/proc/self/status") as status:
+        mask = next(int(line.split()[1], 16) for line in status if line.startswith("SigCgt"))
+    return bool(mask >> 32 & 1)
+
+print("before a thread", signal_33_caught())
+thread = threading.Thread(target=lambda: None)
+thread.start()
+thread.join()
+print("after a thread", signal_33_caught())
+"""
+
+
+def test_documented_difference_of_glibcs_signal_33_holds(tmp_path: Path, stamp: Stamp) -> None:
+    # DIFFERENCES["fork runner: signal 33"]: a preload that starts a thread (numpy's
+    # OpenBLAS) leaves glibc's SIGSETXID caught in every forked run; a plain run
+    # catches it once the snippet starts a thread of its own.
+    (tmp_path / "snippets").mkdir()
+    (tmp_path / "snippets" / "probe.py").write_text(SIGNAL_33_PROBE)
+    snippet = load("probe", tmp_path / "snippets", tmp_path)
+    assert plain(snippet).stdout == "before a thread False\nafter a thread True\n"
+    expected = {(): "before a thread False\n", ("numpy",): "before a thread True\n"}
+    for preload, first in expected.items():
+        runner = make_runner("python", python=sys.executable, stamp=stamp, kind="fork", preload=preload)
+        try:
+            result = runner.run(snippet, timeout=TIMEOUT, output_limit=LIMIT)
+        finally:
+            getattr(runner, "close", lambda: None)()
+        assert result.runner == "fork"
+        out = "".join(e.text for e in result.events if e.stream == "stdout")
+        assert out == first + "after a thread True\n", preload
+    assert "fork runner: signal 33" in DIFFERENCES
+
+
 C_EXIT_PROBE = """\
 import ctypes
 libc = ctypes.CDLL(None)

@@ -96,6 +96,9 @@ DIFFERENCES = {
     "(*.png, *.svg) it leaves in its working directory are read after it ends (after each cell in a chain)",
     "fork runner: C exit handlers": "atexit(3) handlers and C++ static destructors do not run at exit "
     "(C stdio buffers are flushed)",
+    "fork runner: signal 33": "the kernel shows signal 33 (glibc's own SIGSETXID) as caught, in SigCgt of "
+    "/proc/self/status, once the preload has started a thread (numpy's OpenBLAS does), where a plain run "
+    "shows it once the snippet starts one; no signal API shows it and no program can set it through libc",
 }
 
 #: Names accepted by ``snipcheck_runner``.
