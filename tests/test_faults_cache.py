@@ -13,6 +13,7 @@ import json
 import re
 import signal
 import subprocess
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -195,6 +196,60 @@ def _default_sigint() -> None:
     # A process started in the background by a non-interactive shell ignores
     # SIGINT, and its children inherit that; a terminal's sphinx-build does not.
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+# A daemon thread (the executor's) that starts a cache write after the
+# temporary files in flight were removed at exit, and is frozen by the end of
+# the interpreter with its temporary file made.  CI failure:
+# test_ctrl_c_during_a_run_stops_the_build_and_leaves_nothing_behind[subprocess]
+# found a .json.*.tmp in the cache: at Ctrl-C the quick snippet's run had
+# ended unread; stop_live_runs closed its control socket, its supervisor
+# reported the exit, and its worker went on to write the entry just as the
+# last atexit handlers ran.  Here the write starts at that moment every time
+# and stalls in fsync, so the end of the interpreter always freezes it.
+_LATE_WRITER = """
+import atexit, sys, threading
+from pathlib import Path
+
+go, inside, refused = threading.Event(), threading.Event(), threading.Event()
+
+def other_handler():  # registered first, so it runs after files' own (LIFO)
+    go.set()
+    for _ in range(1000):
+        if inside.wait(0.01) or refused.is_set():
+            break
+
+atexit.register(other_handler)
+from snipcheck import files
+
+def stalled_fsync(fd):
+    inside.set()
+    threading.Event().wait()
+
+files.os.fsync = stalled_fsync
+
+def writer():
+    go.wait()
+    try:
+        files.write_atomic(Path(sys.argv[1]), b"entry", durable=True)
+    except OSError as exc:
+        print("not written:", exc.strerror, flush=True)
+        refused.set()
+
+threading.Thread(target=writer, daemon=True).start()
+"""
+
+
+def test_a_write_a_daemon_thread_starts_during_the_exit_leaves_no_temporary_file(tmp_path: Path) -> None:
+    entries = tmp_path / "results"
+    entries.mkdir()
+    out = subprocess.run(
+        [sys.executable, "-c", _LATE_WRITER, str(entries / "entry.json")],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert sorted(p.name for p in entries.iterdir()) == []
+    assert "the interpreter is exiting" in out.stdout
 
 
 @pytest.mark.parametrize("runner", PYTHON_RUNNERS)

@@ -11,7 +11,9 @@ Both are safe against Ctrl-C (``SIGINT``) and ``SIGTERM`` at any instruction:
 in the main thread those signals are held back while a temporary file exists
 and delivered right after; a write in another thread (the executor's cache
 writes) cannot be interrupted by a signal, but the interpreter may exit
-under it, so temporary files still in flight are removed at exit.  No
+under it, so temporary files still in flight are removed at exit, and from
+then on no temporary file is made (a daemon thread still running after the
+``atexit`` handlers would otherwise make one that nobody removes).  No
 ``.tmp`` file is left behind but by ``SIGKILL``.
 
 Pure core: standard library only.
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import errno
 import os
 import signal
 import stat
@@ -32,12 +35,24 @@ from pathlib import Path
 _HELD = {signal.SIGINT, signal.SIGTERM}
 _in_flight: set[str] = set()
 _in_flight_lock = threading.Lock()
+_exiting = False  # set at exit: no temporary file is made from then on
 
 
 @atexit.register
 def _remove_in_flight() -> None:
-    """Remove the temporary files of writes the exit interrupted (daemon threads)."""
+    """Remove the temporary files of writes the exit interrupted (daemon threads).
+
+    Runs as an ``atexit`` handler.  Daemon threads go on running after it
+    until the interpreter's end freezes them, and a build's executor threads
+    are busiest just then: :func:`snipcheck.runner.capture.stop_live_runs`
+    (an earlier handler) has just closed the control sockets, and a run that
+    had already ended goes on to write its cache entry.  So this also closes
+    :func:`_temporary`: a write that starts later fails with an ``OSError``
+    (``ECANCELED``) instead of making a file that nobody removes.
+    """
+    global _exiting
     with _in_flight_lock:
+        _exiting = True
         names = list(_in_flight)
     for name in names:
         with contextlib.suppress(OSError):
@@ -104,9 +119,14 @@ def _temporary(path: Path, data: bytes, durable: bool = True) -> str:
     """Write ``data`` to a new temporary file beside ``path``; return its name.
 
     Call with signals held; on failure the temporary file is gone.
+
+    :raises OSError: ``ECANCELED`` once the interpreter is exiting (see
+        :func:`_remove_in_flight`), or whatever writing the file raised.
     """
     mode, uid, gid = _mode_for(path)
     with _in_flight_lock:  # registered before it exists: an exit cannot miss it
+        if _exiting:
+            raise OSError(errno.ECANCELED, f"the interpreter is exiting; {path} was not written")
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         _in_flight.add(tmp)
     try:
