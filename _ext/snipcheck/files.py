@@ -14,7 +14,10 @@ writes) cannot be interrupted by a signal, but the interpreter may exit
 under it, so temporary files still in flight are removed at exit, and from
 then on no temporary file is made (a daemon thread still running after the
 ``atexit`` handlers would otherwise make one that nobody removes).  No
-``.tmp`` file is left behind but by ``SIGKILL``.
+``.tmp`` file is left behind but by a process killed outright: ``SIGKILL``,
+or a ``SIGTERM`` left at its default action (as ``sphinx-build`` leaves it)
+that lands during another thread's write; readers never open such a file
+(the cache reads entries by their own names).
 
 Pure core: standard library only.
 """
