@@ -36,10 +36,11 @@ def race(steps, rounds=30):                 # 像训练循环那样反复更新�
 
 
 eager, fused, inplace = race([out_of_place, compiled, in_place])
-# 用时因机器而异，这里不打印秒数，只打印比较的结论（阈值留了余量）
-print("编译后的非就地比 eager 的非就地快三成以上:", fused * 1.3 < eager)
-print("编译后的非就地不比就地慢五成以上:", fused < 1.5 * inplace)
-print("belief holds:", same and fused < 1.5 * inplace)
+# 用时因机器和负载而异，这里不打印秒数，只打印比较的结论（都留了余量）
+closer = fused - inplace < eager - fused    # 编译后的用时落在两者之间靠就地的一半（或比就地还快）
+print("编译后的非就地比 eager 的非就地快两成以上:", fused * 1.2 < eager)
+print("编译后的用时离就地比离 eager 的非就地近:", closer)
+print("belief holds:", same and closer)
 
 # /// snipcheck
 # timeout = 300
