@@ -39,6 +39,10 @@ __all__ = ["CacheError", "ResultCache", "cache_key", "write_atomic"]
 #: Bump when a runner change alters what a run of the same source produces.
 RUNNER_VERSION = "4"  # 4: figures (RunResult.figures); 3: the run directory reads [CWD] in output
 _SCHEMA = 1
+#: Bump when what a chain's cell's result holds changes (keys of cells alone stay).  2: a cell that
+#: ended its chain's process while later cells were due is never stored; version 1 stored it as good
+#: when it was the last cell of its run (``record ID``, ``pytest -k``, a cell before an unmet requirement).
+CHAIN_VERSION = 2
 
 
 class CacheError(Exception):
@@ -79,7 +83,7 @@ def cache_key(
             "output_limit": output_limit,
             "stamp": dataclasses.asdict(stamp),
             # a cell of a chain: what ran before it in its process is part of its result
-            **({"earlier": [inputs(cell) for cell in snippet.earlier]} if snippet.chain else {}),
+            **({"earlier": [inputs(cell) for cell in snippet.earlier], "chain": CHAIN_VERSION} if snippet.chain else {}),
         },
         sort_keys=True,
     )

@@ -88,7 +88,7 @@ def attach(items: Iterable[tuple[str, str, Snippet | None]]) -> list[Snippet | B
 
 
 def cells_of(snippet: Snippet) -> tuple[Snippet, ...]:
-    """The cells that run for ``snippet``: the earlier ones, then itself (without ``earlier``)."""
-    return (*snippet.earlier, dataclasses.replace(snippet, earlier=()))
+    """The cells that run for ``snippet``: the earlier ones, then itself (without ``earlier`` and ``later``)."""
+    return (*snippet.earlier, dataclasses.replace(snippet, earlier=(), later=()))
 
 

@@ -274,6 +274,10 @@ def _run(project: Project, ids: list[str], use_cache: bool, verbose: int = 0) ->
             print("   " + "; ".join(outcome.notes))
             status = 1
             continue
+        if outcome.result is None and outcome.stopped:
+            print(f"   {outcome.stopped}")
+            status = 1
+            continue
         if outcome.result is None:
             print(f"   not run: this environment lacks {', '.join(outcome.missing)}")
             continue
@@ -281,6 +285,9 @@ def _run(project: Project, ids: list[str], use_cache: bool, verbose: int = 0) ->
         r = outcome.result
         ended, code = _ended(r)
         print(f"── {ended} · {r.stamp.label()} · {r.duration:.2f} s · {outcome.origin}")
+        if r.ended_chain:  # even with status 0: the run of the chain did not get through
+            print(f"   its chain's process ended with it: the cells after it did not run ({', '.join(r.ended_chain)})")
+            code = code or 1
         if status == 0:
             status = code
     executor.close()
@@ -355,6 +362,10 @@ def _record(
             _origin(where, outcome.origin, outcome.result.duration)
         if outcome.origin == "error":
             print(f"{where}: " + "; ".join(outcome.notes), file=sys.stderr)
+            status = 1
+            continue
+        if outcome.result is None and outcome.stopped:
+            print(f"{where}: not recorded: {outcome.stopped}", file=sys.stderr)
             status = 1
             continue
         if outcome.result is None:

@@ -155,23 +155,58 @@ class Verdict:
         return self.status == "ok"
 
 
+def ending(result: RunResult) -> str:
+    """How a run ended, as the end of a sentence about it: ``"exited
+    normally (status 0)"``, ``"exited with status 3"``, ``"was killed by
+    SIGKILL"``, ``"raised KeyError: 'x'"`` or ``"timed out after 2.0 s"``."""
+    exc = result.exception
+    if result.timed_out:
+        return f"timed out after {result.duration:.1f} s"
+    if result.signal:
+        return f"was killed by {result.signal}"
+    if exc is not None:
+        return f"raised {exc.type}: {_first_line(exc.message)}"
+    if result.exit_status == 0:
+        return "exited normally (status 0)"
+    return f"exited with status {result.exit_status}"
+
+
+#: Exceptions that end a chain's process even when a cell's tags expect them.
+_ENDS_INTERPRETER = ("KeyboardInterrupt", "SystemExit")
+
+
 def outcome_problem(tags: Tags, result: RunResult) -> tuple[str, str] | None:
-    """Check the run's ending against the ``expect`` tag.
+    """Check the run's ending against the ``expect`` tag, and, for a cell of
+    a chain, that the process went on after it (:attr:`RunResult.ended_chain`).
 
     :return: ``None`` if it ended as expected, else ``(status, sentence)``.
     """
-    exc = result.exception
-    expect = tags.expect
     if result.timed_out:
         return None  # reported separately
-    if result.signal:
-        ended = f"was killed by {result.signal}"
-    elif exc is not None:
-        ended = f"raised {exc.type}: {_first_line(exc.message)}"
-    elif result.exit_status == 0:
-        ended = "exited normally (status 0)"
-    else:
-        ended = f"exited with status {result.exit_status}"
+    found = _expect_problem(tags, result)
+    exc = result.exception
+    if result.ended_chain and (found is None or exc is None or exc.type in _ENDS_INTERPRETER):
+        # Whatever its tags expect: an ending that is right for a script
+        # alone leaves the cells after it unchecked (issue 23, item 1).  An
+        # exception that python need not end with keeps its own sentence:
+        # expecting it (the hint there) lets the chain go on.
+        if tags.expect.startswith(("exit ", "signal ")):
+            what = "an expect tag of an exit or a signal fits the chain's last cell only; move this snippet there, or"
+        else:
+            what = "end the process in the chain's last cell only, or take this snippet"
+        return "exec", (
+            f"the snippet {ending(result)} and so ended its chain's process before the cells after it could run "
+            f"({', '.join(result.ended_chain)}); a cell of a chain must let the process go on: {what} "
+            "out of the chain (its chain option left empty)"
+        )
+    return found
+
+
+def _expect_problem(tags: Tags, result: RunResult) -> tuple[str, str] | None:
+    """:func:`outcome_problem` for the ``expect`` tag alone (not timed out)."""
+    exc = result.exception
+    expect = tags.expect
+    ended = ending(result)
     if expect == "ok":
         if result.exit_status == 0 and not result.signal:
             return None

@@ -12,8 +12,17 @@ own :class:`~snipcheck.model.Outcome` (see :mod:`snipcheck.chains`):
   the cache run again to rebuild the state, and where their new result is the
   cached one they count as from the cache;
 * a cell that fails (or times out, or ends the process) ends the chain: the
-  cells after it are not run, and say which cell stopped them;
-* results are stored only when every cell that ran ended as its tags expect.
+  cells after it are not run, and say which cell stopped them
+  (``Outcome.stopped``).  Ending the process is a failure of a cell that has
+  cells after it, whatever its exit status and its ``expect`` tag
+  (``RunResult.ended_chain``, judged by :func:`snipcheck.compare.outcome_problem`):
+  a notebook cell cannot end its kernel and leave the next cells checked.
+  So that a run of only the first cells (``record ID``, ``pytest -k``, a
+  verify shard, a cell before one whose requirement is missing) sees it too,
+  a mark that runs nothing follows its last cell when the chain goes on
+  after it (``Snippet.later``);
+* results are stored only when every cell that ran ended as its tags expect
+  and the process went on to the end of the run.
 
 Pure core: no Sphinx or docutils.
 """
@@ -23,10 +32,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from . import requirements
 from .chains import cells_of
+from .compare import ending
 from .model import Outcome, RunResult, Snippet
 
 if TYPE_CHECKING:
@@ -79,6 +89,7 @@ def _outcomes(executor: Executor, wanted: Sequence[Snippet]) -> list[Outcome]:
     line = [executor.declared(cell) for cell in cells_of(last)]
     # Each position's key covers the cells before it (Snippet.earlier).
     linked = [dataclasses.replace(cell, earlier=tuple(line[:n])) for n, cell in enumerate(line)]
+    chain_ids = [cell.id for cell in linked] + list(last.later)  # the whole chain, as far as it is known
     found: list[Outcome | None] = [None] * len(linked)
     stop = len(linked)
     for n, cell in enumerate(linked):
@@ -102,44 +113,90 @@ def _outcomes(executor: Executor, wanted: Sequence[Snippet]) -> list[Outcome]:
         for n, result in enumerate(cached):
             found[n] = Outcome(result, "cache", notes=tuple(notes))
     elif runnable:
-        runner = executor._runner("python")
-        timeouts = [cell.tags.timeout or cfg.timeout for cell in runnable]
-        plain = [dataclasses.replace(cell, earlier=()) for cell in runnable]
-        # One process, one limit: the largest any of its cells asks for (output-limit tags).
-        limit = max(executor.output_limit(cell) for cell in runnable)
-        results = runner.run_chain(plain, timeouts=timeouts, output_limit=limit)  # type: ignore[attr-defined]
-        for _ in results:
-            executor._count("ran")
-        whole = len(results) == len(runnable) and all(
-            executor.cacheable(cell, result) for cell, result in zip(runnable, results, strict=False)
-        )
-        for n, result in enumerate(results):
-            same = cached[n] is not None and _same(cached[n], result)  # type: ignore[arg-type]
-            found[n] = Outcome(cached[n] if same else result, "cache" if same else "run", notes=tuple(notes))
-            if whole and not same and cfg.cache is not None:
-                try:
-                    cfg.cache.put(keys[n], runnable[n].id, result)
-                except OSError as exc:
-                    found[n] = dataclasses.replace(
-                        cast(Outcome, found[n]),
-                        notes=(
-                            *notes,
-                            (
-                                f"could not write the cache entry ({exc.strerror or exc}); "
-                                "the chain will run again next build"
-                            ),
-                        ),
-                    )
-        if len(results) < len(runnable):
-            last = runnable[len(results) - 1] if results else runnable[0]
-            for n in range(len(results), len(runnable)):
-                found[n] = Outcome(None, "not-run", (STOPPED_BY + last.id,))
+        found[:stop] = _run_line(executor, runnable, chain_ids[stop:], cached, keys, notes)
     by_id = {cell.id: outcome for cell, outcome in zip(linked, found, strict=True)}
     return [by_id[cell.id] or Outcome(None, "error", notes=("not run",)) for cell in wanted]
 
 
+def _run_line(
+    executor: Executor,
+    runnable: Sequence[Snippet],
+    beyond: Sequence[str],
+    cached: Sequence[RunResult | None],
+    keys: Sequence[str],
+    notes: list[str],
+) -> list[Outcome]:
+    """Run ``runnable`` (the first cells of a chain, linked) in one process
+    and store what may be stored.
+
+    :param beyond: ids of the chain's cells after ``runnable`` (not run
+        here: not wanted, or a requirement is missing).  When there are any,
+        a mark that runs nothing (:func:`_mark`) runs after the last cell, so
+        that it too must let the process go on and its output ends where the
+        next cell's would begin, as in a run of the whole chain.
+    :param cached: each cell's cached result, or ``None``.
+    :param keys: each cell's cache key (empty without a cache).
+    :return: one outcome per cell of ``runnable``.
+    """
+    cfg = executor.config
+    runner = executor._runner("python")
+    timeouts = [cell.tags.timeout or cfg.timeout for cell in runnable]
+    plain = [dataclasses.replace(cell, earlier=(), later=()) for cell in runnable]
+    if beyond:
+        plain.append(_mark(plain[-1]))
+        timeouts.append(cfg.timeout)
+    # One process, one limit: the largest any of its cells asks for (output-limit tags).
+    limit = max(executor.output_limit(cell) for cell in runnable)
+    results: list[RunResult] = runner.run_chain(plain, timeouts=timeouts, output_limit=limit)  # type: ignore[attr-defined]
+    cut = len(results) < len(plain)  # the process ended before its last cell (or the mark) ran
+    results = results[: len(runnable)]
+    if cut:
+        # The cell it ended with: the cells after it (whatever their requirements) did not run.
+        stopper = len(results) - 1
+        ids = [cell.id for cell in runnable[stopper + 1 :]] + list(beyond)
+        results[stopper] = dataclasses.replace(results[stopper], ended_chain=tuple(ids))
+    for _ in results:
+        executor._count("ran")
+    whole = not cut and all(executor.cacheable(cell, result) for cell, result in zip(runnable, results, strict=True))
+    found: list[Outcome] = []
+    for n, result in enumerate(results):
+        earlier = cached[n]
+        same = earlier is not None and _same(earlier, result)
+        found.append(Outcome(earlier if same and earlier is not None else result, "cache" if same else "run", notes=tuple(notes)))
+        if whole and not same and cfg.cache is not None:
+            try:
+                cfg.cache.put(keys[n], runnable[n].id, result)
+            except OSError as exc:
+                found[n] = dataclasses.replace(
+                    found[n],
+                    notes=(
+                        *notes,
+                        f"could not write the cache entry ({exc.strerror or exc}); the chain will run again next build",
+                    ),
+                )
+    if cut:
+        stopper_cell, ended = runnable[len(results) - 1], results[-1]
+        stopped = (
+            f"its chain's process ended before it could run: {stopper_cell.id}, a cell before it, {ending(ended)}; "
+            "fix that cell (see its own report) and this one runs"
+        )
+        found += [Outcome(None, "not-run", (STOPPED_BY + stopper_cell.id,), stopped=stopped)] * (
+            len(runnable) - len(results)
+        )
+    return found
+
+
+def _mark(cell: Snippet) -> Snippet:
+    """The mark that runs nothing after ``cell`` (``path`` empty: no file,
+    see ``_snipcheck_main.run_cells``), with ``cell``'s inputs so that the
+    process's memory limit and variables stay those of the real cells."""
+    return dataclasses.replace(
+        cell, path="", source="", code="", helpers=(), files=(), tags=dataclasses.replace(cell.tags, expect="ok")
+    )
+
+
 def _same(a: RunResult, b: RunResult) -> bool:
     """Whether two results of one cell say the same (timing apart)."""
-    return (a.events, a.exit_status, a.signal, a.exception, a.timed_out, a.truncated_bytes) == (
-        b.events, b.exit_status, b.signal, b.exception, b.timed_out, b.truncated_bytes
+    return (a.events, a.exit_status, a.signal, a.exception, a.timed_out, a.truncated_bytes, a.ended_chain) == (
+        b.events, b.exit_status, b.signal, b.exception, b.timed_out, b.truncated_bytes, b.ended_chain
     )

@@ -87,6 +87,11 @@ class Snippet:
         page's ``snippet-chain``), or ``""``: it runs on its own.
     :param earlier: the cells of its chain before it, in order (each with
         ``earlier`` empty): they run first, in the same process.
+    :param later: the ids of the cells of its chain after it, in order, where
+        the caller knows them (:meth:`snipcheck.project.Project.snippet`
+        does; a build submits whole chains, see
+        :mod:`snipcheck.execute_chain`): a run that ends with this cell then
+        still checks that it lets the process go on.  Not part of the cache key.
     """
 
     id: str
@@ -102,6 +107,7 @@ class Snippet:
     files: tuple[tuple[str, str], ...] = ()
     chain: str = ""
     earlier: tuple[Snippet, ...] = ()
+    later: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -264,6 +270,11 @@ class RunResult:
         for fresh randomness (see :attr:`Tags.seed`).
     :param figures: the figures it showed or saved, in output order; the
         n-th ``"figure"`` event is the n-th figure.
+    :param ended_chain: for a cell of a chain with whose run its process
+        ended (it exited, was killed, timed out or raised what ends an
+        interpreter) while cells of its chain were still to run: their ids, in
+        order; empty otherwise.  Set by :mod:`snipcheck.execute_chain`; such
+        a result is never cached (:func:`snipcheck.compare.outcome_problem`).
     """
 
     events: tuple[Event, ...]
@@ -278,6 +289,7 @@ class RunResult:
     output_limit: int = 0
     seed: int | None = None
     figures: tuple[Figure, ...] = ()
+    ended_chain: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """Plain-data form for the cache and reports (figures' bytes in base64)."""
@@ -306,6 +318,7 @@ class RunResult:
             output_limit=int(data.get("output_limit", 0)),
             seed=data.get("seed"),
             figures=tuple(Figure.from_json(f) for f in data.get("figures", ())),  # older entries have none
+            ended_chain=tuple(str(i) for i in data.get("ended_chain", ())),
         )
 
 
@@ -319,9 +332,15 @@ class Outcome:
     :param missing: requirements this build lacks (set when ``origin`` is
         ``"not-run"``).
     :param notes: messages about the cache or the runner worth a warning.
+    :param stopped: for a cell not run because an earlier cell of its chain
+        did not let the chain go on (it failed, timed out or ended the
+        process): a sentence saying so, naming that cell; ``""`` otherwise.
+        A cell not run for a missing requirement (its own, or an earlier
+        cell's) is not stopped: this environment cannot run it.
     """
 
     result: RunResult | None
     origin: str
     missing: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    stopped: str = ""

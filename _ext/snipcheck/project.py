@@ -12,6 +12,7 @@ This module imports Sphinx lazily: the settings alone need none.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import defaultdict
 from collections.abc import Sequence
@@ -105,7 +106,8 @@ class Project:
     def snippet(self, placement: Placement) -> Snippet:
         """The snippet ``placement`` runs: its code written in the page, else
         its file; for a cell of a chain, with the cells before it
-        (:func:`snipcheck.chains.attach`).
+        (:func:`snipcheck.chains.attach`) and the ids of those after it
+        (``Snippet.later``).
 
         :raises snipcheck.snippets.SnippetError: if it cannot be loaded, or
             an earlier cell of its chain cannot.
@@ -113,8 +115,9 @@ class Project:
         if not placement.chain:
             return self._plain(placement)
         same = [p for p in self.index().placements if p.docname == placement.docname and p.chain == placement.chain]
+        at = same.index(placement)
         items: list[tuple[str, str, Snippet | None]] = []
-        for p in same[: same.index(placement) + 1]:
+        for p in same[: at + 1]:
             try:
                 items.append((p.docname, p.chain, self._plain(p)))
             except SnippetError:
@@ -125,7 +128,8 @@ class Project:
         if isinstance(linked, Broken):
             raise SnippetError(linked.message)
         assert linked is not None
-        return linked
+        # A run of this cell alone still checks that it lets the process go on (snipcheck.execute_chain).
+        return dataclasses.replace(linked, later=tuple(p.snippet_id for p in same[at + 1 :]))
 
     def _plain(self, placement: Placement) -> Snippet:
         found = self._loaded.get(placement)

@@ -9,7 +9,9 @@ item runs its snippet through the core (no Sphinx build), with the project's
 settings and result cache, and fails with the diff when the actual output
 drifts from the stated one, the run ends otherwise than its tags expect, or
 the output was cut at the output limit; a snippet whose requirements this
-environment lacks is skipped, naming them.
+environment lacks is skipped, naming them.  A cell of a chain that an earlier
+cell kept from running (it failed or ended the process) fails, naming that
+cell, whether or not that cell's item was selected.
 
 Items are named by snippet id (``docs/inplace.md::inplace/leaf-add``), so
 ``-k`` selects snippets, ``-x`` stops at the first drift, and pytest-xdist
@@ -191,6 +193,8 @@ class SnippetItem(pytest.Item):
         p = self.placement
         if outcome.origin == "error":
             raise SnippetDrift(f"snippet {p.snippet_id!r} could not run: " + "; ".join(outcome.notes))
+        if outcome.result is None and outcome.stopped:  # not an environment's lack: a failure before it
+            raise SnippetDrift(f"snippet {p.snippet_id!r} ({_shown(Path(p.source))}:{p.line}): {outcome.stopped}")
         if outcome.result is None:
             # reported at the page's line, as a skip marker would be
             raise pytest.skip.Exception(f"this environment lacks {', '.join(outcome.missing)}", _use_item_location=True)

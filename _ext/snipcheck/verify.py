@@ -11,7 +11,9 @@ Each snippet gets one status:
 ``unchanged``  output and ending as stated;
 ``drifted``    it ended as expected, but the output differs (diff attached);
 ``failing``    it timed out, crashed, or ended differently from its tags
-               (an expected exception that no longer happens, say);
+               (an expected exception that no longer happens, say), or,
+               for a cell of a chain, it ended the chain's process or an
+               earlier cell's failure kept it from running;
 ``not-run``    this environment lacks a requirement (which one is listed);
 ``error``      the snippet could not be loaded (missing file, bad tag block).
 
@@ -304,6 +306,9 @@ def verify(
             progress(done, len(loaded), p.snippet_id)
         if outcome.origin == "error":
             reports.append(SnippetReport(p.snippet_id, doc, p.line, "error", outcome.notes, stated=p.stated))
+            continue
+        if outcome.result is None and outcome.stopped:  # its requirements are met: an earlier cell stopped it
+            reports.append(SnippetReport(p.snippet_id, doc, p.line, "failing", (outcome.stopped,), stated=p.stated))
             continue
         if outcome.result is None:
             reports.append(

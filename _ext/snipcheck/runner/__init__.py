@@ -60,7 +60,8 @@ class ChainRunner(Runner, Protocol):
         :return: one result per cell that ran, in order.  A cell that ends
             other than normally (or by raising the exception its tags expect)
             ends the process: its result is the last, and the cells after it
-            did not run.
+            did not run.  A cell whose ``path`` is ``""`` runs nothing and has
+            no file (the mark that the cell before it let the process go on).
         :raises OSError: if the interpreter cannot be started.
         """
         ...

@@ -159,14 +159,15 @@ def prepare_run_dir(snippet: Snippet) -> tuple[str, str]:
 
 def prepare_chain_dir(cells: Sequence[Snippet]) -> tuple[str, list[str]]:
     """:func:`prepare_run_dir` for the cells of a chain, which share one run
-    directory (as a notebook's cells share a working directory).
+    directory (as a notebook's cells share a working directory).  A cell
+    whose ``path`` is ``""`` (the mark that runs nothing) writes no file.
 
     :return: ``(run_dir, each cell's relative script path)``.
     :raises OSError: if a declared data file cannot be copied.
     """
     run_dir = os.path.realpath(tempfile.mkdtemp(prefix="snipcheck-", dir=run_root()))
     try:
-        for snippet in cells:
+        for snippet in (cell for cell in cells if cell.path):
             for rel, source_path in snippet.files:
                 shutil.copyfile(source_path, _inside(run_dir, rel))
             _inside(run_dir, snippet.path).write_text(snippet.source, encoding="utf-8")

@@ -237,6 +237,11 @@ def problem_box(status: str, stated: str, diff: str, result: RunResult, ended_wr
     title = _("Problem found by this build (the build warns too, and fails)")
     box += nodes.paragraph(title, title, classes=["snipcheck-problem-title"])
     sentence = problem_sentence(status, stated, ended_wrong)
+    if result.ended_chain and status != "timeout":
+        sentence = _(
+            "The snippet ended its chain's process, so the cells after it could not run ({ids}): "
+            "a cell of a chain must let the process go on."
+        ).format(ids=_(", ").join(result.ended_chain))
     para = nodes.paragraph(sentence, sentence)
     if ended_wrong and status != "timeout":
         para += nodes.Text(" " + _("It ended with:") + " ")

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from sphinx.util import logging
 
 from ..cache import write_atomic
+from ..execute_chain import STOPPED_BY
 from ..runner import sandbox
 from . import state as state_mod
 from .claims import claims
@@ -42,9 +43,13 @@ def summarize(app: Sphinx, exception: BaseException | None) -> None:
     recs = list(iter_all(app.env))
     if not recs:
         return
+    # A cell an earlier cell of its chain kept from running is no environment's lack: counted apart.
+    stopped = [r for r in recs if r.status == "not-run" and r.outcome is not None and r.outcome.stopped]
     counts = Counter(r.status for r in recs)
+    counts["not-run"] -= len(stopped)
     origins = Counter(r.origin for r in recs if r.status != "not-run" and r.docname in state.read_now)
-    missing = Counter(m for r in recs for m in r.missing)
+    kept_from = {id(r) for r in stopped}
+    missing = Counter(m for r in recs if id(r) not in kept_from for m in r.missing)
     pages = len({r.docname for r in recs})
     parts = [f"{len(recs)} snippets on {pages} page{'s' if pages != 1 else ''}: {counts['ok']} match their stated output"]
     names = {"drift": "drift", "exec": "failed", "timeout": "timed out", "truncated": "cut at the output limit",
@@ -55,6 +60,9 @@ def summarize(app: Sphinx, exception: BaseException | None) -> None:
             parts.append(f"{counts[status]} {name}")
     if counts["not-run"]:
         parts.append(f"{counts['not-run']} not run here (needs " + ", ".join(sorted(missing)) + ")")
+    if stopped:
+        by = sorted({m.removeprefix(STOPPED_BY) for r in stopped for m in r.missing})
+        parts.append(f"{len(stopped)} not run because an earlier cell of their chain failed or ended it ({', '.join(by)})")
     line = "snipcheck: " + ", ".join(parts)
     if state.read_now:
         kept = sum(1 for r in recs if r.docname not in state.read_now)

@@ -116,7 +116,10 @@ def run_cells(cells, child_mod):  # type: ignore[no-untyped-def]
     other way (an unexpected exception, ``SystemExit``, ``KeyboardInterrupt``)
     ends the process as ``python`` would end it, and the cells after it do
     not run; so does a cell after which no frame can be written (it closed or
-    redirected descriptor 2).
+    redirected descriptor 2).  A cell whose script is ``""`` runs nothing:
+    put last, it marks whether the cell before it let the process go on (a
+    ``c`` frame came) when the cells after it are not run (see
+    ``snipcheck.execute_chain``).
     """
     import time
 
@@ -125,7 +128,7 @@ def run_cells(cells, child_mod):  # type: ignore[no-untyped-def]
     images = child_mod.image_snapshot(here)  # the supervisor sends what the last cell leaves
     for index, (script, expected) in enumerate(cells):
         started = time.perf_counter()
-        status, interrupted, raised = _run_in(script, main, child_mod)
+        status, interrupted, raised = _run_in(script, main, child_mod) if script else (0, False, None)
         if index == len(cells) - 1 or interrupted or isinstance(raised, SystemExit):
             return status, interrupted
         if raised is None and status == 0:
