@@ -12,8 +12,8 @@ Each snippet gets one status:
 ``drifted``    it ended as expected, but the output differs (diff attached);
 ``failing``    it timed out, crashed, or ended differently from its tags
                (an expected exception that no longer happens, say), or,
-               for a cell of a chain, it ended the chain's process or an
-               earlier cell's failure kept it from running;
+               for a cell of a chain, it ended the chain's process, or an
+               earlier cell failed or ended it before it ran;
 ``not-run``    this environment lacks a requirement (which one is listed);
 ``error``      the snippet could not be loaded (missing file, bad tag block).
 
