@@ -110,6 +110,10 @@ def test_a_run_of_the_first_cells_only_still_checks_that_the_last_of_them_lets_t
     ex = executor(stamp, tmp_path / "cache-x", kind)
     try:
         (alone,) = ex.map([dataclasses.replace(at_exit[0], later=("e/b",))])
+    finally:
+        ex.close()
+    ex = executor(stamp, tmp_path / "cache-x", kind)
+    try:
         whole = ex.map(at_exit)
     finally:
         ex.close()
@@ -170,6 +174,46 @@ def test_a_cell_that_ends_the_process_only_now_is_not_taken_from_the_cache(stamp
     assert two.origin == "run" and two.result is not None and two.result.ended_chain == ("f/three",)
     assert outcome_problem(chain[1].tags, two.result) is not None
     assert end.stopped
+
+
+def test_a_cell_cached_as_the_last_of_its_chain_runs_again_once_cells_come_after_it(
+    stamp: Stamp, tmp_path: Path
+) -> None:
+    # Ending the process is right for a chain's last cell, and its result is
+    # stored; once a cell follows it, a run of the first cells only (record
+    # c/two, pytest -k two) must not take that result for one that went on.
+    sources = {"l/one": "print('one')\n", "l/two": "import os\nprint('two', flush=True)\nos._exit(0)\n"}
+    ex = executor(stamp, tmp_path / "cache")
+    try:
+        assert [o.result is not None and not o.result.ended_chain for o in ex.map(cells(tmp_path, sources))] == [True] * 2
+    finally:
+        ex.close()
+    one, two = cells(tmp_path, sources)
+    ex = executor(stamp, tmp_path / "cache")
+    try:
+        first, second = ex.map([one, dataclasses.replace(two, later=("l/three",))])
+    finally:
+        ex.close()
+    assert second.origin == "run" and second.result is not None and second.result.ended_chain == ("l/three",)
+    assert outcome_problem(two.tags, second.result) is not None
+
+
+def test_planning_sees_a_cached_chain_as_cached(stamp: Stamp, tmp_path: Path) -> None:
+    # A build links each cell as its page is read, before the cells after
+    # it (Snippet.later empty): planning must still find their entries, or
+    # an unchanged chain would count as runs and start the fork server.
+    chain = cells(tmp_path, {"p/one": "x = 1\n", "p/two": "x += 1\n", "p/three": "print(x)\n"})
+    ex = executor(stamp, tmp_path / "cache")
+    try:
+        assert ex.plan(chain) == 3
+        assert all(o.result is not None for o in ex.map(chain))
+    finally:
+        ex.close()
+    ex = executor(stamp, tmp_path / "cache")
+    try:
+        assert ex.plan(chain) == 0
+    finally:
+        ex.close()
 
 
 def test_a_result_that_ended_the_chain_reads_back_from_json() -> None:

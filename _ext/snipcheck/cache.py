@@ -2,7 +2,8 @@
 
 The key hashes the runner version and kind (``fork``, ``subprocess``; they
 may differ for some snippets), the snippet's language, source, helper modules
-and tags, the output limit, the environment stamp (Python version, torch
+and tags (for a cell of a chain, those of the cells before it, and whether
+cells come after it), the output limit, the environment stamp (Python version, torch
 build, device, platform, rustc, and the id of the environment fingerprint:
 every installed distribution and the variables passed to snippets, see
 :mod:`snipcheck.fingerprint`), and the snippet's declared inputs (the contents
@@ -39,10 +40,6 @@ __all__ = ["CacheError", "ResultCache", "cache_key", "write_atomic"]
 #: Bump when a runner change alters what a run of the same source produces.
 RUNNER_VERSION = "4"  # 4: figures (RunResult.figures); 3: the run directory reads [CWD] in output
 _SCHEMA = 1
-#: Bump when what a chain's cell's result holds changes (keys of cells alone stay).  2: a cell that
-#: ended its chain's process while later cells were due is never stored; version 1 stored it as good
-#: when it was the last cell of its run (``record ID``, ``pytest -k``, a cell before an unmet requirement).
-CHAIN_VERSION = 2
 
 
 class CacheError(Exception):
@@ -83,7 +80,13 @@ def cache_key(
             "output_limit": output_limit,
             "stamp": dataclasses.asdict(stamp),
             # a cell of a chain: what ran before it in its process is part of its result
-            **({"earlier": [inputs(cell) for cell in snippet.earlier], "chain": CHAIN_VERSION} if snippet.chain else {}),
+            # and whether the process must go on after it (its result then ends at the next cell, and
+            # must: see snipcheck.execute_chain), or ends with it (its result holds the exit sequence)
+            **(
+                {"earlier": [inputs(cell) for cell in snippet.earlier], "goes_on": bool(snippet.later)}
+                if snippet.chain
+                else {}
+            ),
         },
         sort_keys=True,
     )

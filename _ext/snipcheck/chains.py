@@ -26,11 +26,11 @@ Pure core: standard library and :mod:`snipcheck.model`.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from .model import Snippet
 
-__all__ = ["Broken", "attach", "cells_of"]
+__all__ = ["Broken", "attach", "cells_of", "with_later"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,3 +92,22 @@ def cells_of(snippet: Snippet) -> tuple[Snippet, ...]:
     return (*snippet.earlier, dataclasses.replace(snippet, earlier=(), later=()))
 
 
+
+
+def with_later(snippets: Sequence[Snippet]) -> list[Snippet]:
+    """``snippets`` with each chain cell's ``later`` filled in from the longest
+    cell of its chain among them (as :mod:`snipcheck.execute_chain` runs it),
+    where the caller did not know it (a build links a cell as its page is
+    read, before the cells after it): what its cache key needs."""
+    longest: dict[str, Snippet] = {}
+    for snippet in snippets:
+        if snippet.chain and len(snippet.earlier) >= len(longest.get(snippet.chain, snippet).earlier):
+            longest[snippet.chain] = snippet
+    out = []
+    for snippet in snippets:
+        line = longest.get(snippet.chain) if snippet.chain and not snippet.later else None
+        if line is not None:
+            ids = [cell.id for cell in cells_of(line)] + list(line.later)
+            snippet = dataclasses.replace(snippet, later=tuple(ids[len(snippet.earlier) + 1 :]))
+        out.append(snippet)
+    return out

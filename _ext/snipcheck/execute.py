@@ -33,6 +33,7 @@ from filelock import FileLock
 
 from . import requirements
 from .cache import CacheError, ResultCache, cache_key
+from .chains import with_later
 from .compare import outcome_problem
 from .inputs import Digests
 from .model import Outcome, RunResult, Snippet, Stamp
@@ -181,7 +182,7 @@ class Executor:
         """
         cfg = self.config
         missing: dict[str, set[int]] = {"fork": set(), "subprocess": set()}
-        for n, snippet in enumerate(snippets):
+        for n, snippet in enumerate(with_later(list(snippets))):  # a chain cell's key: as its chain runs it
             if snippet.language != "python" or requirements.missing(snippet.tags.requires, cfg.stamp, cfg.provides):
                 continue
             for kind, absent in missing.items():

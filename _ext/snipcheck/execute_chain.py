@@ -88,8 +88,11 @@ def _outcomes(executor: Executor, wanted: Sequence[Snippet]) -> list[Outcome]:
     last = max(wanted, key=lambda cell: len(cell.earlier))
     line = [executor.declared(cell) for cell in cells_of(last)]
     # Each position's key covers the cells before it (Snippet.earlier).
-    linked = [dataclasses.replace(cell, earlier=tuple(line[:n])) for n, cell in enumerate(line)]
-    chain_ids = [cell.id for cell in linked] + list(last.later)  # the whole chain, as far as it is known
+    chain_ids = [cell.id for cell in line] + list(last.later)  # the whole chain, as far as it is known
+    # ... and whether cells come after it (a cell that must let the process go on has a result of its own)
+    linked = [
+        dataclasses.replace(cell, earlier=tuple(line[:n]), later=tuple(chain_ids[n + 1 :])) for n, cell in enumerate(line)
+    ]
     found: list[Outcome | None] = [None] * len(linked)
     stop = len(linked)
     for n, cell in enumerate(linked):
@@ -148,6 +151,8 @@ def _run_line(
     # One process, one limit: the largest any of its cells asks for (output-limit tags).
     limit = max(executor.output_limit(cell) for cell in runnable)
     results: list[RunResult] = runner.run_chain(plain, timeouts=timeouts, output_limit=limit)  # type: ignore[attr-defined]
+    if not results:  # the capture reports at least the cell the process ended in; never rely on it
+        return [Outcome(None, "error", notes=("the chain's process reported none of its cells",))] * len(runnable)
     cut = len(results) < len(plain)  # the process ended before its last cell (or the mark) ran
     results = results[: len(runnable)]
     if cut:

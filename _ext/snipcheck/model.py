@@ -91,7 +91,8 @@ class Snippet:
         the caller knows them (:meth:`snipcheck.project.Project.snippet`
         does; a build submits whole chains, see
         :mod:`snipcheck.execute_chain`): a run that ends with this cell then
-        still checks that it lets the process go on.  Not part of the cache key.
+        still checks that it lets the process go on.  The cache key holds
+        whether there are any, not which.
     """
 
     id: str
