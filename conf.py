@@ -82,6 +82,7 @@ snipcheck_normalizers = [
     "torch-triggered-internally",
     "memory-addresses",
     "torch-log-prefix",
+    "torch-no-cuda-runtime",
     "rust-thread-ids",
 ]
 # The fork runner's server imports these once; every snippet runs in a fork of

@@ -26,6 +26,9 @@ run, cache write, the parent's bookkeeping, Sphinx's part); ``--before REV``
 adds a column for the snipcheck of git revision REV (checked out in a
 temporary worktree; the two are measured in turn, ``--rounds`` times, and each
 part is the median of its rounds), ``--breakdown`` prints that table alone.
+And what large outputs cost a build (:mod:`bench_outputs`: a 1 MB line, one
+that drifts, many long lines, colours, mixed streams, a 2 GB flood);
+``--outputs`` prints that table alone.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "_ext"))
 
+import bench_outputs
 from bench_breakdown import fork_times
 from bench_corpus import corpus
 from snipcheck import tags
@@ -502,6 +506,7 @@ def main() -> None:
     parser.add_argument("--no-mystnb", action="store_true")
     parser.add_argument("--fingerprint", action="store_true", help="only measure the environment fingerprint")
     parser.add_argument("--breakdown", action="store_true", help="only measure where a snippet's time goes")
+    parser.add_argument("--outputs", action="store_true", help="only measure what large outputs cost a build")
     parser.add_argument("--before", metavar="REV", help="also break down the snipcheck of git revision REV")
     parser.add_argument("--rounds", type=int, default=3, help="with --before: rounds of the two checkouts in turn (default 3)")
     args = parser.parse_args()
@@ -510,6 +515,9 @@ def main() -> None:
         return
     if args.breakdown:
         print_breakdown(args.before, args.rounds)
+        return
+    if args.outputs:
+        bench_outputs.report()
         return
     sizes = [int(s) for s in args.sizes.split(",") if s]
     rows = []
@@ -551,6 +559,7 @@ def main() -> None:
     print("  target: exact order costs <= 1 ms a snippet (the 0-write difference)")
     print()
     fingerprint_ms()
+    bench_outputs.report()
     print_breakdown(args.before, args.rounds)
     if len(scaling) > 1:
         print("\n== scaling of the cold build")

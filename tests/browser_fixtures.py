@@ -14,6 +14,15 @@ Needs the ``playwright`` Python package and a Chromium (Debian's
 missing, without them, except where ``SNIPCHECK_REQUIRE_BROWSER=1`` (CI sets
 it), where a missing browser fails them.  Playwright's own browser download
 is never used.
+
+``SNIPCHECK_BROWSER_SLOWDOWN=N`` (off by default) runs every page as a
+loaded machine would, only more so: Chromium's CPU throttled N times
+(DevTools' ``Emulation.setCPUThrottlingRate``) and every page timer
+(``setTimeout``, ``setInterval``) firing N times later; ``=C,T`` sets the
+two apart (``=1,100``: timers 100 times late, the CPU at full speed).  A
+test that passes only because a step was quick fails under it; the tests
+wait for conditions (an element, an event, a finished search), never for
+time, so they pass.
 """
 
 from __future__ import annotations
@@ -44,7 +53,49 @@ CHROMIUM_ARGS = [
 # Read at import, before conftest's autouse fixture hides it from each test: a
 # developer's result cache makes the session's chapter build instant.
 USER_CACHE = os.environ.get("SNIPCHECK_CACHE_DIR")
-TIMEOUT_MS = 20_000
+# What one Playwright step (a navigation, a wait for a condition, a click) may take
+# before it counts as hung.  Loading inplace.html takes about 1 s idle and 7.5 s
+# with SNIPCHECK_BROWSER_SLOWDOWN=10; 20 s (the former limit) was exceeded there
+# once a test held four other pages open.  A step that takes a minute is a hang.
+TIMEOUT_MS = 60_000
+
+#: The marks of every browser test module (``pytestmark``): the ``browser``
+#: marker, and pytest-timeout's limit (pyproject.toml's) on the test's own
+#: steps only.  The session fixtures build the chapter and the markup project
+#: (87 s from a fresh clone on a loaded two-core machine: every snippet runs)
+#: and launch Chromium; counted against whichever test comes first, they made
+#: its limit depend on the cache and on the machine's load.  They are bounded
+#: by their own limits: the build's ``timeout=1800``, Playwright's 3 minutes
+#: for the launch.
+BROWSER_MARKS = [pytest.mark.browser, pytest.mark.timeout(func_only=True)]
+
+
+def slowdown(setting: str | None) -> tuple[float, float]:
+    """``SNIPCHECK_BROWSER_SLOWDOWN`` read as (CPU, timers) factors: ``"10"``
+    is (10, 10), ``"1,100"`` is (1, 100), unset is (1, 1).
+
+    :raises ValueError: for anything else, or a factor below 1.
+    """
+    if not setting:
+        return 1.0, 1.0
+    wrong = ValueError(f"SNIPCHECK_BROWSER_SLOWDOWN={setting!r}: give N or CPU,TIMERS, each a number >= 1")
+    try:
+        parts = [float(part) for part in setting.split(",")]
+    except ValueError:
+        raise wrong from None
+    if len(parts) not in (1, 2) or not all(part >= 1 for part in parts):  # NaN fails >= too
+        raise wrong
+    return parts[0], parts[-1]
+
+
+CPU_SLOWDOWN, TIMER_SLOWDOWN = slowdown(os.environ.get("SNIPCHECK_BROWSER_SLOWDOWN"))
+# Every page timer fires TIMER_SLOWDOWN times later (a delay of 0 as late as one of 1 ms).
+LATE_TIMERS = """(() => {
+    const factor = %r, timeout = window.setTimeout, interval = window.setInterval;
+    const late = delay => Math.max(Number(delay) || 0, 1) * factor;
+    window.setTimeout = (handler, delay, ...args) => timeout(handler, late(delay), ...args);
+    window.setInterval = (handler, delay, ...args) => interval(handler, late(delay), ...args);
+})();"""
 
 
 def chromium_path() -> str | None:
@@ -163,6 +214,8 @@ def browser() -> Iterator[Any]:
     if executable is None:
         missing("no Chromium found (apt-get install chromium, or set SNIPCHECK_CHROMIUM)")
     with sync_api.sync_playwright() as playwright:
+        # Playwright's own launch limit (3 minutes): a first launch on a fresh
+        # machine may build its font cache first.
         launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
         try:
             yield launched
@@ -205,9 +258,57 @@ def open_tab(browser: Any, site: Site, width: int, height: int = 900, **options:
     context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site.base.rstrip("/"))
     page = context.new_page()
     page.set_default_timeout(TIMEOUT_MS)
+    if CPU_SLOWDOWN > 1:
+        page.context.new_cdp_session(page).send("Emulation.setCPUThrottlingRate", {"rate": CPU_SLOWDOWN})
+    if TIMER_SLOWDOWN > 1:
+        page.add_init_script(LATE_TIMERS % TIMER_SLOWDOWN)
     opened = Tab(page, [], [], [])
     page.on("request", lambda r: opened.requests.append(r.url))
     page.on("requestfailed", lambda r: opened.failed.append(r.url))
     page.on("response", lambda r: opened.failed.append(f"{r.status} {r.url}") if r.status >= 400 else None)
     page.on("pageerror", lambda e: opened.errors.append(str(e)))
     return opened
+
+
+# --- waiting for the page, never for time ------------------------------------------
+
+#: Opens every closed ``<details>`` of the page and resolves (to how many it
+#: opened) once each one's ``toggle`` event has been handled and an animation
+#: frame has run after the last: snipcheck.js makes the blocks a dropdown
+#: showed keyboard-scrollable in the frame after that ``toggle`` (its listener
+#: was added before this one, so its frame comes first).
+OPEN_DROPDOWNS = """() => new Promise(done => {
+    const closed = [...document.querySelectorAll('details:not([open])')];
+    if (!closed.length) return done(0);
+    let left = closed.length;
+    const seen = event => {
+        if (!closed.includes(event.target) || --left) return;
+        document.removeEventListener('toggle', seen, true);
+        requestAnimationFrame(() => done(closed.length));
+    };
+    document.addEventListener('toggle', seen, true);
+    closed.forEach(d => d.open = true);
+})"""
+
+
+def open_dropdowns(page: Any) -> int:
+    """Open every dropdown of ``page`` and wait until the page's scripts have
+    seen them open (:data:`OPEN_DROPDOWNS`); returns how many were closed."""
+    return int(page.evaluate(OPEN_DROPDOWNS))
+
+
+#: True once Sphinx's search page has listed every result: searchtools.js
+#: makes the summary paragraph (empty) at once, adds one result every 5 ms
+#: (a timer) and writes the summary after the last.
+SEARCH_LISTED = "() => !!document.querySelector('#search-results p.search-summary')?.innerText"
+#: True once every listed result has its excerpt (each one arrives with its own fetch).
+SEARCH_EXCERPTS = """() => [...document.querySelectorAll('#search-results ul.search > li')]
+    .every(li => li.querySelector('p.context'))"""
+
+
+def wait_for_search(page: Any, excerpts: bool = True) -> None:
+    """Wait until the search page has listed every result (:data:`SEARCH_LISTED`)
+    and, with ``excerpts``, until each has its excerpt (:data:`SEARCH_EXCERPTS`)."""
+    page.wait_for_function(SEARCH_LISTED)
+    if excerpts:
+        page.wait_for_function(SEARCH_EXCERPTS)

@@ -8,10 +8,14 @@ test's ``tmp_path``), and nothing is ever written under ``tests/roots``.
 Probing the snippet interpreter imports torch (about 2 s); its answer depends
 only on the interpreter, so it is computed once per session and copied into
 each per-test cache.  Results are never shared between tests.
+
+Test folders lie under ``/var/tmp``, not ``/tmp``: each snippet run has a
+``/tmp`` of its own, where a marker a snippet leaves would not be seen.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -24,6 +28,12 @@ from snipcheck.placement import Placement
 # browser_fixtures: the browser tests' build, server, Chromium; wheel_fixtures:
 # the built sdist and wheel, and fresh virtualenvs holding the wheel
 pytest_plugins = ["sphinx.testing.fixtures", "browser_fixtures", "wheel_fixtures"]
+
+# Every run gets /tmp and /dev/shm of its own (runner/sandbox.py), so a test's
+# folders, which its snippets write to and read from as a user's scripts would
+# use a folder of theirs, lie elsewhere: pytest's documented temporary root.
+if "PYTEST_DEBUG_TEMPROOT" not in os.environ and os.access("/var/tmp", os.W_OK):
+    os.environ["PYTEST_DEBUG_TEMPROOT"] = "/var/tmp"
 
 TESTS = Path(__file__).parent
 ROOTS = TESTS / "roots"

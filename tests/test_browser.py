@@ -18,12 +18,21 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import pytest
-from browser_fixtures import TIMEOUT_MS, Site, Tab, shot, snippet_selector
+from browser_fixtures import (
+    BROWSER_MARKS,
+    Site,
+    Tab,
+    open_dropdowns,
+    open_tab,
+    shot,
+    snippet_selector,
+    wait_for_search,
+)
 from conftest import REPO
 from helpers import html
 from snipcheck.snippets import load
 
-pytestmark = pytest.mark.browser
+pytestmark = BROWSER_MARKS
 
 # --- output panels ------------------------------------------------------------------
 
@@ -79,6 +88,9 @@ def test_copy_button_copies_the_code_only(tab: Tab, site: Site, artifacts: Path,
     buttons = box.locator("button.copybtn")
     assert buttons.count() == 1, "one copy button per snippet: on the code, not on the output"
     assert box.locator(".snipcheck-output button.copybtn").count() == 0
+    # The clipboard is the browser's, shared by every context: what it holds
+    # afterwards must be what this click copied, not what an earlier test did.
+    page.evaluate("navigator.clipboard.writeText('')")
     buttons.click()
     copied = page.evaluate("navigator.clipboard.readText()")
     shot(box, artifacts, f"copy-{snippet_id.replace('/', '-')}")
@@ -126,24 +138,17 @@ def test_no_request_leaves_localhost(browser: Any, site: Site, artifacts: Path) 
     elsewhere: dict[str, list[str]] = {}
     broken: dict[str, list[str]] = {}
     for name in pages:
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
-        page = context.new_page()
-        page.set_default_timeout(TIMEOUT_MS)
-        requests: list[str] = []
-        failed: list[str] = []
-        page.on("request", lambda r, seen=requests: seen.append(r.url))
-        page.on("requestfailed", lambda r, bad=failed: bad.append(r.url))
-        page.on(
-            "response", lambda r, bad=failed: bad.append(f"{r.status} {r.url}") if r.status >= 400 else None
-        )
+        opened = open_tab(browser, site, 1280)  # a fresh context: nothing cached from another page
+        page, requests, failed = opened.page, opened.requests, opened.failed
         page.goto(site.url(f"chapter/{name}"))
         page.wait_for_load_state("networkidle")
-        # Open every dropdown and tab so that what they load is loaded too.
-        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
-        page.wait_for_load_state("networkidle")
+        # Open every dropdown so that what they load is loaded too: networkidle
+        # was reached already, so waiting for it again would return at once.
+        open_dropdowns(page)
+        page.wait_for_function("[...document.images].every(image => image.complete)")
         if name == "inplace.html":
             shot(page, artifacts, "page-inplace-top")
-        context.close()
+        page.context.close()
         outside = [u for u in requests if not u.startswith((site.base, "data:"))]
         if outside:
             elsewhere[name] = outside
@@ -168,8 +173,9 @@ def test_chinese_search_finds_the_version_counter_section(tab: Tab, site: Site, 
     page = tab.page
     page.goto(site.url("chapter/search.html?q=版本计数器"))
     results = page.locator("#search-results ul.search li a")
-    results.first.wait_for()
-    page.wait_for_function("document.querySelector('#search-results p.search-summary') !== null")
+    # The list grows one result per timer tick; its summary is written after the last
+    # (the paragraph itself is there, empty, from the start).
+    wait_for_search(page, excerpts=False)
     shot(page, artifacts, "search-版本计数器")
     links = [urlsplit(unquote(h)) for h in results.evaluate_all("as => as.map(a => a.getAttribute('href'))")]
     expected = section_id(site.chapter / "inplace.html", "版本计数器")
@@ -237,14 +243,23 @@ def test_reading_time_and_resume_points_show_and_link(tab: Tab, site: Site, arti
     assert heading.inner_text().strip("#¶ \n") in link.inner_text()
 
 
+#: True once an ``<object>`` holds its SVG document, parsed and loaded.
+SVG_LOADED = """object => { const svg = object.contentDocument;
+    return !!svg && svg.documentElement?.localName === 'svg' && svg.readyState === 'complete'; }"""
+
+
 def test_the_flowchart_is_a_local_svg_with_chinese_labels(tab: Tab, site: Site, artifacts: Path) -> None:
     page = tab.page
     page.goto(site.url("chapter/burn.html"))
     diagram = page.locator("div.graphviz object")
     data = diagram.get_attribute("data")
     assert data and data.startswith("_images/") and data.endswith(".svg"), data
+    # The object is 300 x 150 px, holding an empty document that is already
+    # "complete", until its SVG has loaded: the size is read once that is so (the
+    # page's load event waits for it too; networkidle, waited for before, is a
+    # 500 ms quiet spell on the network, not a condition on the diagram).
+    page.wait_for_function(SVG_LOADED, arg=diagram.element_handle())
     diagram.scroll_into_view_if_needed()
-    page.wait_for_load_state("networkidle")
     box = diagram.bounding_box()
     assert box and box["width"] > 200 and box["height"] > 200
     assert any(u.endswith(data) and u.startswith(site.base) for u in tab.requests)

@@ -313,7 +313,10 @@ def test_first_build_runs_each_snippet_once(app, tmp_path: Path) -> None:  # noq
     counter = with_counter(app, tmp_path)
     build_html(app)
     assert runs(counter) == 1
-    assert summary_line(app) == "snipcheck: 2 snippets on 1 page: 2 match their stated output; this build ran 2, took 0 from the cache"
+    assert summary_line(app) == (
+        "snipcheck: 2 snippets on 1 page: 2 match their stated output; this build ran 2, took 0 from the cache; "
+        "of its runs 2 gave the stated output, 0 a new one"
+    )
     assert snipcheck_warnings(app.warning.getvalue()) == []
 
 
@@ -356,7 +359,10 @@ def test_editing_a_snippet_file_rereads_its_page(app, make_app, app_params, tmp_
     (warning,) = snipcheck_warnings(second.warning.getvalue())
     assert warning.endswith("[snipcheck.drift]")
     assert "-hello\n+hello again\n" in warning
-    assert summary_line(second) == "snipcheck: 2 snippets on 1 page: 1 match their stated output, 1 drift; this build ran 1, took 1 from the cache"
+    assert summary_line(second) == (
+        "snipcheck: 2 snippets on 1 page: 1 match their stated output, 1 drift; this build ran 1, took 1 from the cache; "
+        "of its runs 0 gave the stated output, 1 a new one"
+    )
 
 
 # --- configuration ---------------------------------------------------------------------------

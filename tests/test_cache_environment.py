@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -45,7 +46,11 @@ def fake_site(directory: Path, name: str, version: str) -> Path:
 
 
 def upgrade_in_place(site: Path, name: str, old: str, new: str) -> None:
-    """What ``pip install name==new`` does to ``site``: new code, renamed metadata."""
+    """What ``pip install name==new`` does to ``site``: new code, renamed metadata,
+    and no bytecode of the old code (pip uninstalls the old ``__pycache__``; runs
+    now write bytecode as plain python does, and a file of the same size
+    rewritten within the same second would otherwise load the stale .pyc)."""
+    shutil.rmtree(site / name / "__pycache__", ignore_errors=True)
     (site / name / "__init__.py").write_text(f"__version__ = {new!r}\n")
     (site / f"{name}-{old}.dist-info").rename(site / f"{name}-{new}.dist-info")
 

@@ -169,6 +169,64 @@ def test_record_refuses_an_output_that_changes_from_run_to_run(project: Path) ->
     assert page.read_text() == before
 
 
+FRUIT = 'print({"apple", "banana", "cherry", "damson", "elder", "fig", "grape", "hazel"})\nprint("end")\n'
+
+
+def test_record_refuses_an_output_that_depends_on_the_hash_seed(project: Path) -> None:
+    # issue 23 item 3: every run has one hash secret, so a set of strings prints in one
+    # order on every run; plain python varies it, and record must not accept it.
+    (project / "snippets" / "rec" / "fruit.py").write_text(FRUIT, encoding="utf-8")
+    page = project / "docs" / "index.md"
+    page.write_text("# Fruit\n\n```{snippet} rec/fruit\n```\n", encoding="utf-8")
+    before = page.read_text()
+    out = snipcheck(project, "record")
+    assert out.returncode == 1
+    assert "docs/index.md:3: rec/fruit: not recorded: its output depends on the hash seed" in out.stderr
+    assert "sorted(...)" in out.stderr and "wildcard" in out.stderr and "PYTHONHASHSEED=4005" in out.stderr
+    assert "+{'" in out.stderr and "-{'" in out.stderr  # the diff shows the two orders
+    assert "differs between two runs" not in out.stderr
+    assert page.read_text() == before
+    # what the message says to do works: state the varying part with a wildcard
+    page.write_text("# Fruit\n\n```{snippet} rec/fruit\n{[..]}\nstart\n```\n", encoding="utf-8")
+    out = snipcheck(project, "record")
+    assert out.returncode == 0, out.stderr
+    assert "```{snippet} rec/fruit\n{[..]}\nend\n```" in page.read_text()
+    # or sort what it prints
+    (project / "snippets" / "rec" / "fruit.py").write_text(FRUIT.replace("print({", "print(sorted({").replace("})", "}))"))
+    page.write_text("# Fruit\n\n```{snippet} rec/fruit\n```\n", encoding="utf-8")
+    out = snipcheck(project, "record")
+    assert out.returncode == 0, out.stderr
+    assert "['apple', 'banana', 'cherry', 'damson', 'elder', 'fig', 'grape', 'hazel']\nend" in page.read_text()
+
+
+def set_order(source: str, hash_seed: int) -> str:
+    """What plain python prints for ``source`` under ``PYTHONHASHSEED=hash_seed``."""
+    env = {"PATH": os.environ.get("PATH", os.defpath), "PYTHONHASHSEED": str(hash_seed)}
+    return subprocess.run([sys.executable, "-c", source], env=env, capture_output=True, text=True, check=True).stdout
+
+
+def test_record_refuses_a_set_of_two_strings_whose_order_one_other_seed_keeps(project: Path) -> None:
+    # A set of two strings keeps its order under another seed about one time in two:
+    # {"cpu", "cuda"} prints alike under the build's seed and the first other one,
+    # so record runs it under several seeds (OTHER_HASH_SEEDS).
+    from snipcheck.runner.python import HASH_SEED, OTHER_HASH_SEEDS
+
+    source = 'print({"cpu", "cuda"})\n'
+    # the premise: plain python varies it, and the first other seed misses that
+    assert len({set_order(source, seed) for seed in range(8)}) == 2
+    assert set_order(source, OTHER_HASH_SEEDS[0]) == set_order(source, HASH_SEED)
+    (project / "snippets" / "rec" / "devices.py").write_text(source, encoding="utf-8")
+    page = project / "docs" / "index.md"
+    page.write_text("# Devices\n\n```{snippet} rec/devices\n```\n", encoding="utf-8")
+    before = page.read_text()
+    out = snipcheck(project, "record")
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "docs/index.md:3: rec/devices: not recorded: its output depends on the hash seed" in out.stderr
+    seed = re.search(r"under PYTHONHASHSEED=(\d+) this prints otherwise", out.stderr)
+    assert seed and set_order(source, int(seed[1])) != set_order(source, HASH_SEED), out.stderr
+    assert page.read_text() == before
+
+
 # --- snipcheck new (adoption.md #4) -------------------------------------------------
 
 

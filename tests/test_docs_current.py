@@ -35,6 +35,17 @@ def test_the_readme_names_both_report_formats_and_every_field_of_the_verify_repo
     assert fields == set(verify["$defs"]["snippet"]["properties"])
 
 
+def test_the_readme_names_every_field_of_the_build_reports_snippets_and_execution_table() -> None:
+    build = json.loads((SCHEMAS / "build-report.schema.json").read_text(encoding="utf-8"))
+    table = dict(re.findall(r"^\| `([a-z_]+)` \(build\) \| (.*) \|$", README, re.M))
+    assert set(build["properties"]) - {"schema", "stamp", "reference"} <= set(table)
+    named = set(re.findall(r"`([a-z_-]+)`", table["execution"]))
+    assert set(build["properties"]["execution"]["properties"]) <= named
+    assert set(build["$defs"]["row"]["properties"]) | set(build["$defs"]["row"]["properties"]["origin"]["properties"]) <= named
+    assert {"origin", "output"} <= set(re.findall(r"`([a-z_]+)`", table["snippets"]))
+    assert set(build["$defs"]["snippet"]["properties"]["output"]["enum"]) - {None} <= set(re.findall(r"`([a-z]+)`", table["snippets"]))
+
+
 def test_the_readme_and_the_contributing_page_name_every_warning_subtype() -> None:
     sentence = re.search(r"Warnings all have type `snipcheck` and a subtype — (.*?) — ", README, re.S)
     assert sentence is not None

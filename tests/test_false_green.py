@@ -80,6 +80,47 @@ def test_5_an_incremental_build_with_nothing_changed_still_fails(drifted: Path, 
     assert "f/drift: drift" in again.stderr
 
 
+def test_6_a_run_stopped_for_its_output_is_never_recorded_and_says_so(tmp_path: Path) -> None:
+    # Issue 23 item 4: a run whose output passes its limit by 1 MiB more is
+    # stopped there; `record` refuses it, saying it was stopped, and `run`
+    # says how it ended.
+    root = make(tmp_path / "p", "# T\n\n```{snippet} f/flood\n```\n", {"f/flood": 'print("x" * 3_000_000)\n'})
+    (root / "conf.py").write_text(CONF + "snipcheck_output_limit = 1024\n")
+    before = (root / "docs" / "index.md").read_bytes()
+    out = snipcheck_cli(root, "record", cache=tmp_path / "cache")
+    assert out.returncode == 1
+    assert out.stderr.strip() == (
+        "docs/index.md:3: f/flood: not recorded: its output passed the output limit of 1,024 bytes by 1,048,576 "
+        "more, so the run was stopped there: how much more it would have printed, and how it would have ended, "
+        "is unknown; print less, or raise the limit for this snippet in its tag block (output-limit = 4194304 or more)"
+    )
+    assert (root / "docs" / "index.md").read_bytes() == before
+    run = snipcheck_cli(root, "run", "f/flood", cache=tmp_path / "cache")
+    assert run.returncode == 1
+    lines = run.stdout.splitlines()
+    assert lines[-2] == "[snipcheck: output limit of 1,024 bytes reached; stopped after 1,048,576 more bytes]"
+    assert lines[-1].startswith("── stopped: its output passed the output limit of 1,024 bytes by 1,048,576 (status 1) · ")
+
+
+@pytest.mark.parametrize("printed", [5000, 3_000_000])
+def test_6_verify_never_calls_a_truncated_output_unchanged(tmp_path: Path, printed: int) -> None:
+    # Was: a stated output ending with the marker line verified "unchanged",
+    # where the build warns snipcheck.truncated (what was cut was not checked).
+    from snipcheck.compare import truncation_marker
+
+    stopped = printed > 1024 + (1 << 20)
+    dropped = (1 << 20) if stopped else printed + 1 - 1024
+    stated = "x" * 1024 + "\n" + truncation_marker(dropped, 1024, stopped)
+    root = make(tmp_path / "p", f"# T\n\n```{{snippet}} f/flood\n{stated}```\n", {"f/flood": f'print("x" * {printed})\n'})
+    (root / "conf.py").write_text(CONF + "snipcheck_output_limit = 1024\n")
+    out = snipcheck_cli(root, "verify", "--json", "r.json", cache=tmp_path / "cache")
+    assert out.returncode == 1, out.stdout + out.stderr
+    (report,) = json.loads((root / "r.json").read_text())["snippets"]
+    assert report["status"] == "failing"
+    assert report["diff"] == ""  # the stated output is what the run kept: only the limit fails it
+    assert report["problems"][-1].startswith("its output " + ("passed" if stopped else "reached"))
+
+
 def test_6_a_truncated_output_is_never_recorded(tmp_path: Path) -> None:
     root = make(tmp_path / "p", "# T\n\n```{snippet} f/flood\n```\n", {"f/flood": 'print("x" * 5000)\n'})
     (root / "conf.py").write_text(CONF + "snipcheck_output_limit = 1024\n")

@@ -109,12 +109,12 @@ def test_a_snippets_folder_outside_the_project_is_run_from_copies(tmp_path: Path
     )
     (src / "index.md").write_text(
         "# Outside\n\n```{snippet} demo/where\nshared-snippets/demo/where.py helper\n"
-        "['_helper.py', 'where.py', 'written.txt']\n```\n"
+        "['__pycache__', '_helper.py', 'where.py', 'written.txt']\n```\n"
     )
     build = sphinx_build(src, tmp_path, fresh_cache(tmp_path / "cache", probe_cache))
     assert build.warnings == []
     assert output_of(build.outdir / "index.html", "demo/where") == (
-        "shared-snippets/demo/where.py helper\n['_helper.py', 'where.py', 'written.txt']\n"
+        "shared-snippets/demo/where.py helper\n['__pycache__', '_helper.py', 'where.py', 'written.txt']\n"
     )
     # before: the snippet file was rewritten, run in place, and written.txt landed beside it
     assert files_and_times(shared) == before

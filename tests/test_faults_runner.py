@@ -170,6 +170,7 @@ _MEASURE = textwrap.dedent(
         "truncated": result.truncated_bytes,
         "exit": result.exit_status,
         "timed_out": result.timed_out,
+        "stopped": result.stopped_by_output,
         "tail": result.events[-1].text[-20:],
     }))
     """
@@ -185,9 +186,12 @@ FLOODS = {
 
 @pytest.mark.parametrize("how", sorted(FLOODS))
 @pytest.mark.parametrize("kind", PYTHON_RUNNERS)
-def test_200_mb_of_output_is_capped_in_bounded_memory(kind: str, how: str, project: Path, stamp: Stamp) -> None:
+def test_200_mb_of_output_is_capped_in_bounded_memory_and_stopped(kind: str, how: str, project: Path, stamp: Stamp) -> None:
     # Measured in a fresh interpreter: ru_maxrss is the peak of the whole
     # process, so the growth across the flooding run is what capture kept.
+    # Was (issue 23 item 4): the parent read and counted all 200 MB (a 2 GB
+    # flood: three minutes of its CPU); it stops the run once the limit's
+    # worth more has come, the same point on every run.
     write(project, "big/small", "print('small')\n")
     write(project, "big/flood", FLOODS[how])
     done = subprocess.run(
@@ -196,12 +200,56 @@ def test_200_mb_of_output_is_capped_in_bounded_memory(kind: str, how: str, proje
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout)
-    total = 200 * (1 << 20) if how == "fd" else 200_000 * 1000
-    assert (seen["exit"], seen["timed_out"]) == (0, False)
+    assert (seen["exit"], seen["timed_out"], seen["stopped"]) == (None, False, True)
     assert seen["kept"] == 1 << 20
-    assert seen["truncated"] == total - (1 << 20)
+    assert seen["truncated"] == 1 << 20
     # 200 MB went through; the parent grew by a few MiB at most (the cap is 1 MiB).
     assert seen["growth_kib"] < 20 * 1024, seen
+
+
+def test_a_sink_counts_its_margin_past_the_limit_then_is_full() -> None:
+    from snipcheck.runner.channel import MARGIN_FLOOR, Sink
+
+    sink = Sink(10, margin=5)
+    sink.add(("stdout", "text"), b"x" * 15)
+    assert (sink.kept, sink.dropped, sink.full) == (10, 5, False)  # exactly limit + margin: not yet
+    sink.add(("stderr", "text"), b"y")
+    assert (sink.dropped, sink.full) == (5, True)  # past it: full, the count stays at the margin
+    sink.add(("stdout", "text"), b"z" * 100)
+    assert (sink.kept, sink.dropped) == (10, 5)  # nothing more is counted
+    assert Sink(1 << 30).margin == 1 << 30 and Sink(1000).margin == MARGIN_FLOOR  # the limit again, at least 1 MiB
+
+
+def test_a_flood_stops_at_the_same_byte_on_every_run(runner: Runner, project: Path) -> None:
+    # Writes of changing sizes to both streams, 30 MiB in all: the run is
+    # stopped where its output passes 1 MiB past a 64 KiB limit, whatever
+    # the load, and the result says so the same way every time.
+    snippet = write(
+        project,
+        "r/flood",
+        "import os, sys\nfor n in range(30_000):\n"
+        "    os.write(1 + n % 2, b'%d ' % n + b'x' * (n % 2000) + b'\\n')\n",
+    )
+    results = [runner.run(snippet, timeout=TIMEOUT, output_limit=1 << 16) for _ in range(3)]
+    for result in results:
+        assert (result.stopped_by_output, result.truncated_bytes) == (True, 1 << 20)
+        assert (result.exit_status, result.signal, result.exception, result.timed_out) == (None, None, None, False)
+        assert sum(len(e.text.encode()) for e in result.events) == 1 << 16
+    assert len({r.events for r in results}) == 1
+
+
+def test_a_chain_cell_that_floods_stops_the_chain_there(runner: Runner, project: Path) -> None:
+    from test_chains import cells
+
+    chain = cells(project / "chain", {
+        "c/a": "print('first')\n",
+        "c/b": "import os\nwhile True:\n    os.write(1, b'y' * 4096)\n",
+        "c/c": "print('never')\n",
+    })  # fmt: skip
+    results = runner.run_chain(chain, timeouts=[TIMEOUT] * 3, output_limit=1 << 16)
+    assert len(results) == 2
+    assert stream(results[0].events, "stdout") == "first\n"
+    assert (results[1].stopped_by_output, results[1].truncated_bytes, results[1].exit_status) == (True, 1 << 20, None)
 
 
 # --- the fork runner: nothing one snippet does reaches the next -------------------------

@@ -261,9 +261,11 @@ def test_the_build_summary_says_when_runs_get_no_pid_namespace(tmp_path: Path, m
     assert done.returncode == 0, done.stderr
     summary = next(line for line in done.stdout.splitlines() if line.startswith("snipcheck: 1 snippets"))
     if mode == "pidns":
-        assert "PID namespace" not in summary
+        assert "namespace" not in summary and "read-only" not in summary
     else:
         assert summary.endswith(
-            "; no PID namespace for the runs here (SNIPCHECK_NAMESPACES=0): each run's supervisor still ends "
-            "what the snippet started, but a snippet could signal other processes of this user"
+            "; no PID or mount namespace for the runs here (SNIPCHECK_NAMESPACES=0): each run's supervisor still "
+            "ends what the snippet started, but a snippet could signal other processes of this user, change or "
+            "remove the project's files and leave files in /tmp and /dev/shm"
         )
+        assert summary.count("SNIPCHECK_NAMESPACES=0") == 1

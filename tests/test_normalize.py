@@ -172,3 +172,47 @@ def test_torch_log_prefix_masks_time_process_and_line_but_keeps_the_message() ->
     assert masked(a.replace("No CUDA", "A CUDA")) != masked(b)  # the message itself is compared
     assert masked(a.replace("W1201", "E1201")) != masked(a)  # and the level
     assert masked("say W1201 20:31:19.251000 22 x.py:1] mid-line") == "say W1201 20:31:19.251000 22 x.py:1] mid-line"
+
+
+def test_no_cuda_runtime_log_line_is_left_out_of_the_comparison_and_reported_as_masked() -> None:
+    # Issue 25: a CUDA build of torch on a machine without a GPU (2.14.1+cu130,
+    # 2.15.0) logs this line on the first torch.compile; the chapter is stated
+    # on the CPU build, which does not.  The line describes the build, so it is
+    # compare-only (the page and the report's actual output keep it) and the
+    # report's `masked` field names it.
+    from snipcheck.compare import masking_normalizers
+
+    line = "W1201 20:31:19.251000 22 torch/utils/cpp_extension.py:183] [0/0] No CUDA runtime is found, using CUDA_HOME='/usr/local'\n"
+    stated, actual = "same: True\n", line + "same: True\n"
+    normalizers = N.resolve(N.DEFAULT)
+    assert N.for_compare(actual, normalizers) == N.for_compare(stated, normalizers)
+    assert N.for_display(actual, normalizers) == actual  # readers still see it
+    assert masking_normalizers(stated, actual, normalizers) == ("torch-no-cuda-runtime",)
+    drop = N.REGISTRY["torch-no-cuda-runtime"]
+    assert drop(N.torch_log_prefix(line) + "x\n") == "x\n"  # after torch-log-prefix too
+    assert drop("x\n" + line.rstrip("\n")) == "x\n"  # a last line without its newline
+    # Only that line: another torch log line, the message quoted mid-line, or
+    # a line from another file all stay and are compared.
+    for kept in (
+        line.replace("No CUDA runtime is found", "CUDA runtime found"),
+        "print: " + line,
+        line.replace("torch/utils/cpp_extension.py", "mine.py"),
+    ):
+        assert drop(kept) == kept
+
+
+# --- linear time (issue 23, item 4) -------------------------------------------------------------
+
+
+def test_a_path_is_looked_at_over_a_bounded_number_of_directories() -> None:
+    # Was: every "/" that no word character precedes scanned the rest of its
+    # path for site-packages, so "/-/-/-..." cost time quadratic in its length
+    # (20 kB: 8 s); a path now holds at most _SEGMENTS directories before
+    # what a normalizer looks for, which bounds each start's scan.
+    deep = "".join(f"/d{n}" for n in range(32))  # normalize._SEGMENTS
+    assert N.python_paths(f"{deep}/site-packages/torch/x.py") == ".../site-packages/torch/x.py"
+    assert N.python_paths(f"{deep}/lib/python3.11/json/x.py") == ".../lib/python3.11/json/x.py"
+    assert N.snippet_path(f"{deep}/snippets/a/b.py") == "snippets/a/b.py"
+    deeper = f"/d32{deep}"
+    for text in (f"{deeper}/site-packages/torch/x.py", f"{deeper}/lib/python3.11/json/x.py", f"{deeper}/snippets/a/b.py"):
+        assert N.python_paths(N.snippet_path(text)) == text

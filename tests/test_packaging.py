@@ -106,6 +106,7 @@ def test_metadata_licence_version_and_a_lean_core(dists: dict[str, Path]) -> Non
     assert {"sphinx", "filelock", "packaging", "jinja2"} <= core
     assert requirements(meta, "chapter") >= CHAPTER_ONLY
     assert "myst-parser" in requirements(meta, "myst")
+    assert "pytest" in requirements(meta, "pytest") and "pytest" not in core
 
 
 def third_party_imports() -> dict[str, set[str]]:

@@ -3,12 +3,14 @@
 Every snippet of the parity corpus (``tests/roots/parity-corpus``) observes its
 own process: exit paths, ``sys.modules``, argv, environment, working
 directory, umask, signal dispositions, resource limits, open descriptors,
-closed or redirected stdout/stderr, stdin, locale, hash seed, RNG, recursion
-depth.  Each is run three ways, plain ``python file.py`` in the fixed
-environment of a run, the subprocess runner and the fork runner (torch and
-torch._dynamo preloaded, as the chapter's conf.py preloads them), each runner
-with and without a PID namespace, and must give byte-identical stdout, stderr, terminal order (stdout and stderr interleaved
-as a terminal shows them) and exit status.
+closed or redirected stdout/stderr, buffering, encoding, stdin, locale, hash
+seed, RNG, recursion depth.  Each is run three ways, plain ``python file.py``
+as a user runs it in a terminal (:func:`plain`: a clean environment holding
+only what the design fixes, stdout and stderr on pseudo-terminals), the
+subprocess runner and the fork runner (torch and torch._dynamo preloaded, as
+the chapter's conf.py preloads them), each runner with and without a PID
+namespace, and must give byte-identical stdout, stderr, terminal order
+(stdout and stderr interleaved as a terminal shows them) and exit status.
 
 Two things are normalised on every side alike, because they differ between two
 plain runs too: the run directory (a fresh one per run) and object addresses
@@ -20,10 +22,12 @@ from __future__ import annotations
 
 import os
 import platform
+import random
 import re
 import shutil
 import subprocess
 import sys
+import types
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,9 +35,9 @@ from pathlib import Path
 import pytest
 from snipcheck.model import RunResult, Snippet, Stamp
 from snipcheck.runner import DIFFERENCES, Runner, make_runner
-from snipcheck.runner.capture import empty_stdin
-from snipcheck.runner.python import child_environment, output_rewrite, prepare_run_dir
+from snipcheck.runner.python import BOOTSTRAP_DIR, HASH_SEED, PASSTHROUGH, output_rewrite, prepare_run_dir
 from snipcheck.snippets import load
+from terminal import on_terminals
 
 CORPUS = Path(__file__).parent / "roots" / "parity-corpus"
 IDS = sorted(f"parity/{p.stem}" for p in (CORPUS / "snippets" / "parity").glob("*.py"))
@@ -64,25 +68,39 @@ def ending(status: int | None, signal_name: str | None) -> str:
     return f"signal {signal_name}" if signal_name else f"exit {status}"
 
 
+#: What a corpus snippet's first lines may say plain python runs it with: a
+#: variable the runs get that plain python lacks, as ``DIFFERENCES`` documents it.
+_REFERENCE = re.compile(r"^# plain python runs this with (\w+)=(\S*) \(DIFFERENCES\['([^']+)'\]\)$", re.M)
+
+
+def plain_environment(run_dir: str, snippet: Snippet | None = None) -> dict[str, str]:
+    """The environment of ``python snippets/<id>.py`` as a user runs it: the
+    variables the design passes through, and the locale, time zone, ``HOME``
+    and ``TMPDIR`` it fixes; nothing else (no ``PYTHON*`` variable), but what
+    the snippet's ``# plain python runs this with NAME=VALUE (DIFFERENCES[...])``
+    lines name."""
+    env = {k: os.environ[k] for k in PASSTHROUGH if k in os.environ}
+    env.setdefault("PATH", os.defpath)
+    env.update(
+        HOME=os.path.join(run_dir, "home"), TMPDIR=os.path.join(run_dir, "tmp"), LANG="C.UTF-8", LC_ALL="C.UTF-8", TZ="UTC"
+    )
+    for name, value, difference in _REFERENCE.findall(snippet.source if snippet else ""):
+        assert difference in DIFFERENCES, f"{snippet.id if snippet else ''}: no difference {difference!r}"
+        env[name] = value
+    return env
+
+
 def plain(snippet: Snippet) -> Seen:
-    """``python snippets/<id>.py`` in the fixed environment of a run: a fresh run
-    directory as working directory, its environment, stdin at end-of-file.
-    Run twice: stdout and stderr apart, then into one pipe as a terminal
-    interleaves them."""
+    """``python snippets/<id>.py`` as a user runs it in a terminal: a fresh run
+    directory as working directory, :func:`plain_environment`, stdin at
+    end-of-file.  Run twice: stdout and stderr on two terminals, then both on
+    one, which shows them interleaved."""
     seen = []
     for merged in (False, True):
         run_dir, script = prepare_run_dir(snippet)
-        env = child_environment(run_dir)
-        env.pop("PYTHONPATH")
-        stdin = empty_stdin()
         try:
-            done = subprocess.run(
-                [sys.executable, script], cwd=run_dir, env=env, stdin=stdin, capture_output=not merged,
-                stdout=subprocess.PIPE if merged else None, stderr=subprocess.STDOUT if merged else None,
-                timeout=TIMEOUT, check=False,
-            )  # fmt: skip
+            out, err, code = on_terminals([sys.executable, script], run_dir, plain_environment(run_dir, snippet), merged, TIMEOUT)
         finally:
-            os.close(stdin)
             shutil.rmtree(run_dir, ignore_errors=True)
 
         def text(data: bytes, run_dir: str = run_dir) -> str:
@@ -91,7 +109,7 @@ def plain(snippet: Snippet) -> Seen:
                 decoded = decoded.replace(old, new)
             return normal(decoded)
 
-        seen.append((text(done.stdout), text(done.stderr or b""), done.returncode))
+        seen.append((text(out), text(err), code))
     (out, err, code), (terminal, _, code2) = seen
     assert code == code2, f"{snippet.id} ends differently between two plain runs"
     name = None
@@ -135,6 +153,9 @@ def test_the_corpus_covers_the_issue() -> None:
         "recursion_limit", "main_module", "sys_modules", "sys_modules_torch", "argv_flags", "environment",
         "working_directory", "umask", "signal_dispositions", "resource_limits", "open_fds", "closerange",
         "close_stdout", "close_both", "dup2_devnull", "stdin_eof", "locale_time", "hash_seed", "rng_seeded",
+        # the environment of a run (issue 23 item 3): encoding, buffering, hash order
+        "lone_surrogate", "partial_line_os_exit_stdout", "partial_line_os_exit_stderr", "alternating_partial_lines",
+        "buffer_sizes", "streams", "c_stdio", "hash_seed_children",
     }  # fmt: skip
     assert wanted <= {i.split("/")[1] for i in IDS}
 
@@ -155,13 +176,17 @@ def test_a_run_is_exactly_plain_python(way: Runner, plain_results: dict[str, See
 
 
 def test_the_documented_differences_are_few() -> None:
-    assert 0 < len(DIFFERENCES) <= 8
+    assert 0 < len(DIFFERENCES) <= 10
     assert all(text.strip() and "\n" not in text for text in DIFFERENCES.values())
 
 
 DIFFERENCE_PROBE = """\
-import gc, os, resource, stat, sys
+import gc, os, resource, stat, subprocess, sys
 print("sockets", stat.S_ISSOCK(os.fstat(1).st_mode), stat.S_ISSOCK(os.fstat(2).st_mode))
+print("terminals", sys.stdout.isatty(), sys.stderr.isatty(), os.isatty(1))
+child = "import sys; print(sys.stdout.line_buffering, sys.stderr.line_buffering)"
+print("a child's line buffering", subprocess.run([sys.executable, "-c", child], capture_output=True).stdout)
+print("hash", sys.flags.hash_randomization, hash("snipcheck"), "PYTHONHASHSEED" in os.environ)
 print("data limit", resource.getrlimit(resource.RLIMIT_DATA)[0])
 print("frame below", sys._getframe().f_back is not None)
 print("frozen objects", gc.get_freeze_count() > 0)
@@ -178,10 +203,27 @@ def test_documented_differences_hold_as_documented(tmp_path: Path, stamp: Stamp)
     (tmp_path / "snippets").mkdir()
     (tmp_path / "snippets" / "probe.py").write_text(DIFFERENCE_PROBE)
     snippet = load("probe", tmp_path / "snippets", tmp_path)
-    assert plain(snippet).stdout == "sockets False False\ndata limit -1\nframe below False\nfrozen objects False\n"
+    seeded = subprocess.run(
+        [sys.executable, "-c", "print(hash('snipcheck'))"], env={"PYTHONHASHSEED": str(HASH_SEED)},
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    plain_hashes = set()
+    for _ in range(2):
+        first, terminals, child, hashed, *rest = plain(snippet).stdout.splitlines(keepends=True)
+        assert first + terminals + child == (
+            "sockets False False\nterminals True True True\na child's line buffering b'False True\\n'\n"
+        )
+        assert "".join(rest) == "data limit -1\nframe below False\nfrozen objects False\n"
+        assert hashed.startswith("hash 1 ") and hashed.endswith(" False\n")
+        plain_hashes.add(hashed)
+    assert len(plain_hashes) == 2  # plain python hashes at random: two runs differ
+    common = (
+        "sockets True True\nterminals False False False\na child's line buffering b'False True\\n'\n"
+        f"hash 0 {seeded} False\ndata limit 4294967296\n"
+    )
     expected = {
-        "subprocess": "sockets True True\ndata limit 4294967296\nframe below False\nfrozen objects False\n",
-        "fork": "sockets True True\ndata limit 4294967296\nframe below True\nfrozen objects True\n",
+        "subprocess": common + "frame below False\nfrozen objects False\n",
+        "fork": common + "frame below True\nfrozen objects True\n",
     }
     for kind, wanted in expected.items():
         runner = make_runner("python", python=sys.executable, stamp=stamp, kind=kind, preload=())
@@ -191,7 +233,95 @@ def test_documented_differences_hold_as_documented(tmp_path: Path, stamp: Stamp)
             getattr(runner, "close", lambda: None)()
         out = "".join(e.text for e in result.events if e.stream == "stdout")
         assert out == wanted + "a 5 MiB write(2) fails: True\n", kind
-    assert {"process ids", "stdout and stderr", "memory limit"} <= set(DIFFERENCES)
+    assert {"process ids", "stdout and stderr", "memory limit", "hash seed"} <= set(DIFFERENCES)
+
+
+def identifiers(code: types.CodeType) -> Iterator[str]:
+    """The names and identifier-like string constants of ``code`` and the code
+    inside it: strings the interpreter interns while the code lives."""
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from identifiers(const)
+        elif isinstance(const, str) and const.isidentifier():
+            yield const
+    yield from code.co_names
+    yield from code.co_varnames
+
+
+def test_a_set_display_of_strings_the_runner_interned_can_print_otherwise(tmp_path: Path, stamp: Stamp) -> None:
+    # DIFFERENCES["hash seed"]: under the very seed of a plain run, a set display of strings
+    # prints in another order when its strings were interned before the code was compiled
+    # (CPython rebuilds the constant frozenset), and the capture code, alive through the run,
+    # holds its own names interned. Sets drawn from those names: some print otherwise, none
+    # holds other elements. If none prints otherwise, the difference is gone: update DIFFERENCES.
+    child = Path(BOOTSTRAP_DIR, "_snipcheck_child.py")
+    pool = sorted(set(identifiers(compile(child.read_text(encoding="utf-8"), str(child), "exec"))))
+    rng = random.Random(23)
+    (tmp_path / "snippets").mkdir()
+    source = "".join(f"print({{{', '.join(map(repr, rng.sample(pool, 4)))}}})\n" for _ in range(400))
+    (tmp_path / "snippets" / "sets.py").write_text(source)
+    snippet = load("sets", tmp_path / "snippets", tmp_path)
+    env = {"PATH": os.environ.get("PATH", os.defpath), "PYTHONHASHSEED": str(HASH_SEED), "LC_ALL": "C.UTF-8"}
+    reference = subprocess.run(
+        [sys.executable, str(snippet.path)], cwd=tmp_path, env=env, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    for kind in ("subprocess", "fork"):
+        runner = make_runner("python", python=sys.executable, stamp=stamp, kind=kind, preload=())
+        try:
+            result = runner.run(snippet, timeout=TIMEOUT, output_limit=1 << 20)
+        finally:
+            getattr(runner, "close", lambda: None)()
+        lines = "".join(e.text for e in result.events if e.stream == "stdout").splitlines()
+        assert len(lines) == len(reference) == 400, kind
+        assert [sorted(line[1:-1].split(", ")) for line in lines] == [sorted(line[1:-1].split(", ")) for line in reference]
+        assert lines != reference, f"{kind}: every set printed as plain python's: update DIFFERENCES['hash seed']"
+
+
+FILES_PROBE = """\
+import os
+print("project writable", os.access({project!r}, os.W_OK))
+print("left by the run before", os.path.exists({marker!r}))
+open({marker!r}, "w").close()
+print("uid", os.getuid(), "capabilities", [line.split()[1] for line in open("/proc/self/status") if line.startswith("Cap")])
+"""
+
+
+def test_documented_difference_of_files_holds(tmp_path: Path, stamp: Stamp, monkeypatch: pytest.MonkeyPatch) -> None:
+    # DIFFERENCES["files"]: the project read-only, /dev/shm (and /tmp) the run's own;
+    # the same uid and capability sets.  Run twice each: plain python sees the
+    # marker the first run left; a run never does.
+    from snipcheck.runner import sandbox
+
+    monkeypatch.setenv("SNIPCHECK_NAMESPACES", "1")  # whatever a module fixture of this file set
+    if sandbox.protection():
+        pytest.skip(f"runs get no mount namespace here: {sandbox.protection()}")
+    marker = f"/dev/shm/snipcheck-test-{os.getpid()}-{tmp_path.name}"
+    (tmp_path / "snippets").mkdir()
+    (tmp_path / "snippets" / "probe.py").write_text(FILES_PROBE.format(project=str(tmp_path), marker=marker))
+    snippet = load("probe", tmp_path / "snippets", tmp_path)
+    try:
+        first, second = (plain(snippet).stdout.split("\n", 2) for _ in range(2))
+    finally:
+        os.unlink(marker)
+    assert first[:2] == ["project writable True", "left by the run before False"]
+    assert second[:2] == ["project writable True", "left by the run before True"]
+    assert first[2] == second[2]
+    outs = []
+    for kind in ("subprocess", "fork"):
+        runner = make_runner("python", python=sys.executable, stamp=stamp, kind=kind, preload=(),
+                             protect=sandbox.protected_paths([tmp_path]))  # fmt: skip
+        try:
+            for _ in range(2):
+                result = runner.run(snippet, timeout=TIMEOUT, output_limit=LIMIT)
+                outs.append("".join(e.text for e in result.events if e.stream == "stdout"))
+        finally:
+            getattr(runner, "close", lambda: None)()
+            left = os.path.exists(marker)
+            if left:
+                os.unlink(marker)
+        assert not left, kind
+    assert outs == [f"project writable False\nleft by the run before False\n{first[2]}"] * 4
+    assert "files" in DIFFERENCES
 
 
 SIGNAL_33_PROBE = """\

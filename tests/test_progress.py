@@ -3,9 +3,9 @@
 A build that judges every snippet before it writes a page logs one progress
 line per snippet through Sphinx's ``status_iterator`` ("running snippets...
 [ 50%] p/a"), so a long run is not silence after "reading sources"; a serial
-HTML build, whose runs go on while it writes the pages, says so, and Sphinx's
-own line per page written ("writing output... [ 50%] a") shows where it
-waits; ``snipcheck verify`` keeps one progress
+HTML build, whose runs go on while it writes the pages, says so, and logs the
+same line per snippet as it waits for it, after Sphinx's own line of the page
+written ("writing output... [ 50%] a", issue 24); ``snipcheck verify`` keeps one progress
 line on stderr, rewritten in place on a terminal, and prints a line now and
 then (and the last one) into a log.
 """
@@ -66,13 +66,21 @@ def test_a_build_that_judges_before_writing_logs_a_progress_line_per_snippet(
     assert "snipcheck: 3 snippets on 1 page: 3 match their stated output" in built.status
 
 
-def test_a_serial_html_build_says_its_runs_go_on_while_it_writes_pages(project: Path, tmp_path: Path) -> None:
+def test_a_serial_html_build_names_each_snippet_it_waits_for_while_it_writes_pages(project: Path, tmp_path: Path) -> None:
+    """issue 24: the default build (serial HTML) judges the snippets as it
+    writes their pages; a progress line per snippet, between Sphinx's own
+    "writing output" lines, names the one the build waits for."""
     built = sphinx_build(project, tmp_path / "build", tmp_path / "cache")
     assert built.statuscode == 0, built.warnings_text
-    lines = plain(built.status).splitlines()
+    lines = [line.rstrip() for line in plain(built.status).splitlines()]
     assert "snipcheck: the runs go on while the pages are written" in lines, built.status
-    assert not [line for line in lines if line.startswith("running snippets")], built.status
-    assert "writing output... [100%] index" in [line.rstrip() for line in lines], built.status
+    shown = [line for line in lines if line.startswith(("running snippets... [", "writing output... ["))]
+    assert shown == [
+        "writing output... [100%] index",
+        "running snippets... [ 33%] p/a",
+        "running snippets... [ 67%] p/b",
+        "running snippets... [100%] p/c",
+    ], built.status
     assert "snipcheck: 3 snippets on 1 page: 3 match their stated output" in built.status
 
 

@@ -191,3 +191,57 @@ def test_a_chain_is_collected_one_item_a_cell_and_its_cells_run_together(tmp_pat
     assert done.returncode == 1, done.stdout
     assert tally(done.stdout) == "2 failed, 2 passed"
     assert "FAILED docs/index.md::t/use" in done.stdout and "FAILED docs/index.md::t/more" in done.stdout
+
+
+#: Tool folders that land in a project whose pages sit beside conf.py, each
+#: holding a page Sphinx would read: pytest writes its own (below), the others are made.
+TOOL_PAGES = [".venv/lib/python3/site-packages/pkg/README.md", "node_modules/pkg/README.md", ".tox/py/README.md",
+              "docs/.ipynb_checkpoints/index-checkpoint.md", ".nox/tests/README.rst"]  # fmt: skip
+
+
+def test_pytest_snipcheck_and_other_tools_leave_no_page_that_a_strict_build_then_reads(tmp_path: Path) -> None:
+    """issue 24: ``pytest --snipcheck`` writes ``.pytest_cache/README.md``
+    into the rootdir; in a MyST project whose source folder is that folder, a
+    ``-W`` build read it as an orphan page and failed.  The extension keeps
+    every tool folder out of the source (``exclude_patterns``)."""
+    root = tmp_path / "p"
+    (root / "docs").mkdir(parents=True)
+    (root / "conf.py").write_text('extensions = ["myst_parser", "snipcheck"]\nsnipcheck_runner = "subprocess"\n')
+    (root / "index.md").write_text("# Home\n\n```{toctree}\ndocs/index\n```\n")
+    (root / "docs" / "index.md").write_text("# Page\n\n```{snippet} p/holds\nfresh words\n```\n")
+    (root / "snippets" / "p").mkdir(parents=True)
+    (root / "snippets" / "p" / "holds.py").write_text('print("fresh words")\n')
+    env = dict(os.environ, SNIPCHECK_CACHE_DIR=str(tmp_path / "cache"), NO_COLOR="1")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--snipcheck", "docs/"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout
+    assert (root / ".pytest_cache" / "README.md").is_file()  # what pytest leaves
+    for page in TOOL_PAGES:
+        (root / page).parent.mkdir(parents=True, exist_ok=True)
+        (root / page).write_text("# Not a page of this site\n" if page.endswith(".md") else "Not a page\n==========\n")
+    built = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "-q", "-b", "html", "-d", str(tmp_path / "doctrees"), ".", str(tmp_path / "html")],
+        cwd=root, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stderr
+    written = sorted(p.relative_to(tmp_path / "html").as_posix() for p in (tmp_path / "html").rglob("*.html"))
+    assert written == ["docs/index.html", "genindex.html", "index.html", "search.html"]
+
+
+def test_a_projects_own_exclude_patterns_are_kept_and_not_repeated(tmp_path: Path) -> None:
+    from sphinx.testing.util import SphinxTestApp
+
+    (tmp_path / "conf.py").write_text(
+        'extensions = ["snipcheck"]\nexclude_patterns = ["_build", ".venv", "**/.venv"]\nsnipcheck_execute = False\n'
+    )
+    (tmp_path / "index.rst").write_text("Home\n====\n")
+    app = SphinxTestApp("html", srcdir=tmp_path, builddir=tmp_path / "_build")
+    try:
+        patterns = list(app.config.exclude_patterns)
+    finally:
+        app.cleanup()
+    assert patterns[:3] == ["_build", ".venv", "**/.venv"]
+    assert patterns.count(".venv") == 1 and patterns.count("**/.venv") == 1
+    assert {".pytest_cache", "**/.pytest_cache", "node_modules", "**/node_modules"} <= set(patterns)

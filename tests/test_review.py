@@ -132,3 +132,50 @@ def test_accept_moves_a_pin_kept_in_conf_py_and_says_when_there_is_none(project:
             'would accept 3 output(s); no reference pin to move (set snipcheck_reference = "torch X" in conf.py to keep one)'
         )
         assert conf.read_text() == before
+
+
+# --- an output that depends on the hash seed (issue 23 item 3) ---------------------------
+
+FRUIT = 'print({"apple", "banana", "cherry", "damson", "elder", "fig", "grape", "hazel"})\nprint("new")\n'
+
+
+@pytest.fixture
+def fruit(tmp_path: Path, probe_cache: Path) -> Path:
+    """A committed project whose one snippet prints a set of strings, stated as something old."""
+    from conftest import fresh_cache
+
+    root = tmp_path / "fruit"
+    (root / "docs").mkdir(parents=True)
+    (root / "snippets" / "d").mkdir(parents=True)
+    (root / "snippets" / "d" / "fruit.py").write_text(FRUIT)
+    (root / "docs" / "index.md").write_text("# P\n\n```{snippet} d/fruit\nold\n```\n")
+    (root / "conf.py").write_text(
+        'extensions = ["myst_parser", "snipcheck"]\nsnipcheck_source_dir = "docs"\nsnipcheck_runner = "subprocess"\n'
+        f"snipcheck_cache_dir = {str(fresh_cache(tmp_path / 'cache', probe_cache))!r}\n"
+    )
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "start")
+    return root
+
+
+@pytest.mark.parametrize("command", ["accept", "review"])
+def test_accept_and_review_refuse_an_output_that_depends_on_the_hash_seed(fruit: Path, command: str) -> None:
+    # Every run has one hash secret, so the set prints in one order in every build;
+    # plain python varies it. accept and review run it again under another seed.
+    report = fruit.parent / "report.json"
+    verified = snipcheck(fruit, "verify", "--json", str(report))
+    assert verified.returncode == 1, verified.stdout + verified.stderr  # drifted
+    args = ["--report", str(report)] if command == "review" else []
+    done = snipcheck(fruit, command, *args, answers="a\n")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "skipped d/fruit: docs/index.md:3: not accepted: its output depends on the hash seed" in done.stderr
+    assert "sorted(...)" in done.stderr
+    assert stated(fruit) == ["old"]
+    # sorted, it is accepted
+    (fruit / "snippets" / "d" / "fruit.py").write_text(FRUIT.replace("print({", "print(sorted({").replace("})", "}))"))
+    git(fruit, "commit", "-qam", "sorted")
+    assert snipcheck(fruit, "verify", "--json", str(report)).returncode == 1
+    done = snipcheck(fruit, command, *args, answers="a\n")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert stated(fruit) == ["['apple', 'banana', 'cherry', 'damson', 'elder', 'fig', 'grape', 'hazel']\nnew"]

@@ -19,6 +19,7 @@ from snipcheck.model import Event, ExceptionInfo, Snippet, Stamp
 from snipcheck.runner import PYTHON_RUNNERS, Runner, make_runner
 from snipcheck.runner.python import RUN_DIR_NAME
 from snipcheck.snippets import load
+from terminal import on_terminals
 
 TIMEOUT = 30.0  # generous: only the timeout tests expect to reach their limit
 LIMIT = 1 << 20
@@ -49,25 +50,19 @@ def write(project: Path, snippet_id: str, source: str) -> Snippet:
 
 
 def plain_python(project: Path, snippet: Snippet) -> subprocess.CompletedProcess[str]:
-    """What ``python snippets/<id>.py`` prints from the project root in a terminal-like
-    (unbuffered) environment, with the project directory shown relative, as the
-    runner promises (``snippets/<id>.py``, whatever the machine)."""
-    env = {
-        "PATH": os.environ.get("PATH", os.defpath),
-        "PYTHONHASHSEED": "0",
-        "PYTHONUNBUFFERED": "1",
-        "LC_ALL": "C.UTF-8",
-        "PYTHONUTF8": "1",
-    }
-    done = subprocess.run(
-        [sys.executable, snippet.path], cwd=project, env=env, capture_output=True, stdin=subprocess.DEVNULL, check=False
-    )
+    """What ``python snippets/<id>.py`` prints from the project root, each
+    stream on a terminal of its own (a run's hash secret, that of ``PYTHONHASHSEED=0``, as
+    ``DIFFERENCES["hash seed"]`` says), with the project directory shown
+    relative, as the runner promises (``snippets/<id>.py``, whatever the machine)."""
+    env = {"PATH": os.environ.get("PATH", os.defpath), "PYTHONHASHSEED": "0", "LC_ALL": "C.UTF-8"}
+    argv = [sys.executable, snippet.path]
+    out, err, code = on_terminals(argv, project, env, merged=False, timeout=TIMEOUT)
     prefix = f"{project}{os.sep}"
     return subprocess.CompletedProcess(
-        done.args,
-        done.returncode,
-        done.stdout.decode("utf-8", "backslashreplace").replace(prefix, ""),
-        done.stderr.decode("utf-8", "backslashreplace").replace(prefix, ""),
+        argv,
+        code,
+        out.decode("utf-8", "backslashreplace").replace(prefix, ""),
+        err.decode("utf-8", "backslashreplace").replace(prefix, ""),
     )
 
 
@@ -124,6 +119,30 @@ def test_stdout_stderr_warning_and_traceback_in_terminal_order(runner: Runner, p
     assert stream(result.events, "stdout") == plain.stdout
     assert stream(result.events, "stderr") == plain.stderr
     assert result.events[2].text.startswith("snippets/r/order.py:4: UserWarning: careful\n")
+
+
+PARTIAL_BEFORE_LABELS = """\
+import sys, warnings
+sys.stderr.write("partial, then a warning: ")
+warnings.warn("careful")
+sys.stderr.write("partial, then the traceback: ")
+raise ValueError("bad value")
+"""
+
+
+def test_a_partial_stderr_line_keeps_its_label_before_a_warning_and_the_traceback(runner: Runner, project: Path) -> None:
+    # stderr is line-buffered as on a terminal (issue 23 item 3): the partial line
+    # leaves with the warning's (or the traceback's) first write, but it is the
+    # snippet's own text, not the warning's.
+    snippet = write(project, "r/partial", PARTIAL_BEFORE_LABELS)
+    result = runner.run(snippet, timeout=TIMEOUT, output_limit=LIMIT)
+    assert [(e.kind, e.text.partition("\n")[0]) for e in result.events] == [
+        ("text", "partial, then a warning: "),
+        ("warning", "snippets/r/partial.py:3: UserWarning: careful"),
+        ("text", "partial, then the traceback: "),
+        ("traceback", "Traceback (most recent call last):"),
+    ]
+    assert stream(result.events, "stderr") == plain_python(project, snippet).stderr
 
 
 def test_traceback_shows_the_snippet_path_and_its_own_line_numbers(runner: Runner, project: Path) -> None:
@@ -238,6 +257,31 @@ def test_fd_level_output_keeps_its_order_with_python_output(runner: Runner, proj
     assert stream(result.events, "stdout") == plain_python(project, snippet).stdout
 
 
+# hash() only: the order a set display of strings prints in also depends on which strings the
+# process interned before (CPython rebuilds such a constant then), so the fork server's differs.
+HASHES = "import os, sys\nprint(hash('snipcheck'), hash(b'x'), sys.flags.hash_randomization, os.environ.get('PYTHONHASHSEED'))\n"
+
+
+@pytest.mark.parametrize("kind", PYTHON_RUNNERS)
+def test_a_runner_made_with_another_hash_seed_hashes_as_plain_python_under_it(
+    kind: str, project: Path, stamp: Stamp
+) -> None:
+    # record, accept and review run an output again under other seeds (snipcheck.variation):
+    # each runner, the fork server included, must really hash under the seed it is given.
+    snippet = write(project, "r/hashes", HASHES)
+    seen = {}
+    for seed in (0, 4005):
+        made = make_runner("python", python=sys.executable, stamp=stamp, kind=kind, preload=(), hash_seed=seed)
+        try:
+            seen[seed] = stream(made.run(snippet, timeout=TIMEOUT, output_limit=LIMIT).events, "stdout")
+        finally:
+            getattr(made, "close", lambda: None)()
+        env = {"PATH": os.environ.get("PATH", os.defpath), "PYTHONHASHSEED": str(seed)}
+        plain = subprocess.run([sys.executable, "-c", HASHES], env=env, capture_output=True, text=True, check=True)
+        assert seen[seed] == plain.stdout.replace(f" {seed}\n", " None\n"), (kind, seed)
+    assert seen[0] != seen[4005]
+
+
 def test_fixed_environment_and_fresh_working_directory(runner: Runner, project: Path) -> None:
     snippet = write(
         project,
@@ -251,7 +295,7 @@ def test_fixed_environment_and_fresh_working_directory(runner: Runner, project: 
     )
     first, second = (runner.run(snippet, timeout=TIMEOUT, output_limit=LIMIT) for _ in range(2))
     settings, found, cwd, real1 = stream(first.events, "stdout").splitlines()
-    assert settings == "0 UTC 1"
+    assert settings == "None UTC 0"  # the hash secret is fixed, not in the environment; no UTF-8 mode
     # a fresh directory per run: nothing the first run wrote is there for the second
     assert found == "True ['home', 'snippets', 'tmp']"
     assert stream(second.events, "stdout").splitlines()[1] == found

@@ -188,7 +188,8 @@ def test_case_06_closerange_does_not_break_the_run(runner: Runner, project: Path
 @pytest.mark.parametrize(
     ("source", "status"),
     [
-        ("import os\nos.close(1)\nos.close(2)\nprint('lost')\n", 1),
+        # 120: print's line is still buffered at exit, and the interpreter's final flush fails (Py_RunMain)
+        ("import os\nos.close(1)\nos.close(2)\nprint('lost')\n", 120),
         (("import os\nnull = os.open(os.devnull, os.O_WRONLY)\nos.dup2(null, 1)\nos.dup2(null, 2)\n"
           "print('lost')\nprint('lost too', file=__import__('sys').stderr)\nraise SystemExit(3)\n"), 3),
     ],
@@ -266,6 +267,7 @@ _MEASURE = textwrap.dedent(
         "kept": sum(len(e.text.encode()) for e in result.events),
         "truncated": result.truncated_bytes,
         "exit": result.exit_status,
+        "stopped": result.stopped_by_output,
     }))
     """
 )
@@ -285,12 +287,11 @@ def test_case_09_garbage_on_any_descriptor_neither_hides_later_output_nor_lifts_
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout)
-    assert seen["exit"] == 0
+    assert (seen["exit"], seen["stopped"]) == (None, True)  # stopped once 1 MiB past the limit
     assert seen["events"][0] == ["stderr", "o\x10\x00\x00\x00a bogus frame header on stderr\n"]
     assert seen["events"][1] == ["stdout", "after the garbage\n" + "y" * 22]
     assert seen["kept"] == 1 << 20
-    total = len("o\x10\x00\x00\x00a bogus frame header on stderr\n") + len("after the garbage\n") + 300_000 * 1000
-    assert seen["truncated"] == total - (1 << 20)
+    assert seen["truncated"] == 1 << 20
     assert seen["growth_kib"] < 20 * 1024, seen
 
 

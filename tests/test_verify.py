@@ -10,6 +10,7 @@ at ``import torch``: the drift and the environment-wide difference to detect.
 from __future__ import annotations
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -387,3 +388,17 @@ def test_accept_plan_skips_snippets_edited_since_the_report(tmp_path: Path) -> N
     plan = accept.plan(Report(STAMP, "", (1, 1), (fresh,)), project.placements(), tmp_path)
     write_all({path: new for path, (_, new) in accept.new_files(plan, project).items()})
     assert page.read_text() == "```{snippet} demo/x\nnew\n```\n"
+
+
+def test_the_html_report_shows_every_control_character_as_an_escape() -> None:
+    # Issue 23 item 6: Jinja2 escapes markup, not control characters; the
+    # report held raw ESC, NUL and form feeds from the outputs it quotes.
+    from snipcheck.report_format import html
+
+    diff = "--- s\n+++ a\n@@ -1 +1 @@\n-nul\x00\n+\x1b[31mred\x1b[0m form\x0cfeed \x85 \u2028\n"
+    snippet = SnippetReport("a/b", "docs/a.md", 3, "drifted", ("raised ValueError: bad\x1b[2K\x07",), diff=diff)
+    page = html(Report(STAMP, "", (1, 1), (snippet,)))
+    assert re.findall("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]", page) == []
+    assert '<span class="add">+\\x1b[31mred\\x1b[0m form\\x0cfeed \\x85 \\u2028</span>' in page  # one line, not three
+    assert '<span class="del">-nul\\x00</span>' in page
+    assert "raised ValueError: bad\\x1b[2K\\x07" in page

@@ -166,9 +166,11 @@ def apply(p: Plan, project: Project) -> list[Path]:
 
     :return: the files changed.
     :raises snipcheck.rewrite.Unwritable: before anything is written.
+    :raises snipcheck.files.ChangedOnDisk: if a file changed since it was read.
     :raises snipcheck.files.WriteError: if a write fails (every file keeps its old bytes).
     """
-    return write_all({path: new for path, (_, new) in new_files(p, project).items()})
+    files = new_files(p, project)
+    return write_all({path: new for path, (_, new) in files.items()}, {path: old for path, (old, _) in files.items()})
 
 
 def preview(files: dict[Path, tuple[bytes, bytes]], root: Path) -> str:

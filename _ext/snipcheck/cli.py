@@ -16,8 +16,12 @@ default ``.``) and finds snippets through the placement index: the pages read
 by Sphinx, execution off, exactly as the build reads them.
 
 Exit status: 0 success; 1 drift, a failing snippet, or something not
-recorded or accepted; 2 bad usage or input (an unknown option, an unreadable
-report, a project Sphinx cannot read, no placement found).
+recorded or accepted (a page another process wrote meanwhile, too); 2 bad
+usage or input (an unknown option, an unreadable report, a project or, for
+verify, accept and review, a page Sphinx cannot read, no placement found); 130 interrupted
+(Ctrl-C): the runs in progress are stopped and one line on stderr says what
+was written (nothing, unless the interrupt came after the first file of a
+write was replaced: a write is all or nothing, so it is then finished).
 """
 
 from __future__ import annotations
@@ -34,13 +38,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import __version__, normalize, report_format, scaffold
+from . import __version__, normalize, report_file, report_format, scaffold
 from . import accept as accept_mod
 from . import figures as figure_files
-from .compare import judge, terminal_text, text_diff, truncation_advice
+from .compare import judge, terminal_text, truncation_advice
 from .environment import ProbeError, probe
 from .execute import Executor
-from .files import WriteError, write_all, write_atomic
+from .files import ChangedOnDisk, WriteError, signals_held, write_all, write_atomic
 from .model import Figure, RunResult, Snippet, Stamp
 from .normalize import Normalizer
 from .placement import Placement
@@ -48,11 +52,23 @@ from .project import Project, ProjectError
 from .recording import Unrecordable, to_record
 from .review import Review, walk
 from .rewrite import Edit, Unwritable, holdable
+from .runner import sandbox
+from .runner.python import HASH_SEED
 from .settings import Settings, absolute_command
 from .snippets import SnippetError, load
+from .variation import VARIES, Rerun
 from .verify import Report, keep_committed_text, merge, parse_shard, verify
 
 USAGE_ERROR = 2
+#: Exit status after a Ctrl-C: 128 + SIGINT, as a shell reports an interrupted command.
+INTERRUPTED = 130
+
+# What a Ctrl-C must know of the command it interrupts: the project's files
+# it has written so far, the executors whose runs to stop, and a note to add
+# (where a review's decisions are kept).  Reset by main().
+_written: list[Path] = []
+_executors: list[Executor] = []
+_interrupt_note: list[str] = []
 
 
 def use_color(stream: TextIO) -> bool:
@@ -143,8 +159,50 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit status."""
+    """Run the command line; return the exit status (:data:`INTERRUPTED` after a Ctrl-C)."""
     args = _parser().parse_args(argv)
+    _written.clear()
+    _executors.clear()
+    _interrupt_note.clear()
+    try:
+        return _command(args)
+    except KeyboardInterrupt:
+        return _interrupted()
+
+
+def _interrupted() -> int:
+    """Say in one line what a Ctrl-C left written, stop the runs, return :data:`INTERRUPTED`.
+
+    The runs in progress are stopped now, while the interpreter is whole (the
+    supervisors remove their run directories), not by the ``atexit`` handler
+    alone; a second Ctrl-C meanwhile ends the process at once.
+    """
+    from .runner.capture import stop_live_runs
+
+    written = list(dict.fromkeys(_written))
+    if written:
+        message = f"interrupted after writing {', '.join(_rel(p) for p in written)} in full; nothing else was written"
+    else:
+        message = "interrupted; nothing was written"
+    print(message + "".join(f" ({note})" for note in _interrupt_note), file=sys.stderr)
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: os._exit(INTERRUPTED))
+    try:
+        for executor in _executors:
+            executor.cancel_pending()
+        stop_live_runs()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    return INTERRUPTED
+
+
+def _executor(settings: Settings, stamp: Stamp, use_cache: bool, hash_seed: int = HASH_SEED) -> Executor:
+    """``settings.executor``, known to a Ctrl-C (its pending runs are cancelled)."""
+    executor = settings.executor(stamp, use_cache=use_cache, hash_seed=hash_seed)
+    _executors.append(executor)
+    return executor
+
+
+def _command(args: argparse.Namespace) -> int:
     _core_log(args.verbose, args.quiet)
     if args.command == "normalizers":
         for n in normalize.REGISTRY.values():
@@ -166,8 +224,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "new":
             return scaffold.new(
                 project.settings, args.id, rust=args.rust, expect=args.expect, requires=args.requires,
-                srcdir=project.srcdir,
+                srcdir=project.srcdir, written=_written,
             )  # fmt: skip
+        if args.command in ("verify", "accept", "review") and _left_out(
+            project, f"{args.command} reads every page, so it did nothing"
+        ):
+            return USAGE_ERROR
         if args.command == "verify":
             try:
                 shard = parse_shard(args.shard)
@@ -186,6 +248,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     except ProjectError as exc:
         return _fail(str(exc), USAGE_ERROR)
+
+
+def _left_out(project: Project, consequence: str) -> int:
+    """Print an error for each page Sphinx could not read (not UTF-8, say), at
+    its line, ending with ``consequence``; return how many there are."""
+    found = project.unreadable()
+    for path, line, message in found:
+        print(f"error: {_rel_entry(Path(path))}:{line}: {message}; {consequence}", file=sys.stderr)
+    return len(found)
 
 
 def _core_log(verbose: int, quiet: int) -> None:
@@ -255,7 +326,7 @@ def _run(project: Project, ids: list[str], use_cache: bool, verbose: int = 0) ->
     stamp = _stamp(settings, verbose, use_cache)
     if stamp is None:
         return 1
-    executor = settings.executor(stamp, use_cache=use_cache)
+    executor = _executor(settings, stamp, use_cache=use_cache)
     status = 0
     loaded = []
     for snippet_id in ids:
@@ -298,6 +369,8 @@ def _ended(result: RunResult) -> tuple[str, int]:
     """How a run ended, in words, and its status as a shell reports it."""
     if result.timed_out:
         return f"timed out after {result.duration:.1f} s, killed (status 124)", 124
+    if result.stopped_by_output:
+        return f"stopped: its output passed the output limit of {result.output_limit:,} bytes by {result.truncated_bytes:,} (status 1)", 1
     if result.signal:
         number = getattr(signal.Signals, result.signal, None) if result.signal.startswith("SIG") else None
         code = 128 + int(number) if number is not None else 1
@@ -314,6 +387,9 @@ def _load_by_id(project: Project, snippet_id: str) -> Snippet:
         if "not found" not in exc.message:
             raise
         placed = [p for p in project.placements() if p.snippet_id == snippet_id]
+        if not placed and project.unreadable():
+            pages = ", ".join(f"{_rel_entry(Path(path))}:{line}: {why}" for path, line, why in project.unreadable())
+            raise SnippetError(f"{exc.message}; a page that cannot be read may hold its code: {pages}") from None
         if not placed:
             raise
         return project.snippet(placed[0])
@@ -323,6 +399,7 @@ def _record(
     project: Project, ids: list[str], dry_run: bool, use_cache: bool, quiet: int = 0, verbose: int = 0
 ) -> int:
     settings = project.settings
+    left_out = _left_out(project, "its snippets were not recorded")
     placements = project.placements()
     if ids:
         placed = {p.snippet_id for p in placements}
@@ -335,9 +412,9 @@ def _record(
     stamp = _stamp(settings, verbose, use_cache)
     if stamp is None:
         return 1
-    executor = settings.executor(stamp, use_cache=use_cache)
+    executor = _executor(settings, stamp, use_cache=use_cache)
     loaded = []
-    status = 0
+    status = 1 if left_out else 0
     for p in placements:
         try:
             snippet = project.snippet(p)
@@ -351,10 +428,11 @@ def _record(
         executor.submit(snippet)
     edits: list[Edit] = []
     drawn: list[tuple[Placement, tuple[Figure, ...]]] = []  # whose figures to write as stated files
-    # Every output about to be recorded is produced a second time, afresh: an
-    # output that changes from run to run (a time, an address, unseeded
-    # randomness) would drift on the next build, and no recording can fix it.
-    second = settings.executor(stamp, use_cache=False)
+    # Every output about to be recorded is produced a second time, afresh and
+    # under another hash seed: an output that changes from run to run (a time,
+    # an address, unseeded randomness) would drift on the next build, and one
+    # that changes with the seed (a set's order) varies under plain python.
+    rerun = Rerun(lambda hash_seed: _executor(settings, stamp, False, hash_seed), settings.normalizers)
     for p, snippet in loaded:
         where = f"{_where(project, p)}: {p.snippet_id}"
         outcome = executor.outcome(snippet)
@@ -384,7 +462,7 @@ def _record(
         figures = outcome.result.figures
         if not verdict.diff and any(not c.ok for c in figure_files.check(p.snippet_id, figures, project.srcdir)):
             # only figures changed: their files are written, the page stays as it is
-            again = second.outcome(snippet).result
+            again = rerun.other(snippet)
             why = figure_files.stable(figures, again.figures if again else ())
             if why:
                 print(f"{where}: not recorded: {why}", file=sys.stderr)
@@ -407,24 +485,14 @@ def _record(
             print(f"{where}: not recorded: {why}", file=sys.stderr)
             status = 1
             continue
-        again = second.outcome(snippet).result
         # What is written must hold on the second run too (its wildcards, if
         # the author wrote any, may cover what varies).
-        unstable = text_diff(
-            body,
-            terminal_text(again, settings.normalizers) if again else "",
-            settings.normalizers,
-            "first run",
-            "second run",
-        )
-        unstable = unstable or (figure_files.stable(figures, again.figures) if again else None) or ""
+        unstable = rerun.problem(snippet, body)
+        again = rerun.other(snippet)
+        moved = figure_files.stable(figures, again.figures) if again else None
+        unstable = unstable or (f"{VARIES}:\n{moved}" if moved else "")
         if unstable:
-            print(
-                f"{where}: not recorded: its output differs between two runs of the same code, "
-                "so any recording would drift on the next build; make it deterministic (seed random generators, "
-                "do not print times, addresses or durations):\n" + unstable,
-                file=sys.stderr,
-            )
+            print(f"{where}: not recorded: {unstable}", file=sys.stderr)
             status = 1
             continue
         options = {"stated-env": f"{stamp.label()} · {stamp.platform}"} if snippet.tags.requires else {}
@@ -433,32 +501,48 @@ def _record(
         if dry_run and quiet < 1:
             print(f"{where}: would record")
             print(verdict.diff)
-    second.close()
+    rerun.close()
     executor.close()
     if edits:
         try:
             files = project.rewrite(edits)
+        except ChangedOnDisk as exc:
+            return _fail(_changed(exc, "record"))
         except Unwritable as exc:
             return _fail(f"{exc}; nothing was recorded")
-        if not dry_run:
+    if dry_run:
+        return _record_summary(status, len(edits), len(loaded), dry_run, quiet)
+    # Pages and figures are written as one: a Ctrl-C before the first file is
+    # replaced leaves all as they were; after, it waits until all are written.
+    drawn_files: list[Path] = []
+    with signals_held():
+        if edits:
             try:
-                write_all({path: new for path, (_, new) in files.items()})
+                _written.extend(write_all(*_new_and_old(files)))
+            except ChangedOnDisk as exc:
+                return _fail(_changed(exc, "record"))
             except WriteError as exc:
                 return _fail(str(exc))
-            if quiet < 1:
-                for edit in edits:
-                    print(f"{_where(project, edit.placement)}: {edit.placement.snippet_id}: recorded")
-    if drawn and not dry_run:
         try:
             for placement, figures in drawn:
-                for path in figure_files.write_recorded(project.srcdir, placement.snippet_id, figures):
-                    if quiet < 1:
-                        print(f"{_rel(path)}: {'written' if path.exists() else 'removed'}")
+                changed = figure_files.write_recorded(project.srcdir, placement.snippet_id, figures)
+                drawn_files += changed
+                _written.extend(changed)
         except OSError as exc:
             return _fail(f"cannot write a stated figure: {exc}")
+    if quiet < 1:
+        for edit in edits:
+            print(f"{_where(project, edit.placement)}: {edit.placement.snippet_id}: recorded")
+        for path in drawn_files:
+            print(f"{_rel(path)}: {'written' if path.exists() else 'removed'}")
+    return _record_summary(status, len(edits), len(loaded), dry_run, quiet)
+
+
+def _record_summary(status: int, edits: int, loaded: int, dry_run: bool, quiet: int) -> int:
+    """Print record's last line (unless ``-qq``); return ``status``."""
     if quiet < 2:
         verb = "would change" if dry_run else "recorded"
-        print(f"{len(edits)} stated output(s) {verb}; {len(loaded) - len(edits)} unchanged or skipped")
+        print(f"{edits} stated output(s) {verb}; {loaded - edits} unchanged or skipped")
     return status
 
 
@@ -476,7 +560,7 @@ def _verify(
     stamp = _stamp(settings, verbose, use_cache)
     if stamp is None:
         return None
-    executor: Executor = settings.executor(stamp, use_cache=use_cache)
+    executor = _executor(settings, stamp, use_cache=use_cache)
     try:
         report = verify(
             settings, placements, executor, stamp, shard, progress=_progress if quiet < 1 else None, loader=project.snippet,
@@ -489,6 +573,9 @@ def _verify(
     if verbose:
         for s in report.snippets:
             _origin(f"{s.doc}:{s.line}: {s.id}", s.origin, s.duration)
+    lacking = sandbox.caveats() if any(s.origin == "run" for s in report.snippets) else None
+    if lacking and quiet < 2:
+        print(f"note: {lacking}", file=sys.stderr)  # once, as the build summary says it
     return report
 
 
@@ -501,10 +588,12 @@ def _progress(done: int, total: int, snippet_id: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
 
-def _write_report(path: Path, report: Report, normalizers: Sequence[Normalizer] = ()) -> None:
+def _write_report(path: Path, report: Report, normalizers: Sequence[Normalizer] = ()) -> bool:
     """Write the JSON report only when it changed, keeping the committed text
     of outputs that say the same after ``normalizers``
-    (:func:`snipcheck.verify.keep_committed_text`): a committed report stays untouched."""
+    (:func:`snipcheck.verify.keep_committed_text`): a committed report stays untouched.
+
+    :return: whether the file was written."""
     try:
         old: Any = json.loads(path.read_bytes())
     except (OSError, ValueError):
@@ -513,10 +602,11 @@ def _write_report(path: Path, report: Report, normalizers: Sequence[Normalizer] 
     data = (json.dumps(new, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
     try:
         if path.read_bytes() == data:
-            return
+            return False
     except OSError:
         pass
     write_atomic(path, data)
+    return True
 
 
 def _emit(
@@ -534,29 +624,22 @@ def _emit(
             print(problems, file=sys.stderr)
     else:
         print(report_format.terminal(report, color=use_color(sys.stdout)))
-    if json_path:
-        _write_report(json_path, report, normalizers)
-        if quiet < 2:
-            print(f"JSON report: {json_path}")
-    if html_path:
-        write_atomic(html_path, report_format.html(report).encode("utf-8"))
-        if quiet < 2:
-            print(f"HTML report: {html_path}")
+    with signals_held():  # both reports, or (a Ctrl-C before the first) neither
+        if json_path and _write_report(json_path, report, normalizers):
+            _written.append(json_path)
+        if html_path:
+            write_atomic(html_path, report_format.html(report).encode("utf-8"))
+            _written.append(html_path)
+    if json_path and quiet < 2:
+        print(f"JSON report: {json_path}")
+    if html_path and quiet < 2:
+        print(f"HTML report: {html_path}")
     return 0 if report.holds else 1
 
 
 def _read_report(path: Path) -> Report:
-    """:raises ValueError: naming the file and what is wrong with it."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ValueError(f"cannot read report {path}: {exc.strerror}") from None
-    except ValueError as exc:
-        raise ValueError(f"report {path} is not JSON: {exc}") from None
-    try:
-        return Report.from_json(data)
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise ValueError(f"{path} is not a snipcheck verify report: {exc}") from None
+    """:raises ValueError: naming the file and what is wrong with it (see :mod:`snipcheck.report_file`)."""
+    return report_file.read(path)
 
 
 def _merge(paths: list[Path], json_path: Path | None, html_path: Path | None, quiet: int = 0) -> int:
@@ -595,10 +678,74 @@ def _accept(project: Project, args: argparse.Namespace, use_cache: bool) -> int:
             + ", ".join(failing) + " (fix them, or --force to accept the rest anyway)"
         )  # fmt: skip
     plan = accept_mod.plan(report, project.placements(), settings.root, args.only, settings.normalizers)
+    _drop_varying(project, plan, report, args.python)
     return _write_plan(project, plan, report, dry_run=args.dry_run, force=args.force)
 
 
-def _write_plan(project: Project, plan: accept_mod.Plan, report: Report, *, dry_run: bool, force: bool) -> int:
+def _drop_varying(project: Project, plan: accept_mod.Plan, report: Report, python: str | None) -> None:
+    """Take out of ``plan`` each output that varies (:mod:`snipcheck.variation`),
+    as ``record`` refuses it, saying why: each output to be written is run
+    again, on ``python`` (default: ``snipcheck_python``) when its stamp is the
+    report's; otherwise this is said, and nothing is run."""
+    settings = project.settings
+    if python:
+        settings = dataclasses.replace(settings, python=absolute_command(python))
+    if not plan.edits:
+        return
+    try:
+        stamp = probe(settings.python, settings.cache_dir)
+    except ProbeError as exc:
+        print(f"warning: not run again to find outputs that vary: {exc}", file=sys.stderr)
+        return
+    if stamp != report.stamp:
+        print(
+            f"warning: not run again to find outputs that vary: the report comes from {report.stamp.label()}, "
+            f"and {settings.python} runs {stamp.label()} (accept without --report, or with --python, to check them)",
+            file=sys.stderr,
+        )
+        return
+    rerun = Rerun(lambda hash_seed: _executor(settings, stamp, False, hash_seed), settings.normalizers)
+    try:
+        loaded: list[tuple[Edit, Snippet | None]] = []
+        for edit in plan.edits:
+            try:
+                loaded.append((edit, project.snippet(edit.placement)))
+            except SnippetError as exc:
+                loaded.append((edit, None))
+                print(f"warning: {_where(project, edit.placement)}: not run again: {exc.message}", file=sys.stderr)
+        rerun.submit([snippet for _, snippet in loaded if snippet is not None])
+        kept = []
+        for edit, snippet in loaded:
+            why = rerun.problem(snippet, edit.body, "the report's run") if snippet is not None else ""
+            if not why:
+                kept.append(edit)
+                continue
+            snippet_id = edit.placement.snippet_id
+            plan.skipped.append((snippet_id, f"{_where(project, edit.placement)}: not accepted: {why}"))
+            plan.accepted = [i for i in plan.accepted if i != snippet_id]
+            plan.figures = [(i, f) for i, f in plan.figures if i != snippet_id]
+        plan.edits = kept
+    finally:
+        rerun.close()
+
+
+def _new_and_old(files: dict[Path, tuple[bytes, bytes]]) -> tuple[dict[Path, bytes], dict[Path, bytes]]:
+    """``write_all``'s arguments for ``file → (old, new)``: the new bytes, and
+    the old ones each file must still hold (:func:`snipcheck.files.write_all`)."""
+    return {path: new for path, (_, new) in files.items()}, {path: old for path, (old, _) in files.items()}
+
+
+def _changed(exc: ChangedOnDisk, command: str) -> str:
+    """What to say when another process wrote a file while ``command`` ran."""
+    return (
+        f"{_rel(exc.path)} changed on disk while snipcheck {command} ran (another record or accept, or an editor, "
+        f"wrote it after {command} had read it); nothing was written: run snipcheck {command} again"
+    )
+
+
+def _write_plan(
+    project: Project, plan: accept_mod.Plan, report: Report, *, dry_run: bool, force: bool, reviewing: bool = False
+) -> int:
     """Write an accept plan (pages and pin), all or nothing; the pin moves only
     when every drifted output of the report is accepted."""
     settings = project.settings
@@ -608,8 +755,11 @@ def _write_plan(project: Project, plan: accept_mod.Plan, report: Report, *, dry_
         plan.pin = None
     for snippet_id, reason in plan.skipped:
         print(f"skipped {snippet_id}: {reason}", file=sys.stderr)
+    command = "review" if reviewing else "accept"
     try:
         files = accept_mod.new_files(plan, project)
+    except ChangedOnDisk as exc:
+        return _fail(_changed(exc, command))
     except Unwritable as exc:
         return _fail(f"accept wrote nothing: {exc}")
     pinned = accept_mod.pin_file(settings.root)
@@ -629,18 +779,26 @@ def _write_plan(project: Project, plan: accept_mod.Plan, report: Report, *, dry_
             return _fail(_NOT_GIT)
         if dirty:
             return _fail("uncommitted changes in " + ", ".join(dirty) + "; commit or stash them first (or --force)")
-    try:
-        changed = write_all({path: new for path, (_, new) in files.items()})
-    except WriteError as exc:
-        return _fail(f"accept: {exc}")
+    drawn: list[Path] = []
+    with signals_held():  # pages, pin and figures as one (see _record)
+        try:
+            changed = write_all(*_new_and_old(files))
+        except ChangedOnDisk as exc:
+            return _fail(_changed(exc, command))
+        except WriteError as exc:
+            return _fail(f"accept: {exc}")
+        _written.extend(changed)
+        try:
+            for snippet_id, figures in plan.figures:
+                done = figure_files.write_recorded(project.srcdir, snippet_id, figures)
+                drawn += done
+                _written.extend(done)
+        except OSError as exc:
+            return _fail(f"accept: cannot write a stated figure: {exc}")
     for path in changed:
         print(f"rewrote {_rel(path)}")
-    try:
-        for snippet_id, figures in plan.figures:
-            for path in figure_files.write_recorded(project.srcdir, snippet_id, figures):
-                print(f"{'wrote' if path.exists() else 'removed'} {_rel(path)}")
-    except OSError as exc:
-        return _fail(f"accept: cannot write a stated figure: {exc}")
+    for path in drawn:
+        print(f"{'wrote' if path.exists() else 'removed'} {_rel(path)}")
     print(f"accepted {len(plan.accepted)} output(s); {pin_note}")
     return 0
 
@@ -681,6 +839,7 @@ def _review(project: Project, args: argparse.Namespace, use_cache: bool) -> int:
         except EOFError:
             return ""
 
+    _interrupt_note.append(f"the review's decisions so far are kept in {_rel(state)}: snipcheck review resumes it")
     if not walk(review, state, ask, print):
         print(f"review paused, {len(review.undecided)} output(s) undecided; run snipcheck review again to resume")
         return 1
@@ -688,7 +847,8 @@ def _review(project: Project, args: argparse.Namespace, use_cache: bool) -> int:
     status = 0
     if accepted:
         plan = accept_mod.plan(review.report, project.placements(), project.settings.root, accepted, project.settings.normalizers)
-        status = _write_plan(project, plan, review.report, dry_run=False, force=args.force)
+        _drop_varying(project, plan, review.report, args.python)
+        status = _write_plan(project, plan, review.report, dry_run=False, force=args.force, reviewing=True)
     else:
         print("no output accepted; the pages are unchanged")
     if status == 0:
@@ -701,6 +861,14 @@ def _rel(path: Path) -> str:
         return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
     except ValueError:
         return str(path)
+
+
+def _rel_entry(path: Path) -> str:
+    """:func:`_rel` of the folder, then the name: a page that is a broken
+    symbolic link or a loop of links is shown by its own name (resolving
+    would follow it, or fail on a loop)."""
+    folder = _rel(path.parent)
+    return path.name if folder == "." else f"{folder}/{path.name}"
 
 
 if __name__ == "__main__":  # pragma: no cover

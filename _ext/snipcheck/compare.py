@@ -57,9 +57,10 @@ def strip_ansi(text: str) -> str:
 def keep_colours(text: str) -> str:
     """Remove every escape sequence except colours (SGR, ``ESC [ ... m``),
     which the page renders; cursor moves, erases and window titles have no
-    place in a static page, and a lone BEL or ESC is dropped too."""
-    kept = _ANSI.sub(lambda m: m.group(0) if _SGR.fullmatch(m.group(0)) else "", text)
-    return kept.replace("\x07", "")
+    place in a static page.  A control character left over (a lone BEL, the
+    ESC of a malformed sequence) stays, as in the terminal text: the page
+    shows it as an escape (:func:`snipcheck.display.visible_keeping_colours`)."""
+    return _ANSI.sub(lambda m: m.group(0) if _SGR.fullmatch(m.group(0)) else "", text)
 
 
 def collapse_cr(text: str) -> str:
@@ -86,8 +87,13 @@ def collapse_cr(text: str) -> str:
     return "\n".join(out)
 
 
-def truncation_marker(dropped: int, limit: int) -> str:
-    """The line appended where output was cut (part of the compared text)."""
+def truncation_marker(dropped: int, limit: int, stopped: bool = False) -> str:
+    """The line appended where output was cut (part of the compared text).
+
+    :param stopped: the run was stopped there (:attr:`RunResult.stopped_by_output`).
+    """
+    if stopped:
+        return f"[snipcheck: output limit of {limit:,} bytes reached; stopped after {dropped:,} more bytes]\n"
     return f"[snipcheck: output limit of {limit:,} bytes reached; {dropped:,} more bytes not shown]\n"
 
 
@@ -100,6 +106,13 @@ def truncation_advice(result: RunResult) -> str:
     limit = 1
     while limit < result.output_limit + result.truncated_bytes:
         limit *= 2
+    if result.stopped_by_output:
+        return (
+            f"its output passed the output limit of {result.output_limit:,} bytes by {result.truncated_bytes:,} "
+            "more, so the run was stopped there: how much more it would have printed, and how it would have "
+            "ended, is unknown; print less, or raise the limit for this snippet in its tag block "
+            f"(output-limit = {limit * 2} or more)"
+        )
     return (
         f"its output reached the output limit of {result.output_limit:,} bytes and "
         f"{result.truncated_bytes:,} more bytes were not shown or checked; print less, or raise the "
@@ -126,7 +139,7 @@ def terminal_text(result: RunResult, normalizers: Sequence[Normalizer] = ()) -> 
     if result.truncated_bytes:
         if text and not text.endswith("\n"):
             text += "\n"
-        text += truncation_marker(result.truncated_bytes, result.output_limit)
+        text += truncation_marker(result.truncated_bytes, result.output_limit, result.stopped_by_output)
     return for_display(text, normalizers).removesuffix("\n")
 
 
@@ -162,6 +175,8 @@ def ending(result: RunResult) -> str:
     exc = result.exception
     if result.timed_out:
         return f"timed out after {result.duration:.1f} s"
+    if result.stopped_by_output:
+        return "was stopped when its output passed the output limit"
     if result.signal:
         return f"was killed by {result.signal}"
     if exc is not None:
@@ -181,8 +196,8 @@ def outcome_problem(tags: Tags, result: RunResult) -> tuple[str, str] | None:
 
     :return: ``None`` if it ended as expected, else ``(status, sentence)``.
     """
-    if result.timed_out:
-        return None  # reported separately
+    if result.timed_out or result.stopped_by_output:
+        return None  # reported separately: the run did not end by itself
     found = _expect_problem(tags, result)
     exc = result.exception
     if result.ended_chain and (found is None or exc is None or exc.type in _ENDS_INTERPRETER):

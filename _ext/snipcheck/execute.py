@@ -23,6 +23,7 @@ import math
 import os
 import queue
 import threading
+import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -39,6 +40,7 @@ from .inputs import Digests
 from .model import Outcome, RunResult, Snippet, Stamp
 from .runner import Runner, make_runner
 from .runner.capture import RunError
+from .runner.python import HASH_SEED
 from .tags import resolved_seed
 
 log = logging.getLogger("snipcheck")
@@ -69,6 +71,11 @@ class ExecutorConfig:
         every Python snippet's run directory (``snipcheck_depends``).
     :param seed: the seed of every Python run whose ``seed`` tag says
         nothing (``snipcheck_seed``); ``None``: fresh randomness.
+    :param protect: folders no run may change (the project's sources,
+        outputs and cache; see :func:`snipcheck.runner.sandbox.protected_paths`).
+    :param hash_seed: the hash secret of Python runs (``PYTHONHASHSEED``):
+        the build's, or another for the runs that look for hash-order
+        dependence (:mod:`snipcheck.variation`).
     """
 
     python: str
@@ -86,6 +93,8 @@ class ExecutorConfig:
     env: tuple[str, ...] = ()
     files: tuple[tuple[str, str], ...] = ()
     seed: int | None = None
+    protect: tuple[str, ...] = ()
+    hash_seed: int = HASH_SEED
 
 
 class Executor:
@@ -110,6 +119,8 @@ class Executor:
                 preload=config.preload,
                 build_dir=config.build_dir,
                 memory_limit=config.memory_limit or None,
+                protect=config.protect,
+                hash_seed=config.hash_seed,
             )
         )
         self._runners: dict[str, Runner] = {}
@@ -129,6 +140,8 @@ class Executor:
         self._threads: list[threading.Thread] = []
         self.ran = 0
         self.cached = 0
+        # time.monotonic() of the first job's start and the last one's end: the wall time of the work
+        self._busy: tuple[float, float] | None = None
         self._count_lock = threading.Lock()
         self._digests = Digests()  # each declared data file is read once per build
 
@@ -322,27 +335,48 @@ class Executor:
             if close is not None:
                 close()
 
+    @property
+    def wall(self) -> float:
+        """Seconds from the start of the first job (a run, a cache look-up or a
+        chain) to the end of the last one so far: the wall time of the work,
+        less than the sum of the runs' durations when several run at once.
+        A job counts once its worker is done with it, just after its outcome
+        is handed over."""
+        busy = self._busy
+        return busy[1] - busy[0] if busy else 0.0
+
     def _work(self) -> None:
         while True:
             item = self._queue.get()[2]
             if item is None:
                 return
-            if item[0] == "chain":
-                run_chain_job(self, item[1])
-                continue
-            snippet, fut = item[0], item[1]
-            if len(item) == 2 and not fut.set_running_or_notify_cancel():
-                continue  # cancelled (a held run, resumed, is running already)
+            start = time.monotonic()
             try:
-                outcome = self._execute(snippet, fut)
-                if outcome is not None:
-                    fut.set_result(outcome)
-            except RunError as exc:  # its message says what went wrong with the run
-                fut.set_result(Outcome(None, "error", notes=(str(exc),)))
-            except OSError as exc:
-                fut.set_result(Outcome(None, "error", notes=(f"could not start the run: {exc}",)))
-            except BaseException as exc:  # noqa: BLE001 - handed to the waiting reader
-                fut.set_exception(exc)
+                self._job(item)
+            finally:
+                end = time.monotonic()
+                with self._count_lock:
+                    busy = self._busy or (start, end)
+                    self._busy = (min(busy[0], start), max(busy[1], end))
+
+    def _job(self, item: tuple[Any, ...]) -> None:
+        """Do one queued job (see :meth:`_put`): its futures get their outcomes."""
+        if item[0] == "chain":
+            run_chain_job(self, item[1])
+            return
+        snippet, fut = item[0], item[1]
+        if len(item) == 2 and not fut.set_running_or_notify_cancel():
+            return  # cancelled (a held run, resumed, is running already)
+        try:
+            outcome = self._execute(snippet, fut)
+            if outcome is not None:
+                fut.set_result(outcome)
+        except RunError as exc:  # its message says what went wrong with the run
+            fut.set_result(Outcome(None, "error", notes=(str(exc),)))
+        except OSError as exc:
+            fut.set_result(Outcome(None, "error", notes=(f"could not start the run: {exc}",)))
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting reader
+            fut.set_exception(exc)
 
     def _runner(self, language: str) -> Runner:
         with self._lock:
@@ -452,7 +486,8 @@ def declared_length(job: tuple[Any, ...]) -> float:
 
 
 def _cacheable(snippet: Snippet, result: RunResult) -> bool:
-    return not result.timed_out and outcome_problem(snippet.tags, result) is None
+    # A run stopped at a timeout or for its output did not end: it is not kept.
+    return not result.timed_out and not result.stopped_by_output and outcome_problem(snippet.tags, result) is None
 
 
 from .execute_chain import run_chain_job

@@ -5,11 +5,19 @@ directory and ``os.replace``: readers see the old bytes or the new, never a
 mix, and the file keeps its permissions.  :func:`write_all` does that for
 several files, all or nothing: every file is checked and every temporary file
 written before the first one replaces its target, and targets already
-replaced are put back if a later one fails.
+replaced are put back if a later one fails.  Given the bytes each file held
+when its new bytes were made from it, :func:`write_all` refuses
+(:class:`ChangedOnDisk`) a file that holds others by then: another process
+wrote it meanwhile (another ``record``, an editor), and writing would undo
+that.  The check is made again right before the first replacement, under an
+exclusive ``flock`` of each file, so two snipcheck processes never both pass
+it.
 
 Both are safe against Ctrl-C (``SIGINT``) and ``SIGTERM`` at any instruction:
 in the main thread those signals are held back while a temporary file exists
-and delivered right after; a write in another thread (the executor's cache
+and delivered right after, or, when one came before the first file is
+replaced, at that point, with the temporary files removed and nothing
+replaced; a write in another thread (the executor's cache
 writes) cannot be interrupted by a signal, but the interpreter may exit
 under it, so temporary files still in flight are removed at exit, and from
 then on no temporary file is made (a daemon thread still running after the
@@ -27,6 +35,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import errno
+import fcntl
 import os
 import signal
 import stat
@@ -96,6 +105,7 @@ def signals_held() -> Iterator[None]:
     noted: list[int] = []
     old = {sig: signal.signal(sig, lambda signum, frame: noted.append(signum)) for sig in _HELD}
     _holding.active = True
+    _holding.noted, _holding.old, _holding.replaced = noted, old, False
     try:
         yield
     finally:
@@ -104,6 +114,48 @@ def signals_held() -> Iterator[None]:
             signal.signal(sig, handler)
         for signum in dict.fromkeys(noted):
             signal.raise_signal(signum)
+
+
+def _interrupt_waiting() -> bool:
+    """Whether a signal held by :func:`signals_held` (this thread's) waits
+    whose handler, once back, will stop the process's work: Python's default
+    ``SIGINT`` handler (``KeyboardInterrupt``) or the default action (the
+    process ends).  A handler of the program's own may do anything, so it is
+    left to run when the block ends."""
+    if not getattr(_holding, "active", False):
+        return False
+    return any(_holding.old[sig] in (signal.default_int_handler, signal.SIG_DFL) for sig in _holding.noted)
+
+
+def _interrupt_now() -> None:
+    """Deliver the held signals at once (inside the block): ``KeyboardInterrupt``
+    is raised here, a default action ends the process."""
+    noted = list(dict.fromkeys(_holding.noted))
+    _holding.noted.clear()
+    for signum in noted:
+        handler = _holding.old[signum]
+        if handler is signal.SIG_DFL:
+            signal.signal(signum, signal.SIG_DFL)
+            signal.raise_signal(signum)
+        elif callable(handler):
+            handler(signum, None)
+    raise KeyboardInterrupt  # not reached: each handler above interrupts (see _interrupt_waiting)
+
+
+def _abandon_if_interrupted(temps: list[str]) -> None:
+    """Before the first file of a held block is replaced: if a held Ctrl-C
+    (or ``SIGTERM``) waits, remove the temporary files and deliver it now, so
+    that an interrupt that came while the new bytes were written (the slow
+    part, with its ``fsync``) leaves every file as it was, rather than written
+    after all.  Once a file of the block is replaced, the block's writes all
+    go on (a caller that writes several files in one block, all or nothing)."""
+    if not _interrupt_waiting() or _holding.replaced:
+        return
+    for tmp in temps:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        _forget(tmp)
+    _interrupt_now()
 
 
 def _mode_for(path: Path) -> tuple[int, int | None, int | None]:
@@ -163,8 +215,10 @@ def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with signals_held():
         tmp = _temporary(path, data, durable)
+        _abandon_if_interrupted([tmp])
         try:
             os.replace(tmp, path)
+            _holding.replaced = True
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
@@ -206,17 +260,62 @@ class WriteError(OSError):
         return str(self.strerror)
 
 
-def write_all(files: Mapping[Path, bytes]) -> list[Path]:
+class ChangedOnDisk(WriteError):
+    """A file to be rewritten holds other bytes than those its new bytes were
+    made from: another process wrote it meanwhile.  Nothing was written.
+
+    :param path: the file.
+    """
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            errno.ESTALE,
+            f"{path} changed on disk since it was read (another process wrote it meanwhile: another record or "
+            "accept, or an editor); nothing was written: run the command again",
+        )
+        self.path = Path(path)
+
+
+@contextlib.contextmanager
+def _locked(paths: list[Path]) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on each of ``paths`` (in sorted order), so
+    that two snipcheck processes rewriting one file check and replace it one
+    after the other; a file system without locks only loses that ordering."""
+    fds: list[int] = []
+    try:
+        for path in sorted(paths):
+            try:
+                fd = os.open(path, os.O_RDONLY)
+            except OSError:
+                continue
+            fds.append(fd)
+            with contextlib.suppress(OSError):
+                fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        for fd in fds:
+            os.close(fd)  # closing the last descriptor of the file releases its lock
+
+
+def write_all(files: Mapping[Path, bytes], expected: Mapping[Path, bytes] | None = None) -> list[Path]:
     """Replace every file in ``files`` with its new bytes, all or nothing.
 
+    :param expected: the bytes each file held when its new bytes were made
+        from it.  A file that holds other bytes by now (checked first, and
+        again under a lock right before the first file is replaced) was
+        written by someone else meanwhile: nothing is written.
     :return: the files whose bytes changed (files already holding their new
         bytes are not touched).
+    :raises ChangedOnDisk: see ``expected``.
     :raises WriteError: if a file is unwritable (see :func:`unwritable`) or a
         write fails; every file then holds its old bytes.
     """
+    expected = expected or {}
     changes = []
     for path, new in files.items():
         old = path.read_bytes()
+        if path in expected and old != expected[path]:
+            raise ChangedOnDisk(path)
         if old != new:
             why = unwritable(path)
             if why:
@@ -235,37 +334,43 @@ def write_all(files: Mapping[Path, bytes]) -> list[Path]:
             if isinstance(exc, OSError):
                 raise WriteError(exc.errno, f"nothing was written: cannot write beside {path}: {exc.strerror or exc}") from exc
             raise
+        _abandon_if_interrupted([tmp for _, tmp in temps])
         done: list[tuple[Path, bytes]] = []
         failed = Path()
-        try:
-            for (path, old, _), (_, tmp) in zip(changes, temps, strict=True):
-                failed = path
-                os.replace(tmp, path)
-                done.append((path, old))
-        except BaseException as exc:
-            stuck = []
-            for path, old in reversed(done):
-                back = ""
-                try:
-                    back = _temporary(path, old)
-                    os.replace(back, path)
-                except OSError:
-                    stuck.append(str(path))
+        with _locked([path for path, _, _ in changes if path in expected]):
+            try:
+                for path, old, _ in changes:
+                    if path in expected and path.read_bytes() != old:
+                        raise ChangedOnDisk(path)
+                for (path, old, _), (_, tmp) in zip(changes, temps, strict=True):
+                    failed = path
+                    os.replace(tmp, path)
+                    _holding.replaced = True
+                    done.append((path, old))
+            except BaseException as exc:
+                stuck = []
+                for path, old in reversed(done):
+                    back = ""
+                    try:
+                        back = _temporary(path, old)
+                        os.replace(back, path)
+                    except OSError:
+                        stuck.append(str(path))
+                        with contextlib.suppress(OSError):
+                            if back:
+                                os.unlink(back)
+                    finally:
+                        _forget(back)
+                for _, tmp in temps:
                     with contextlib.suppress(OSError):
-                        if back:
-                            os.unlink(back)
-                finally:
-                    _forget(back)
-            for _, tmp in temps:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-            if not isinstance(exc, OSError):
-                raise
-            message = f"nothing was written: cannot write {failed}: {exc.strerror or exc}"
-            if stuck:
-                message = f"cannot write {failed}: {exc.strerror or exc}; and could not put back {', '.join(stuck)}"
-            raise WriteError(exc.errno, message) from exc
-        finally:
-            for _, tmp in temps:
-                _forget(tmp)
+                        os.unlink(tmp)
+                if not isinstance(exc, OSError) or isinstance(exc, ChangedOnDisk):
+                    raise
+                message = f"nothing was written: cannot write {failed}: {exc.strerror or exc}"
+                if stuck:
+                    message = f"cannot write {failed}: {exc.strerror or exc}; and could not put back {', '.join(stuck)}"
+                raise WriteError(exc.errno, message) from exc
+            finally:
+                for _, tmp in temps:
+                    _forget(tmp)
     return [path for path, _, _ in changes]

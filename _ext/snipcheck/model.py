@@ -276,6 +276,11 @@ class RunResult:
         interpreter) while cells of its chain were still to run: their ids, in
         order; empty otherwise.  Set by :mod:`snipcheck.execute_chain`; such
         a result is never cached (:func:`snipcheck.compare.outcome_problem`).
+    :param stopped_by_output: whether the run was stopped because its output
+        passed the output limit by the limit again, at least 1 MiB
+        (:class:`snipcheck.runner.channel.Sink`): ``truncated_bytes`` is then
+        exactly that margin, and how the run would have ended is unknown
+        (``exit_status``, ``signal`` and ``exception`` are ``None``).
     """
 
     events: tuple[Event, ...]
@@ -291,6 +296,7 @@ class RunResult:
     seed: int | None = None
     figures: tuple[Figure, ...] = ()
     ended_chain: tuple[str, ...] = ()
+    stopped_by_output: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """Plain-data form for the cache and reports (figures' bytes in base64)."""
@@ -320,6 +326,7 @@ class RunResult:
             seed=data.get("seed"),
             figures=tuple(Figure.from_json(f) for f in data.get("figures", ())),  # older entries have none
             ended_chain=tuple(str(i) for i in data.get("ended_chain", ())),
+            stopped_by_output=bool(data.get("stopped_by_output", False)),
         )
 
 

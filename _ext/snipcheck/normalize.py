@@ -58,13 +58,24 @@ def register(name: str, *, display: bool) -> Callable[[Callable[[str], str]], Ca
     return deco
 
 
+# Every pattern below takes time linear in the text, whatever it holds (a
+# 1 MB output goes through each of them): a path starts at a "/" that no
+# word character or "." precedes (written after the "/", so the regular
+# expression engine looks for "/" first), and holds at most _SEGMENTS
+# directories before what it looks for, so a start that finds nothing gives
+# up after that many ("/-/-/-..." made every "/" scan the rest of the text);
+# a file name within a path is at most _NAME characters long (a snippet id
+# is at most 100).
+_SEGMENTS = 32
+_NAME = 300
+_PATH = rf"/(?<![\w.]/)(?:[^\s\"'/:]+/){{1,{_SEGMENTS}}}?"
 # An absolute POSIX path up to and including a site-packages-like directory.
-_SITE = re.compile(r"(?<![\w.])(?:/[^\s\"'/:]+)+?/(?:lib/python\d+(?:\.\d+)?/)?(site-packages|dist-packages)/")
+_SITE = re.compile(_PATH + r"(?:lib/python\d+(?:\.\d+)?/)?(site-packages|dist-packages)/")
 # An absolute path to the standard library of some interpreter.
-_STDLIB = re.compile(r"(?<![\w.])(?:/[^\s\"'/:]+)+?/lib/(python\d+\.\d+)/(?!site-packages|dist-packages)")
-_SNIPPET = re.compile(r"(?<![\w.])(?:/[^\s\"'/:]+)+?/(snippets/[\w./-]+\.(?:py|rs))")
+_STDLIB = re.compile(_PATH + r"lib/(python\d+\.\d+)/(?!site-packages|dist-packages)")
+_SNIPPET = re.compile(_PATH + rf"(snippets/[\w./-]{{1,{_NAME}}}\.(?:py|rs))")
 _TORCH_FILE_LINE = re.compile(r'(File "\.\.\./(?:site|dist)-packages/torch/[^"]+", line )\d+')
-_TORCH_COLON_LINE = re.compile(r"(\.\.\./(?:site|dist)-packages/torch/[\w./-]+\.py):\d+:")
+_TORCH_COLON_LINE = re.compile(rf"(\.\.\./(?:site|dist)-packages/torch/[\w./-]{{1,{_NAME}}}\.py):\d+:")
 _TRIGGERED = re.compile(r"\(Triggered internally at [^()\n]*?:\d+\.\)")
 _ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{6,16}\b")
 
@@ -111,6 +122,22 @@ def torch_log_prefix(text: str) -> str:
     return _TORCH_LOG.sub(lambda m: f"{m.group(1)}MMDD hh:mm:ss.ffffff PID {m.group(2)}:N]", text)
 
 
+# The log line a CUDA build of torch writes when it finds no CUDA runtime (a
+# machine without a GPU), e.g. the first call of torch.compile on 2.14.1+cu130:
+# raw or after torch-log-prefix; a bounded line, so linear in the output.
+_NO_CUDA_RUNTIME = re.compile(
+    r"^[IWEF][^\n]{0,80}? torch/utils/cpp_extension\.py:\w{1,10}\] (?:\[[^\]\n]{0,40}\] )?"
+    r"No CUDA runtime is found, using CUDA_HOME=[^\n]{0,4096}(?:\n|\Z)",
+    re.MULTILINE,
+)
+
+
+@register("torch-no-cuda-runtime", display=False)
+def torch_no_cuda_runtime(text: str) -> str:
+    """The line a CUDA build of torch logs on a machine without a GPU (``W… torch/utils/cpp_extension.py:183] [0/0] No CUDA runtime is found, using CUDA_HOME='/usr/local'``) is left out: it says what the build is, not what the code does; a verify report lists it as masked."""
+    return _NO_CUDA_RUNTIME.sub("", text)
+
+
 _RUST_THREAD = re.compile(r"(thread '[^'\n]*') \(\d+\)")
 
 
@@ -128,6 +155,7 @@ DEFAULT = (
     "torch-triggered-internally",
     "memory-addresses",
     "torch-log-prefix",
+    "torch-no-cuda-runtime",
     "rust-thread-ids",
 )
 

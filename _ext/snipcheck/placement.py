@@ -59,6 +59,9 @@ class Placement:
         handler, a file outside the source directory).
     :param chain: the name of the chain it is a cell of (``snippet-chain``
         before it on the page, or its ``chain`` option), ``""`` for none.
+    :param digest: SHA-256 (hex) of ``source``'s bytes as the parser read
+        them, ``""`` when unknown: a rewrite refuses a file whose bytes differ
+        (another process wrote it since), and the index re-reads its page.
     """
 
     snippet_id: str
@@ -77,6 +80,7 @@ class Placement:
     stated: str
     writable: str = ""
     chain: str = ""
+    digest: str = ""
 
     def option(self, name: str) -> str | None:
         """The raw value of option ``name``, or ``None`` when not given."""

@@ -13,6 +13,7 @@ This module imports Sphinx lazily: the settings alone need none.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import re
 from collections import defaultdict
 from collections.abc import Sequence
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .chains import Broken, attach
+from .files import ChangedOnDisk
 from .model import Snippet
 from .placement import Placement
 from .rewrite import Edit, Unwritable, apply
@@ -95,6 +97,11 @@ class Project:
         :raises ProjectError: if there is none (the message says where it looked).
         """
         index = self.index()
+        if not index.placements and index.unreadable:
+            raise ProjectError(
+                f"no snippet found in {self.srcdir}: {len(index.unreadable)} of its {index.documents} document(s) "
+                "could not be read (see above); fix them, then run this again"
+            )
         if not index.placements:
             raise ProjectError(
                 f"no snippet placed in {self.srcdir}: Sphinx read {index.documents} document(s) there with "
@@ -102,6 +109,14 @@ class Project:
                 "--source-dir, or set snipcheck_source_dir in conf.py"
             )
         return index.placements
+
+    def unreadable(self) -> list[tuple[str, int, str]]:
+        """``(path, line, message)`` of each page Sphinx could not read (see
+        :mod:`snipcheck.sphinxext.pages`): what it places is unknown.
+
+        :raises ProjectError: if Sphinx cannot read the project.
+        """
+        return list(self.index().unreadable)
 
     def snippet(self, placement: Placement) -> Snippet:
         """The snippet ``placement`` runs: its code written in the page, else
@@ -149,7 +164,10 @@ class Project:
         would parse it, and must yield the same placements with exactly the
         new stated outputs.
 
-        :return: file → ``(old bytes, new bytes)``.
+        :return: file → ``(old bytes, new bytes)``; write them with
+            ``write_all(new, expected=old)`` (:func:`snipcheck.files.write_all`).
+        :raises snipcheck.files.ChangedOnDisk: if a file holds other bytes
+            than when the index read it (another process wrote it since).
         :raises Unwritable: naming the file, the snippet and why, if a body
             cannot be written where it sits, a file is a snippet file or lies
             outside the source directory, or the page would read back
@@ -173,6 +191,9 @@ class Project:
                 text = SourceText.from_bytes(path, raw, markups.pop() if len(markups) == 1 else "rst")
             except (OSError, SourceError) as exc:
                 raise Unwritable(f"{path}: {exc}") from None
+            digest = hashlib.sha256(raw).hexdigest()
+            if any(e.placement.digest not in ("", digest) for e in file_edits):
+                raise ChangedOnDisk(path)  # the edits' line numbers are of bytes no longer there
             if len({e.placement.markup for e in file_edits}) > 1 and text.text != text.as_parsed():
                 raise Unwritable(f"{path}: holds reStructuredText and MyST placements and line breaks they count differently")
             apply(text, file_edits)

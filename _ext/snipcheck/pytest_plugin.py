@@ -142,6 +142,10 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
         raise pytest.UsageError(f"snipcheck: {exc}") from None
     if project is None or not file_path.resolve().is_relative_to(project.srcdir):
         return None
+    left_out = [(line, why) for path, line, why in project.unreadable() if _entry(Path(path)) == _entry(file_path)]
+    if left_out:
+        line, why = left_out[0]
+        return UnreadablePage.from_parent(parent, path=file_path, message=f"{_shown(file_path)}:{line}: {why}")
     mine = [p for p in project.index().placements if Path(p.source).resolve() == file_path.resolve()]
     if not mine:
         return None
@@ -159,6 +163,65 @@ class PageFile(pytest.File):
     def collect(self) -> Iterator[SnippetItem]:
         for placement in self.placements:
             yield SnippetItem.from_parent(self, name=placement.snippet_id, placement=placement)
+
+
+class UnreadablePage(pytest.File):
+    """A page Sphinx cannot read (not UTF-8, say): its collection fails with
+    the reason, so a run over it is never green while its snippets are unknown."""
+
+    def __init__(self, *, message: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.message = message
+
+    def collect(self) -> Iterator[SnippetItem]:
+        raise self.CollectError(f"{self.message}; its snippets were not checked")
+
+
+def _entry(path: Path) -> Path:
+    """``path`` made absolute through its folder, not through its last part: a
+    page that is a broken symbolic link or a loop of links keeps its own name
+    (``Path.resolve`` would follow it, or fail on a loop)."""
+    return path.parent.resolve() / path.name
+
+
+@pytest.hookimpl(tryfirst=True)  # before -k deselects, like every collected item
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A page Sphinx cannot read that pytest does not visit (a broken symbolic
+    link, a loop of links, a named pipe: pytest visits regular files only)
+    under the paths given: a failing item each, so the run is never green
+    while its snippets are unknown."""
+    state = config.stash.get(_KEY, None)
+    if state is None:
+        return
+    invoked = config.invocation_params.dir
+    given = [(invoked / arg.split("::")[0]).resolve() for arg in config.args]
+    visited = {_entry(Path(item.path)) for item in items}
+    for project in state.projects.values():
+        if isinstance(project, ProjectError):
+            continue
+        for path, line, why in project.unreadable():
+            page = _entry(Path(path))
+            if page in visited or not any(page == g or page.is_relative_to(g) for g in given):
+                continue
+            visited.add(page)
+            items.append(UnreadablePageItem.from_parent(session, name=_shown_entry(page), page=page, line=line, why=why))
+
+
+class UnreadablePageItem(pytest.Item):
+    """A page Sphinx cannot read and pytest does not visit: it fails with the reason."""
+
+    def __init__(self, *, page: Path, line: int, why: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.page, self.line, self.why = page, line, why
+
+    def runtest(self) -> None:
+        raise SnippetDrift(f"{self.name}:{self.line}: {self.why}; its snippets were not checked")
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        return str(excinfo.value)
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.page, self.line - 1, "a page that cannot be read"
 
 
 class SnippetDrift(Exception):
@@ -225,6 +288,11 @@ class SnippetItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, self.placement.line - 1, f"snippet {self.placement.snippet_id}"
+
+
+def _shown_entry(page: Path) -> str:
+    """:func:`_shown` of a page that may be a broken link (its own name is kept)."""
+    return f"{_shown(page.parent)}/{page.name}"
 
 
 def _shown(path: Path) -> str:

@@ -1,9 +1,12 @@
 """Show a verify report: in the terminal, and as a standalone HTML page.
 
 The HTML page is rendered with Jinja2 with autoescaping on: every stated and
-actual output, diff and message is text, never markup.
+actual output, diff and message is text, never markup; and every control
+character in what it writes is shown as an escape
+(:func:`snipcheck.display.visible`), never raw.
 
-Pure core: standard library, Jinja2, :mod:`snipcheck.verify`.
+Pure core: standard library, Jinja2, :mod:`snipcheck.verify`,
+:mod:`snipcheck.display`.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from collections.abc import Callable
 
 import jinja2
 
+from .display import visible
 from .verify import Report
 
 _LABEL = {
@@ -92,8 +96,8 @@ def own_diff(diff: str, wide: set[tuple[str, str]]) -> tuple[list[str], int]:
     :return: the remaining lines and how many were left out.
     """
     lines, hidden = [], 0
-    for line in diff.splitlines():
-        if line[:1] in "+-" and not line.startswith(("+++", "---")) and (line[0], line[1:]) in wide:
+    for line in diff.split("\n"):  # the diff's own lines: a form feed or \u2028 inside one is no line end
+        if line.startswith(("+", "-")) and not line.startswith(("+++", "---")) and (line[0], line[1:]) in wide:
             hidden += 1
         else:
             lines.append(line)
@@ -147,10 +151,15 @@ pre { background: #f6f8fa; padding: .6em; overflow-x: auto; white-space: pre-wra
 
 def html(report: Report) -> str:
     """The report as a standalone, self-contained HTML page (no external requests)."""
-    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
+    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, finalize=_finalize)
     template = env.from_string(_TEMPLATE)
     wide = {(c.sign, c.text) for c in report.environment_wide}
     return template.render(r=report, counts=report.counts(), diffclass=_diff_class, own_diff=own_diff, wide=wide)
+
+
+def _finalize(value: object) -> object:
+    """What the template writes of a value: text with its control characters made visible."""
+    return visible(value) if isinstance(value, str) else value
 
 
 def _diff_class(line: str) -> str:

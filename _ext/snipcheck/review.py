@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import report_file
 from .files import write_atomic
 from .verify import Report, SnippetReport
 
@@ -66,9 +67,18 @@ class Review:
             data = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return None
+        except ValueError as exc:  # not JSON, or not UTF-8
+            raise ValueError(f"{path} is not a snipcheck review state file ({exc}); remove it to start afresh") from None
         if not isinstance(data, dict) or data.get("schema") != "snipcheck-review/1":
             raise ValueError(f"{path} is not a snipcheck review state file; remove it to start afresh")
-        return cls(Report.from_json(data["report"]), dict(data["decisions"]))
+        decisions = data.get("decisions")
+        if not isinstance(decisions, dict) or not all(v in ("accept", "reject") for v in decisions.values()):
+            raise ValueError(f"{path}: its key 'decisions' is damaged; remove the file to start the review afresh")
+        try:
+            report = report_file.parse(data.get("report"), f"{path} (the report under review)")
+        except report_file.ReportError as exc:
+            raise ValueError(f"{exc}; remove {path} to start the review afresh") from None
+        return cls(report, dict(decisions))
 
     def save(self, path: Path) -> None:
         write_atomic(path, (json.dumps(self.to_json(), ensure_ascii=False, indent=1) + "\n").encode("utf-8"))

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from . import tags as tags_mod
+from .files import signals_held
 from .model import Tags
 from .requirements import RequirementError, check
 from .settings import Settings
@@ -74,6 +75,7 @@ def new(
     expect: str,
     requires: list[str],
     srcdir: Path | None = None,
+    written: list[Path] | None = None,
 ) -> int:
     """Create ``<snippets dir>/<id>.py`` (or ``.rs``) and print the directive to paste.
 
@@ -84,6 +86,8 @@ def new(
     :param requires: requirements for its ``requires`` tag, e.g. ``["cuda"]``.
     :param srcdir: the pages' folder (default: ``settings.source_dir``, else
         the project root); its markup decides the directive's syntax.
+    :param written: the new file is appended to it once written (for the
+        command line's message after a Ctrl-C).
     :return: exit status: 0 when created, 1 when the file exists or the id,
         tags or requirements are invalid (the message on stderr says which;
         nothing is written then).
@@ -111,8 +115,11 @@ def new(
         return 1
     text = (RUST if rust else PYTHON) + (f"\n{block}\n" if block else "")
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "x", encoding="utf-8") as f:  # "x": never overwrite
-        f.write(text)
+    with signals_held():  # a Ctrl-C between creating and filling it would leave an empty file
+        with open(path, "x", encoding="utf-8") as f:  # "x": never overwrite
+            f.write(text)
+        if written is not None:
+            written.append(path)
     pages = (srcdir or settings.source_dir or settings.root).resolve()
     root = settings.root.resolve()
     print(f"created {_shown(path, root)}")

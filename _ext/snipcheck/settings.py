@@ -27,6 +27,8 @@ from .cache import ResultCache
 from .execute import Executor, ExecutorConfig
 from .model import Stamp
 from .runner import PYTHON_RUNNERS
+from .runner.python import HASH_SEED
+from .runner.sandbox import protected_paths
 from .tags import parse_size
 
 
@@ -334,13 +336,31 @@ class Settings:
             )
         return None
 
-    def executor(self, stamp: Stamp, *, use_cache: bool = True) -> Executor:
-        """An executor for snippets under these settings."""
+    def protected(self, *extra: Path) -> tuple[str, ...]:
+        """The folders no run may change: the project root (where ``conf.py``
+        is), the pages, the snippets, the cache and the report folder, the
+        command line's build folder (:func:`build_dir`), ``extra`` (a build's
+        source, output and doctree folders), and the git work tree and git
+        directories holding them (see :func:`snipcheck.runner.sandbox.protected_paths`)."""
+        named = [self.root, self.source_dir or self.root, self.snippets_dir, self.cache_dir, self.report_dir]
+        return protected_paths([*named, build_dir(self.root), *extra])
+
+    def executor(
+        self, stamp: Stamp, *, use_cache: bool = True, protect: tuple[Path, ...] = (), hash_seed: int = HASH_SEED
+    ) -> Executor:
+        """An executor for snippets under these settings.
+
+        :param protect: folders runs must not change besides those of
+            :meth:`protected` (a Sphinx build's source, output and doctree folders).
+        :param hash_seed: the hash secret of its Python runs (another than the
+            build's only for :mod:`snipcheck.variation`, never cached).
+        """
         return Executor(
             ExecutorConfig(
                 python=self.python,
                 stamp=stamp,
-                cache=ResultCache(self.cache_dir) if use_cache else None,
+                # the cache key holds no hash seed: only the build's runs are kept
+                cache=ResultCache(self.cache_dir) if use_cache and hash_seed == HASH_SEED else None,
                 jobs=self.jobs,
                 timeout=self.timeout,
                 output_limit=self.output_limit,
@@ -353,5 +373,7 @@ class Settings:
                 env=self.env,
                 files=self.declared_files(),
                 seed=self.seed,
+                protect=self.protected(*protect),
+                hash_seed=hash_seed,
             )
         )

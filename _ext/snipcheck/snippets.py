@@ -21,8 +21,10 @@ Pure core: standard library and :mod:`snipcheck.model`, :mod:`snipcheck.tags`,
 from __future__ import annotations
 
 import dataclasses
+import errno
 import os
 import re
+import stat
 import threading
 import time
 from pathlib import Path
@@ -91,10 +93,16 @@ def locate(snippet_id: str, snippets_dir: Path) -> Path:
     check_id(snippet_id)
     try:
         root = snippets_dir.resolve()
-        found = [snippets_dir / f"{snippet_id}{suffix}" for suffix in SUFFIXES]
-        found = [p for p in found if p.is_file()]
     except OSError as exc:  # e.g. ENAMETOOLONG under a deep snippets directory
         raise SnippetError(f"cannot look up snippet {snippet_id!r} in {snippets_dir}: {exc.strerror or exc}") from None
+    found = []
+    for suffix in SUFFIXES:
+        candidate = snippets_dir / f"{snippet_id}{suffix}"
+        why = unusable(candidate, f"{snippets_dir.name}/{snippet_id}{suffix}")
+        if why:
+            raise SnippetError(f"snippet {snippet_id!r}: {why}")
+        if why is not None:
+            found.append(candidate)
     if not found:
         tried = " or ".join(f"{snippets_dir.name}/{snippet_id}{s}" for s in SUFFIXES)
         raise SnippetError(
@@ -117,6 +125,66 @@ def locate(snippet_id: str, snippets_dir: Path) -> Path:
     return path
 
 
+_KINDS = {stat.S_IFIFO: "a named pipe", stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a character device",
+          stat.S_IFBLK: "a block device"}  # fmt: skip
+
+
+def unusable(path: Path, shown: str, what: str = "snippet") -> str | None:
+    """Why ``path`` cannot be a snippet's file (or a page): ``None`` when
+    nothing is there, ``""`` for a regular file (or a link to one), else what
+    is there instead and what to do (a loop of symbolic links, a link to
+    nothing, a folder, a pipe, a folder that cannot be searched).  Only
+    ``lstat``/``stat``: a pipe is never opened (a read would block).
+
+    :param shown: the path as messages show it.
+    :param what: what the file is to be, as messages name it (``"page"``).
+    """
+    try:
+        st = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        return f"cannot look up {shown}: {exc.strerror}{_read_advice(exc, 'its folder searchable (chmod u+x)')}"
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            st = os.stat(path)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                return f"{shown} is a loop of symbolic links ({_chain(path)}); point the link at a file"
+            if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+                return (
+                    f"{shown} is a symbolic link to {os.readlink(path)}, which does not exist; "
+                    "fix the link or remove it"
+                )
+            return f"cannot follow the symbolic link {shown}: {exc.strerror}"
+    if stat.S_ISDIR(st.st_mode):
+        return f"{shown} is a folder, not a file; a snippet is one file: rename the folder, or fix the id"
+    if not stat.S_ISREG(st.st_mode):
+        kind = _KINDS.get(stat.S_IFMT(st.st_mode), "not a regular file")
+        return f"{shown} is {kind}, not a file; a {what} is a plain file"
+    return ""
+
+
+def _chain(path: Path, limit: int = 8) -> str:
+    """``a.py → b.py → a.py``: the links from ``path`` until one repeats (names
+    as the links hold them)."""
+    names = [path.name]
+    seen = {os.path.abspath(path)}
+    current = path
+    for _ in range(limit):
+        try:
+            target = os.readlink(current)
+        except OSError:
+            break
+        names.append(target)
+        current = Path(os.path.join(os.path.dirname(current), target))
+        key = os.path.abspath(current)
+        if key in seen:
+            return " → ".join(names)
+        seen.add(key)
+    return " → ".join(names) + " → …"
+
+
 def load(snippet_id: str, snippets_dir: Path, project_root: Path) -> Snippet:
     """Load and parse one snippet.
 
@@ -129,13 +197,28 @@ def load(snippet_id: str, snippets_dir: Path, project_root: Path) -> Snippet:
     path = locate(snippet_id, snippets_dir)
     shown = shown_path(snippet_id + path.suffix, snippets_dir, project_root)
     try:
-        source = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
+        source = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise SnippetError(f"{shown} is not valid UTF-8 ({exc.reason}); save it as UTF-8", shown) from None
+        raise SnippetError(f"{shown} is not valid UTF-8 ({decode_error(raw, exc)}); save it as UTF-8", shown) from None
     except OSError as exc:
-        raise SnippetError(f"cannot read {shown}: {exc.strerror}", shown) from None
+        raise SnippetError(f"cannot read {shown}: {exc.strerror}{_read_advice(exc)}", shown) from None
     snippet = from_text(snippet_id, source, SUFFIXES[path.suffix], shown, path.resolve(), project_root)
     return dataclasses.replace(snippet, helpers=_helpers(path, shown, snippets_dir))
+
+
+def decode_error(raw: bytes, exc: UnicodeDecodeError) -> str:
+    """Where ``raw`` stops being UTF-8, in words: ``byte 0xe9 at line 3, column 5: invalid continuation byte``."""
+    line = raw.count(b"\n", 0, exc.start) + 1
+    column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+    return f"byte 0x{raw[exc.start]:02x} at line {line}, column {column}: {exc.reason}"
+
+
+def _read_advice(exc: OSError, make: str = "it readable (chmod u+r)") -> str:
+    """What to do about ``exc``, after a ``"; "``, when it is a permission error."""
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return f"; make {make}, or run as a user who may read it"
+    return ""
 
 
 def from_text(

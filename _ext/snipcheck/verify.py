@@ -11,9 +11,11 @@ Each snippet gets one status:
 ``unchanged``  output and ending as stated;
 ``drifted``    it ended as expected, but the output differs (diff attached);
 ``failing``    it timed out, crashed, or ended differently from its tags
-               (an expected exception that no longer happens, say), or,
-               for a cell of a chain, it ended the chain's process, or an
-               earlier cell failed or ended it before it ran;
+               (an expected exception that no longer happens, say), or
+               its output reached the output limit (what was cut was not
+               checked; a drifted one stays ``drifted``), or, for a cell of
+               a chain, it ended the chain's process, or an earlier cell
+               failed or ended it before it ran;
 ``not-run``    this environment lacks a requirement (which one is listed);
 ``error``      the snippet could not be loaded (missing file, bad tag block).
 
@@ -36,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from . import figures as figure_files
-from .compare import judge, masking_normalizers, text_diff
+from .compare import judge, masking_normalizers, text_diff, truncation_advice
 from .execute import Executor
 from .model import Figure, Snippet, Stamp
 from .normalize import Normalizer, for_compare
@@ -320,6 +322,11 @@ def verify(
             snippet.tags, outcome.result, p.stated, settings.normalizers, stated_label=labels[0], actual_label=labels[1]
         )
         status = "unchanged" if verdict.ok else ("failing" if verdict.ended_wrong else "drifted")
+        problems = verdict.problems
+        if outcome.result.truncated_bytes:
+            # What was cut was not checked, as in the build (snipcheck.truncated): never "unchanged".
+            status = "failing" if outcome.result.stopped_by_output or status != "drifted" else status
+            problems += (truncation_advice(outcome.result),)
         figures = outcome.result.figures
         drawn = figure_files.problems(p.snippet_id, figures, srcdir or settings.source_dir or settings.root)
         if drawn and status == "unchanged":
@@ -330,7 +337,7 @@ def verify(
                 doc,
                 p.line,
                 status,
-                verdict.problems + drawn,
+                problems + drawn,
                 verdict.diff,
                 p.stated,
                 verdict.actual,
@@ -358,10 +365,10 @@ def verify(
 def diff_lines(diff: str) -> list[tuple[str, str]]:
     """The ``(sign, text)`` changed lines of a unified diff (headers skipped)."""
     out = []
-    for line in diff.splitlines():
+    for line in diff.split("\n"):  # as the diff was written: a form feed inside a line is no line end
         if line.startswith(("+++", "---", "@@")):
             continue
-        if line[:1] in "+-":
+        if line.startswith(("+", "-")):
             out.append((line[0], line[1:]))
     return out
 

@@ -203,7 +203,8 @@ def chinese_with_terms(base: type[SearchLanguage]) -> type[SearchLanguage]:
 
         def split(self, input: str) -> list[str]:
             words: list[str] = super().split(input)
-            return words + [t for t in self.dictionary_terms if t in input and t not in words]
+            found = set(words)  # a set: a long output has many words, a dictionary many terms
+            return words + [t for t in self.dictionary_terms if t not in found and t in input]
 
     SearchChineseTerms.__doc__ = base.__doc__
     return SearchChineseTerms

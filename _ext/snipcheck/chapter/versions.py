@@ -18,7 +18,6 @@ a dependency of the page, so committing a new report rebuilds it.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -26,11 +25,14 @@ from docutils import nodes
 from packaging.version import InvalidVersion, Version
 from sphinx.util.docutils import SphinxDirective
 
+from .. import report_file
+from ..display import visible
 from ..sphinxext import index
 from ..sphinxext.collector import watch_glob
 from ..sphinxext.i18n import _
 from ..sphinxext.log import warn
-from ..sphinxext.render import relabel_diff
+from ..sphinxext.panel import captured_block
+from ..sphinxext.render import diff_block
 from ..verify import Report, SnippetReport
 from . import metadata
 
@@ -71,9 +73,9 @@ class VersionsDirective(SphinxDirective):
         for path in paths:
             self.env.note_dependency(str(path))
             try:
-                report = Report.from_json(json.loads(path.read_text(encoding="utf-8")))
-            except (OSError, ValueError, KeyError, TypeError) as exc:
-                warn("config", f"cannot read verify report {path.name}: {exc}; it is left out", self.get_location())
+                report = report_file.read(path)
+            except report_file.ReportError as exc:
+                warn("config", f"{exc}; it is left out of the versions page", self.get_location())
                 continue
             if report.shard != (1, 1):
                 continue  # one slice of a run: merge the shards (nox -s merge) and publish the whole
@@ -115,10 +117,7 @@ class VersionsDirective(SphinxDirective):
                     id=s.id, where=f"{s.doc}:{s.line}", names=", ".join(s.masked)
                 )
                 box += nodes.paragraph(line, line)
-                diff = relabel_diff(s.masked_diff)
-                block = nodes.literal_block(diff, diff)
-                block["language"] = "diff"
-                box += block
+                box += diff_block(s.masked_diff, [])
             out.append(box)
         return out
 
@@ -143,7 +142,7 @@ class VersionsDirective(SphinxDirective):
             else:
                 verdict = _("holds where covered")
             environment = nodes.paragraph()
-            environment += nodes.Text(f"{r.stamp.label()} · {r.stamp.platform}")
+            environment += nodes.Text(visible(f"{r.stamp.label()} · {r.stamp.platform}"))  # as a report says
             environment += nodes.Text(" ")
             environment += nodes.literal(path.name, path.name, classes=["snipcheck-versions-file"])
             rows.append(
@@ -208,9 +207,7 @@ class VersionsDirective(SphinxDirective):
         )
         section += nodes.rubric(title, title)
         text = "\n".join(f"{c.sign} {c.text}" for c in report.environment_wide)
-        block = nodes.literal_block(text, text)
-        block["language"] = "diff"
-        section += block
+        section += captured_block(visible(text), [], "diff")
         return section
 
     def _per_snippet(self, reports: list[tuple[Path, Report]]) -> list[nodes.Node]:
@@ -238,10 +235,7 @@ class VersionsDirective(SphinxDirective):
                     line += _(", lacks {missing}").format(missing=_(", ").join(s.missing))
                 box += nodes.paragraph(line, line)
                 if s.diff:
-                    diff = relabel_diff(s.diff)
-                    block = nodes.literal_block(diff, diff)
-                    block["language"] = "diff"
-                    box += block
+                    box += diff_block(s.diff, [])
             out.append(box)
         return out
 

@@ -18,6 +18,9 @@ What every run of every runner guarantees (issue 11):
   everything the run started when the snippet's process ends, and the run
   ends with the build however the build ends; a memory limit
   (``RLIMIT_DATA``) per process; temporary folders removed on every exit path.
+* *files*: where the kernel allows it, the project's folders are read-only to
+  the run (a write there fails with ``EROFS``, whatever the path) and ``/tmp``
+  and ``/dev/shm`` are its own, gone with it (:mod:`.sandbox`).
 
 Pure core: no Sphinx or docutils.
 """
@@ -29,7 +32,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..model import RunResult, Snippet, Stamp
-from .python import DEFAULT_MEMORY_LIMIT
+from .python import DEFAULT_MEMORY_LIMIT, HASH_SEED
 
 
 class Runner(Protocol):
@@ -74,8 +77,10 @@ DIFFERENCES = {
     "process ids": "the snippet's process has a small pid in a PID namespace of its own where the kernel "
     "allows it (2 under the subprocess runner), its parent (process 1 there) is snipcheck's supervisor, "
     "which ignores signals from the run, and it leads a session of its own",
-    "stdout and stderr": "file descriptors 1 and 2 are datagram sockets (a terminal run has a terminal, "
-    "python file.py > out a file); one write(2) of more than about 4 MiB to them from C code or a child "
+    "stdout and stderr": "file descriptors 1 and 2 are datagram sockets where a terminal run has a terminal: "
+    "isatty() is False, and while sys.stdout, sys.stderr and C's stdout are buffered as on a terminal "
+    "(line-buffered), a process the snippet starts buffers its stdout as for a file (so its partial and "
+    "unflushed writes show at its exit); one write(2) of more than about 4 MiB to them from C code or a child "
     "process fails with ENOBUFS (Python's own sys.stdout and sys.stderr write in pieces), and one set "
     "non-blocking fails with EAGAIN once about 4 MiB, or without namespaces ten writes, wait unread "
     "(a pipe: 64 KiB)",
@@ -100,6 +105,15 @@ DIFFERENCES = {
     "fork runner: signal 33": "the kernel shows signal 33 (glibc's own SIGSETXID) as caught, in SigCgt of "
     "/proc/self/status, once the preload has started a thread (numpy's OpenBLAS does), where a plain run "
     "shows it once the snippet starts one; no signal API shows it and no program can set it through libc",
+    "files": "where the kernel allows it (root, CAP_SYS_ADMIN), the project's folders (sources, snippets, the "
+    "build's outputs, cache and report, the git work tree and git directories) are read-only (EROFS), and /tmp "
+    "and /dev/shm are empty tmpfs of the run's own, removed with it",
+    "hash seed": "the hash secret is fixed (that of PYTHONHASHSEED=0, under which the interpreter starts; "
+    "os.environ does not hold it), so hash() of str and bytes and the order of sets of them are the same on "
+    "every run where plain python varies them, and sys.flags.hash_randomization is 0; even under that seed a set "
+    "display of strings can print in another order than a plain run's (CPython rebuilds such a constant when its "
+    "strings were interned before, and the runner's code, the fork runner's preload too, interns some); snipcheck "
+    "record, accept and review run an output again under four other seeds and refuse one that changes",
 }
 
 #: Names accepted by ``snipcheck_runner``.
@@ -115,6 +129,8 @@ def make_runner(
     preload: tuple[str, ...] = ("torch",),
     build_dir: Path | None = None,
     memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
+    protect: Sequence[str] = (),
+    hash_seed: int = HASH_SEED,
 ) -> Runner:
     """Return the runner for ``language``.
 
@@ -129,6 +145,10 @@ def make_runner(
     :param memory_limit: default memory limit of a run in bytes
         (``RLIMIT_DATA`` of each of its processes; a snippet's ``memory`` tag
         overrides it); ``None`` or 0 for none.
+    :param protect: folders no run may change (the project's; see
+        :func:`snipcheck.runner.sandbox.protected_paths`).
+    :param hash_seed: the hash secret of Python runs (``PYTHONHASHSEED``;
+        ``record`` runs an output again under others, see ``DIFFERENCES["hash seed"]``).
     :raises ValueError: for a language or runner kind no runner handles.
     """
     if language == "python":
@@ -136,11 +156,15 @@ def make_runner(
             from .fork import ForkRunner
 
             wanted = tuple(m for m in preload if not (m == "torch" and stamp.torch is None))
-            return ForkRunner(python=python, stamp=stamp, preload=wanted, memory_limit=memory_limit)
+            return ForkRunner(
+                python=python, stamp=stamp, preload=wanted, memory_limit=memory_limit, protect=protect, hash_seed=hash_seed
+            )
         if kind == "subprocess":
             from .python import SubprocessRunner
 
-            return SubprocessRunner(python=python, stamp=stamp, memory_limit=memory_limit)
+            return SubprocessRunner(
+                python=python, stamp=stamp, memory_limit=memory_limit, protect=protect, hash_seed=hash_seed
+            )
         raise ValueError(f"unknown runner {kind!r}; use one of {', '.join(PYTHON_RUNNERS)}")
     if language == "rust":
         import tempfile
@@ -149,5 +173,6 @@ def make_runner(
         from .rust import RustRunner
 
         rust_stamp = Stamp(python="", torch=None, device="CPU", platform=host_platform(), rustc=rustc_version())
-        return RustRunner(build_dir or Path(tempfile.mkdtemp(prefix="snipcheck-rust-")), rust_stamp, memory_limit)
+        build = build_dir or Path(tempfile.mkdtemp(prefix="snipcheck-rust-"))
+        return RustRunner(build, rust_stamp, memory_limit, protect)
     raise ValueError(f"no runner for language {language!r}")

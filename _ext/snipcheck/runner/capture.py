@@ -11,6 +11,10 @@ the run has been killed; closing the parent's end stops the run (timeout, or
 the build's death, however it dies).  Nothing is polled: the parent sleeps in
 one ``select`` on the receiving socket and the control socket.
 
+Output beyond the limit: a run whose output passes its limit by the limit
+again (at least 1 MiB) is stopped there, as at a timeout (:class:`.channel.Sink`): its result
+says so (``stopped_by_output``), and how it would have ended is unknown.
+
 Pure core: standard library and :mod:`snipcheck.model`.
 """
 
@@ -84,7 +88,12 @@ _live_lock = threading.Lock()
 
 @atexit.register
 def stop_live_runs(grace: float = 1.0) -> None:
-    """Stop every run still in progress (their supervisors clean up), waiting up to ``grace`` s."""
+    """Stop every run still in progress (their supervisors clean up), waiting up to ``grace`` s.
+
+    Runs at exit (an ``atexit`` handler) and when the command line is
+    interrupted; safe while the runs' threads end their runs and close their
+    sockets.
+    """
     with _live_lock:
         runs = list(_live.values())
     for control, _ in runs:
@@ -94,8 +103,10 @@ def stop_live_runs(grace: float = 1.0) -> None:
             pass
     deadline = time.monotonic() + grace
     for control, _ in runs:
-        control.settimeout(max(0.0, deadline - time.monotonic()))
+        # The run's own thread may close its socket meanwhile (its run ended):
+        # that is an OSError (EBADF) here too, and nothing is left to wait for.
         try:
+            control.settimeout(max(0.0, deadline - time.monotonic()))
             while control.recv(4096):
                 pass
         except OSError:
@@ -114,6 +125,9 @@ class Captured:
     :param timed_out: whether the run was stopped at the timeout.
     :param truncated_bytes: output bytes dropped beyond ``output_limit``.
     :param figures: the figures of its ``figure`` events, in order.
+    :param stopped_by_output: whether the run was stopped because its output
+        passed the limit by the sink's margin (``truncated_bytes`` is then the
+        margin, and ``exit_status``, ``signal`` and ``exception`` are ``None``).
     """
 
     events: tuple[Event, ...]
@@ -124,6 +138,7 @@ class Captured:
     timed_out: bool
     truncated_bytes: int
     figures: tuple[Figure, ...] = ()
+    stopped_by_output: bool = False
 
     def result(
         self,
@@ -166,6 +181,7 @@ class Captured:
             output_limit=output_limit,
             seed=seed,
             figures=self.figures,
+            stopped_by_output=self.stopped_by_output,
         )
 
 
@@ -223,10 +239,12 @@ def run_captured_cells(
 
     :param timeouts: each cell's limit in seconds, counted from the end of
         the cell before it.
-    :param output_limit: bytes kept per cell.
+    :param output_limit: bytes kept per cell; a cell whose output passes it
+        by as much again stops the run there (see the module docstring).
     :return: one :class:`Captured` per cell that ran, in order; the last one
-        holds how the process ended (a cell that failed, timed out or ended
-        the process), and the cells after it are missing from the list.
+        holds how the process ended (a cell that failed, timed out, was
+        stopped for its output or ended the process), and the cells after it
+        are missing from the list.
     :raises RunError, OSError: as :func:`run_captured`.
     """
     channel = Channel()
@@ -262,7 +280,7 @@ def run_captured_cells(
         cell = min(len(reader.cells), last)
         return (reader.cells[-1].received if reader.cells else start) + timeouts[cell]
 
-    timed_out = False
+    timed_out = flooded = False
     stop_until: float | None = None
     status: int | None = None
     errors: list[str] = []
@@ -295,9 +313,21 @@ def run_captured_cells(
                         ended = True
                 elif reader.drain() and channel.batch and not ended:
                     time.sleep(channel.batch)
+            if reader.flooded and stop_until is None and not ended:
+                # Its output passed the limit by the margin: stop it, as
+                # at a timeout, and read nothing more of what it writes.
+                end = time.monotonic()
+                stop_until = end + _STOP_GRACE
+                selector.unregister(channel.receiver)
+                try:
+                    control.shutdown(socket.SHUT_WR)
+                except OSError:
+                    pass
             if ended and end is None:
                 end = time.monotonic()
         reader.drain()  # everything the run wrote is queued by now
+        # Whether it ended by itself first or not: the same bytes give the same result.
+        flooded = reader.flooded and not timed_out
     finally:
         selector.close()
         with _live_lock:
@@ -311,7 +341,7 @@ def run_captured_cells(
         raise RunError(f"could not start the run: {errors[0]}")
     sig = None
     exit_status: int | None = None
-    if not timed_out:
+    if not timed_out and not flooded:
         if status is None:
             raise RunError(
                 "the run's supervisor process was killed before it could report how the snippet ended: "
@@ -346,11 +376,12 @@ def run_captured_cells(
             events=reader.sink.events(rewrite or {}),
             exit_status=exit_status,
             signal=sig,
-            exception=reader.exception,
+            exception=None if flooded else reader.exception,
             duration=end - began,
             timed_out=timed_out,
             truncated_bytes=reader.sink.dropped,
             figures=tuple(reader.sink.figures),
+            stopped_by_output=flooded,
         ),
     ]
 

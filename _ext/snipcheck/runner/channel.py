@@ -25,7 +25,14 @@ a writer then waits (or, in non-blocking mode, gets ``EAGAIN``).  Descriptors 1 
 run has a terminal and ``python file.py > out`` a file.
 
 The output cap is enforced here, on whatever arrives: bytes beyond it are
-counted, never kept.
+counted, never kept; once the bytes beyond it pass the cap again (the
+*margin*; at least :data:`MARGIN_FLOOR`, so that a small limit still counts
+a modest overflow exactly), the sink is :attr:`Sink.full` and the reader stops reading: the
+run is stopped (:func:`snipcheck.runner.capture.run_captured_cells`), so the
+parent's work, like its memory, is bounded by the limit and not by what a
+snippet writes (a 2 GB flood took three minutes of the parent's CPU to
+count).  The point is deterministic: the same writes always fill a sink at
+the same byte, and what came after it is neither read nor counted.
 
 Figures (``F``/``f``/``E`` frames: an image's start, its bytes, its end; see
 ``bootstrap/_snipcheck_child.py``) are put together here and take their place
@@ -65,6 +72,8 @@ _SO_SNDBUFFORCE = 32
 TOKEN_BYTES = 16
 #: Bytes of figures kept per run; a figure beyond it is shown as not kept.
 FIGURE_LIMIT = 64 << 20
+#: The least margin of a sink: bytes counted beyond its limit before the run is stopped.
+MARGIN_FLOOR = 1 << 20
 #: Figure kind of an ``F`` frame's source: shown (``plt.show()``) or a saved file.
 FIGURE_SOURCES = ("show", "file")
 
@@ -73,12 +82,18 @@ class Sink:
     """Collects chunks per (stream, kind), merging neighbours, under a byte cap.
 
     :param limit: bytes kept; what comes after is counted in :attr:`dropped`.
+    :param margin: bytes counted beyond the limit before the sink is
+        :attr:`full` (default: the limit again, at least :data:`MARGIN_FLOOR`).
     """
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, margin: int | None = None) -> None:
         self.limit = limit
+        self.margin = max(limit, MARGIN_FLOOR) if margin is None else margin
         self.kept = 0
         self.dropped = 0
+        #: Whether more than ``margin`` bytes came beyond the limit: the run is
+        #: to be stopped, and :attr:`dropped` stays at exactly ``margin``.
+        self.full = False
         self.chunks: list[tuple[tuple[str, str], bytearray]] = []
         self.figures: list[Figure] = []
 
@@ -94,16 +109,18 @@ class Sink:
     def add(self, where: tuple[str, str], data: bytes | memoryview) -> None:
         """Keep ``data`` as output of ``where`` = ``(stream, kind)``, within the cap
         (never splitting a UTF-8 sequence)."""
+        if self.full:
+            return
         room = self.limit - self.kept
         if room <= 0:
-            self.dropped += len(data)
+            self._drop(len(data))
             return
         if len(data) > room:
             cut = room
             # Do not split a UTF-8 sequence: back off to a character boundary.
             while cut > 0 and (data[cut] & 0xC0) == 0x80:
                 cut -= 1
-            self.dropped += len(data) - cut
+            self._drop(len(data) - cut)
             data = data[:cut]
             self.kept = self.limit
         else:
@@ -114,6 +131,12 @@ class Sink:
             self.chunks[-1][1].extend(data)
         else:
             self.chunks.append((where, bytearray(data)))
+
+    def _drop(self, size: int) -> None:
+        self.dropped += size
+        if self.dropped > self.margin:
+            self.dropped = self.margin
+            self.full = True
 
     def events(self, rewrite: Mapping[str, str]) -> tuple[Event, ...]:
         """The kept chunks as events, decoded (invalid UTF-8 as ``\\xNN``), with
@@ -244,6 +267,9 @@ class Reader:
     For a chain (see ``_snipcheck_main.run_cells``), each ``c`` frame ends a
     cell: what came before it is that cell's output (:attr:`cells`), and a
     new sink of the same limit takes what follows.
+
+    Once its sink is :attr:`Sink.full` it reads nothing more
+    (:attr:`flooded`): the caller stops the run.
     """
 
     def __init__(self, channel: Channel, sink: Sink, token: bytes) -> None:
@@ -252,13 +278,20 @@ class Reader:
         self.token = token
         self.exception: ExceptionInfo | None = None
         self.cells: list[Cell] = []
+        #: Whether the current sink filled up: :meth:`drain` reads no more.
+        self.flooded = False
         #: The image being received: ``(source, format, name, bytes so far)``.
         self._image: tuple[str, str, str, bytearray] | None = None
         self._figure_bytes = 0
         self._saved: dict[str, bytes] = {}  # file name -> bytes, as last received
 
     def drain(self) -> int:
-        """Read every datagram queued now (never blocks); return how many."""
+        """Read every datagram queued now (never blocks); return how many.
+
+        Stops at the datagram that fills the sink (:attr:`flooded`), and
+        reads nothing once it is."""
+        if self.flooded:
+            return 0
         ch = self.channel
         receiver, buffer, view, sink = ch.receiver, ch.buffer, ch.view, self.sink
         out_addr, err_addr = ch.stdout_address, ch.stderr_address
@@ -281,6 +314,9 @@ class Reader:
                     sink = self.sink  # a new one after a cell's end
                 else:
                     sink.add(stderr, view[:size])
+            if sink.full:
+                self.flooded = True
+                return count
 
     def _frame(self, label: bytes, payload: memoryview) -> None:
         if label == b"x":

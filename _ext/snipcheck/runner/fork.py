@@ -52,9 +52,11 @@ from .capture import Streams, run_captured_cells
 from .python import (
     BOOTSTRAP_DIR,
     DEFAULT_MEMORY_LIMIT,
+    HASH_SEED,
     SubprocessRunner,
     chain_inputs,
     child_environment,
+    interpreter_environment,
     output_rewrite,
     prepare_chain_dir,
     remove_run_dir,
@@ -117,14 +119,18 @@ class ForkServer:
     :param python: the snippet interpreter.
     :param preload: modules to import once, e.g. ``("torch",)``.
     :param start_timeout: seconds allowed for start-up and preloading.
+    :param hash_seed: the hash secret of the server and so of every run (``PYTHONHASHSEED``).
     :raises ForkServerError: if it cannot start or reports forking unsafe
         (the message says why).
     """
 
-    def __init__(self, python: str, preload: Sequence[str], start_timeout: float = 120.0) -> None:
+    def __init__(
+        self, python: str, preload: Sequence[str], start_timeout: float = 120.0, hash_seed: int = HASH_SEED
+    ) -> None:
         self._sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._home = tempfile.mkdtemp(prefix="snipcheck-forkserver-")
-        env = child_environment(self._home)
+        # The hash secret is the server's, for every run it forks (see DIFFERENCES["hash seed"]).
+        env = interpreter_environment(child_environment(self._home), hash_seed)
         env.pop("PYTHONPATH", None)
         os.makedirs(env["HOME"], exist_ok=True)
         os.makedirs(env["TMPDIR"], exist_ok=True)
@@ -292,6 +298,9 @@ class ForkRunner:
     :param preload: modules the server imports once (``("torch",)``).
     :param memory_limit: default ``RLIMIT_DATA`` of a run in bytes (a
         snippet's ``memory`` tag overrides it); ``None`` or 0: no limit.
+    :param protect: the paths runs must not change
+        (:func:`snipcheck.runner.sandbox.protected_paths`).
+    :param hash_seed: the runs' hash secret (``PYTHONHASHSEED``), the server's.
     """
 
     name = "fork"
@@ -302,12 +311,16 @@ class ForkRunner:
         stamp: Stamp,
         preload: Sequence[str] = ("torch",),
         memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
+        protect: Sequence[str] = (),
+        hash_seed: int = HASH_SEED,
     ) -> None:
         self.python = python
         self.stamp = stamp
         self.preload = tuple(preload)
         self.memory_limit = memory_limit
-        self.fallback = SubprocessRunner(python, stamp, memory_limit)
+        self.protect = tuple(protect)
+        self.hash_seed = hash_seed
+        self.fallback = SubprocessRunner(python, stamp, memory_limit, protect, hash_seed)
         self._server: ForkServer | None = None
         self._failed: str | None = None
         self._restarts = 0
@@ -325,7 +338,7 @@ class ForkRunner:
                     log.warning("snipcheck: the fork server died repeatedly; using the subprocess runner")
             if self._server is None and self._failed is None:
                 try:
-                    self._server = ForkServer(self.python, self.preload)
+                    self._server = ForkServer(self.python, self.preload, hash_seed=self.hash_seed)
                     log.info("snipcheck: fork runner ready (preloaded %s)", ", ".join(self.preload) or "nothing")
                 except (ForkServerError, OSError) as exc:
                     self._failed = str(exc)
@@ -386,6 +399,7 @@ class ForkRunner:
             seed = seed_of(cells[0])
             request: dict[str, Any] = {
                 "script": scripts[0], "run_dir": run_dir, "env": env, "memory_limit": limit, "seed": seed,
+                "mounts": sandbox.run_mounts(self.protect, limit),
             }  # fmt: skip
             if chain:
                 request["cells"] = [[script, cell.tags.expect] for script, cell in zip(scripts, cells, strict=True)]

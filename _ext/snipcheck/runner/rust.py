@@ -23,9 +23,11 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..model import Event, ExceptionInfo, RunResult, Snippet, Stamp
+from . import sandbox
 from .capture import run_captured
 from .python import DEFAULT_MEMORY_LIMIT, memory_limit_of, supervised_spawner
 
@@ -62,14 +64,20 @@ class RustRunner:
     :param stamp: environment stamp (its ``rustc`` field is set).
     :param memory_limit: default memory limit of a run in bytes (the
         ``memory`` tag overrides it); ``None`` or 0 for none.
+    :param protect: the paths the binary's runs must not change
+        (:func:`snipcheck.runner.sandbox.protected_paths`); the build by
+        cargo is not a snippet's run and gets the file system as it is.
     """
 
     name = "cargo"
 
-    def __init__(self, build_dir: Path, stamp: Stamp, memory_limit: int | None = DEFAULT_MEMORY_LIMIT) -> None:
+    def __init__(
+        self, build_dir: Path, stamp: Stamp, memory_limit: int | None = DEFAULT_MEMORY_LIMIT, protect: Sequence[str] = ()
+    ) -> None:
         self.build_dir = Path(build_dir)
         self.stamp = stamp
         self.memory_limit = memory_limit
+        self.protect = tuple(protect)
 
     def _crate(self, snippet: Snippet) -> tuple[Path, str]:
         digest = hashlib.sha256((snippet.path + "\0" + snippet.source).encode()).hexdigest()[:20]
@@ -122,7 +130,8 @@ class RustRunner:
             limit = memory_limit_of(snippet, self.memory_limit)
             captured = run_captured(
                 supervised_spawner(
-                    [str(binary.resolve())], cwd=run_dir, env=env, memory_limit=limit, run_dir=run_dir, token_var=None
+                    [str(binary.resolve())], cwd=run_dir, env=env, memory_limit=limit, run_dir=run_dir, token_var=None,
+                    mounts=sandbox.run_mounts(self.protect, limit),
                 ),
                 timeout=timeout,
                 output_limit=output_limit,

@@ -27,16 +27,28 @@ every ten lines.  Only the sockets live there; the snippet's processes stay
 in the machine's network namespace.  Where it is not allowed, the sockets are
 made as they are, and such a snippet only runs slower when the machine is busy.
 
+Inside that PID namespace, each run also gets a mount namespace of its own
+(``bootstrap/_snipcheck_mounts.py``): the project's files read-only, ``/tmp``
+and ``/dev/shm`` fresh and private.  :func:`protected_paths` works out what to
+protect (the paths a build or command names, and the git work tree and git
+directories that hold them); :func:`run_mounts` is what a run is told.
+Whether the kernel allows it is found once per process by a throw-away
+process (:func:`protection`).  Where it is not allowed, runs see the file
+system as plain python does, and :func:`caveats` says so (the build summary,
+``verify``).
+
 Pure core: standard library only (``ctypes`` for ``unshare``/``setns``).
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 CLONE_NEWPID = 0x20000000
@@ -47,7 +59,12 @@ DGRAM_QUEUE = 65536
 SWITCH = "SNIPCHECK_NAMESPACES"
 
 _lock = threading.RLock()
-_state: dict[str, Any] = {"refused": None, "home": None, "libc": None, "net": None, "net_home": None}
+MOUNTS = str(Path(__file__).parent / "bootstrap" / "_snipcheck_mounts.py")
+
+_state: dict[str, Any] = {
+    "refused": None, "home": None, "libc": None, "net": None, "net_home": None,
+    "mounts": None,
+}  # fmt: skip
 
 
 def enabled() -> bool:
@@ -176,3 +193,124 @@ def capture_network() -> Iterator[bool]:
 
             err = ctypes.get_errno()
             raise OSError(err, f"cannot switch back to the build's network namespace: {os.strerror(err)}")
+
+
+def _probe_mounts() -> None:
+    """Find out once whether runs can get their mount namespace (see the module docstring)."""
+    with _lock:
+        if _state["mounts"] is not None:
+            return
+        why = isolation()  # mounts are made only inside a run's PID namespace
+        if why:
+            _state["mounts"] = why
+            return
+        try:
+            done = subprocess.run(
+                [sys.executable, "-I", "-S", MOUNTS, "probe"],
+                stdin=subprocess.DEVNULL, capture_output=True, text=True, env={}, timeout=60, check=False,
+            )  # fmt: skip
+        except (OSError, subprocess.SubprocessError) as exc:
+            _state["mounts"] = f"cannot run the mount probe: {exc}"
+            return
+        answer = done.stdout.strip()
+        if answer == "ok":
+            _state["mounts"] = ""
+        else:
+            _state["mounts"] = answer.partition(" ")[2] or f"the mount probe ended with status {done.returncode}"
+
+
+def protection() -> str | None:
+    """Why runs here do not get the project read-only and ``/tmp`` and
+    ``/dev/shm`` of their own, or ``None`` where they do (worked out once)."""
+    if not enabled():
+        return f"{SWITCH}=0"
+    _probe_mounts()
+    return _state["mounts"] or None
+
+
+def run_mounts(protect: Iterable[str], size: int | None) -> dict[str, Any] | None:
+    """What a run is told to set up (``_snipcheck_mounts.enter``), or ``None``
+    where the kernel allows none of it.
+
+    :param protect: the protected paths (:func:`protected_paths`).
+    :param size: bytes of each private tmpfs (the run's memory limit), or
+        ``None`` for the kernel's default.
+    """
+    if protection():
+        return None
+    return {"protect": list(protect), "size": size}
+
+
+def protected_paths(paths: Iterable[str | os.PathLike[str]]) -> tuple[str, ...]:
+    """The folders a run must not change, for the paths a build or command names
+    (sources, configuration, snippets, outputs, cache, report): each one,
+    resolved, with the git work tree holding it and that tree's git
+    directories (a linked worktree's own and the common one), leaving out
+    any that lies inside another and ``/`` itself.
+
+    A folder that does not exist yet (a cache the first run makes) stays in
+    the list: each run protects what exists when it starts.
+    """
+    found: list[str] = []
+    for path in paths:
+        real = os.path.realpath(path)
+        found.append(real)
+        found.extend(_git_dirs(real))
+    kept: list[str] = []
+    for path in sorted(set(found), key=len):
+        if path != "/" and not any(path == k or path.startswith(k.rstrip("/") + "/") for k in kept):
+            kept.append(path)
+    return tuple(kept)
+
+
+def _git_dirs(path: str) -> list[str]:
+    """The work tree holding ``path`` and its git directories, if it is in one."""
+    here = path
+    while True:
+        dot = os.path.join(here, ".git")
+        if os.path.isdir(dot):
+            return [here]
+        if os.path.isfile(dot):
+            found = [here]
+            try:
+                with open(dot, encoding="utf-8") as f:
+                    line = f.read().strip()
+            except (OSError, UnicodeDecodeError):
+                return found
+            if line.startswith("gitdir:"):
+                gitdir = os.path.realpath(os.path.join(here, line[len("gitdir:") :].strip()))
+                found.append(gitdir)
+                try:
+                    with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as f:
+                        found.append(os.path.realpath(os.path.join(gitdir, f.read().strip())))
+                except (OSError, UnicodeDecodeError):
+                    pass
+            return [p for p in found if os.path.isdir(p)]
+        parent = os.path.dirname(here)
+        if parent == here:
+            return []
+        here = parent
+
+
+def caveats() -> str | None:
+    """What the runs here lack, as one clause for the build summary and
+    ``verify``'s output, or ``None`` where they have it all."""
+    pid, mounts = isolation(), protection()
+    if pid and mounts == pid:
+        return (
+            f"no PID or mount namespace for the runs here ({pid}): each run's supervisor still ends what the "
+            "snippet started, but a snippet could signal other processes of this user, change or remove the "
+            "project's files and leave files in /tmp and /dev/shm"
+        )
+    parts = []
+    if pid:
+        parts.append(
+            f"no PID namespace for the runs here ({pid}): each run's supervisor still ends what the "
+            "snippet started, but a snippet could signal other processes of this user"
+        )
+    if mounts:
+        parts.append(
+            f"the project is not read-only to the runs here ({mounts}): a snippet could change or remove its "
+            "files and leave files in /tmp and /dev/shm"
+        )
+    return "; ".join(parts) or None

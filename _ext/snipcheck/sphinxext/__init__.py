@@ -26,6 +26,7 @@ from . import (
     fill,
     i18n,
     index,
+    pages,
     results,
     state,
     summary,
@@ -45,6 +46,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     state.register(app)
     collector.register(app)
     index.register(app)
+    pages.register(app)
     dependencies.register(app)
     directive.register(app)
     chain.register(app)
@@ -62,7 +64,9 @@ def setup(app: Sphinx) -> dict[str, Any]:
 
     return {
         "version": __version__,
-        "env_version": 6,  # 6: chains (placements and snippets know theirs); 5: labels are document text (translated)
+        # 7: placements know their file's digest; 6: chains (placements and snippets know theirs);
+        # 5: labels are document text (translated)
+        "env_version": 7,
         "parallel_read_safe": True,
         "parallel_write_safe": True,
     }

@@ -48,6 +48,9 @@ class SnippetRecord:
         limit), ``not-run``, ``error`` (could not be loaded or run) or
         ``off`` (execution disabled).
     :param origin: ``run``, ``cache``, ``not-run`` or ``none``.
+    :param output: for a record with a result (``run`` or ``cache``): ``same``
+        when its output is the stated one, ``new`` when it differs (drift,
+        a changed figure, or no output stated yet); ``None`` without a result.
     :param duration: seconds the run took (the cached run's, for ``cache``).
     :param stamp: the run's environment label (``torch 2.13.0+cpu · Python
         3.11.7 · CPU`` or ``rustc 1.95.0 · CPU``), empty when not run.
@@ -67,6 +70,7 @@ class SnippetRecord:
     snippet_id: str
     status: str
     origin: str
+    output: str | None = None
     missing: tuple[str, ...] = ()
     duration: float = 0.0
     problems: tuple[str, ...] = ()

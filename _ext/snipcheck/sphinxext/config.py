@@ -34,6 +34,36 @@ def register(app: Sphinx) -> None:
     convert_overrides(app.config)
     app.connect("config-inited", validate)
     app.connect("config-inited", own_source_suffix, priority=790)
+    app.connect("config-inited", exclude_tool_folders)
+
+
+#: Folders that tools write into a project and Sphinx must not read as pages:
+#: pytest's cache (its ``README.md`` is a MyST document, and an orphan
+#: warning fails a ``-W`` build), virtual environments and nox/tox ones
+#: (every installed package's ``README``), npm's packages, other tools'
+#: caches, and Jupyter's copies of notebooks (a second page of each).
+TOOL_FOLDERS = (
+    ".pytest_cache", ".nox", ".tox", ".venv", "node_modules",
+    ".mypy_cache", ".ruff_cache", ".hypothesis", ".ipynb_checkpoints",
+)  # fmt: skip
+
+
+def exclude_tool_folders(app: Sphinx, config: Config) -> None:
+    """Add each :data:`TOOL_FOLDERS` name, at the top of the source folder and
+    below (``name`` and ``**/name``), to ``exclude_patterns``, each pattern
+    the project does not list already (``config-inited``).
+
+    Kept out by the extension, not by the tool that writes the folder:
+    ``pytest --snipcheck`` is one of many writers (plain ``pytest``, nox,
+    an editor's virtualenv), and only the build knows what it reads.  The
+    same patterns on every build, so Sphinx sees no configuration change.
+    """
+    listed = set(config.exclude_patterns)
+    # Both forms: Sphinx's ``**/name`` does not match a top-level ``name``.
+    added = [pattern for name in TOOL_FOLDERS for pattern in (name, f"**/{name}") if pattern not in listed]
+    if added:
+        # A new list: the default one is shared by every application of the process.
+        config.exclude_patterns = [*config.exclude_patterns, *added]
 
 
 def own_source_suffix(app: Sphinx, config: Config) -> None:

@@ -16,6 +16,7 @@ from docutils import nodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util.docutils import SphinxDirective
 
+from ..display import visible
 from . import render
 from . import state as state_mod
 from .collector import records
@@ -53,8 +54,9 @@ class FillEnvironmentBox(SphinxPostTransform):
         ran = [r for r in recs if r.stamp]
         not_run = [r for r in recs if r.status == "not-run"]
         if ran:
-            stamps = _("; ").join(sorted({r.stamp for r in ran}))
-            platform = state.stamp.platform if state.stamp else ""
+            # The stamps and platform are what the runs' interpreter reported: shown, never raw.
+            stamps = visible(_("; ").join(sorted({r.stamp for r in ran})))
+            platform = visible(state.stamp.platform) if state.stamp else ""
             if platform:
                 text = _(
                     "{count} snippets on this page ran during the build, their output captured as it was, in: "

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from docutils import nodes
 
 from .. import figures as core
+from ..display import visible
 from ..files import write_atomic
 from ..model import Figure, RunResult
 from . import state as state_mod
@@ -55,7 +56,9 @@ def figure_node(figure: Figure, number: int, snippet_id: str) -> nodes.Element |
     if figure.dropped:
         return None
     if figure.name:
-        alt = _("Figure {number} of snippet {id}, saved as {name}").format(number=number, id=snippet_id, name=figure.name)
+        alt = _("Figure {number} of snippet {id}, saved as {name}").format(
+            number=number, id=snippet_id, name=visible(figure.name)  # a file name the run chose
+        )
     else:
         alt = _("Figure {number} of snippet {id}").format(number=number, id=snippet_id)
     return snippet_figure(figure=figure, alt=alt)

@@ -17,7 +17,7 @@ from sphinx.transforms.post_transforms import SphinxPostTransform
 from ..claims import belief_verdict
 from ..compare import outcome_problem, terminal_text
 from ..execute_chain import STOPPED_BY
-from . import figures, index, render
+from . import figures, index, panel, render
 from . import state as state_mod
 from .claims import claims
 from .collector import SnippetRecord, records
@@ -79,7 +79,7 @@ class FillSnippets(SphinxPostTransform):
             ended_wrong = rec.status == "timeout" or outcome_problem(rec.snippet.tags, outcome.result) is not None
             out.append(render.problem_box(rec.status, rec.stated, rec.diff, outcome.result, ended_wrong))
         out.append(
-            render.output_panel(
+            panel.output_panel(
                 outcome,
                 state.settings.normalizers,
                 lambda number, figure: figures.figure_node(figure, number, rec.snippet_id),

@@ -19,6 +19,7 @@ or ``accept`` writes them.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import os
 import re
@@ -124,6 +125,7 @@ def capture(directive: SphinxDirective, snippet_id: str) -> Placement:
     except _NotWritable as exc:
         geometry = {"kind": "", "fence": "", "head_end": 0, "body_end": 0, "closed": False, "prefix": ""}
         geometry["writable"] = str(exc)
+    geometry["digest"] = _digest(env, path, markup)
     base["line"] = geometry.pop("line", base["line"])
     placement = Placement(**base, **geometry)  # type: ignore[arg-type]
     placements(env).setdefault(env.docname, []).append(placement)
@@ -149,13 +151,30 @@ def _source_text(env: BuildEnvironment, path: Path, markup: str) -> SourceText:
     key = (str(path), markup)
     if key not in cache:
         try:
-            cache[key] = SourceText.read(path, markup)
+            raw = path.read_bytes()
+            cache[key] = (SourceText.from_bytes(path, raw, markup), hashlib.sha256(raw).hexdigest())
         except (OSError, SourceError) as exc:
             cache[key] = str(exc)
     found = cache[key]
     if isinstance(found, str):
         raise _NotWritable(f"cannot read its source: {found}")
-    return found  # type: ignore[no-any-return]
+    return found[0]  # type: ignore[no-any-return]
+
+
+def _digest(env: BuildEnvironment, path: Path, markup: str) -> str:
+    """SHA-256 of the bytes :func:`_source_text` read, ``""`` when they are not
+    the bytes the parser read (the file changed in between) or were not read."""
+    if str(path.resolve()) in _temp(env, "snipcheck_changed"):
+        return ""
+    found = _temp(env, "snipcheck_sources").get((str(path), markup))
+    return found[1] if isinstance(found, tuple) else ""
+
+
+#: What a placement says when its file changed on disk while Sphinx read it.
+CHANGED_WHILE_READ = (
+    "{path} changed on disk while it was read (another process wrote it meanwhile: another record or accept, "
+    "or an editor), so line numbers do not point into the file; run the command again"
+)
 
 
 def _geometry(directive: SphinxDirective, path: Path, markup: str, line: int) -> dict[str, Any]:
@@ -166,6 +185,14 @@ def _geometry(directive: SphinxDirective, path: Path, markup: str, line: int) ->
     if not path.resolve().is_relative_to(srcdir):
         raise _NotWritable(f"its file {path.resolve()} lies outside the source directory {srcdir}")
     text = _source_text(env, path, markup)
+    read = _temp(env, "snipcheck_read").get(str(path.resolve()))
+    if read is not None and _lines(read) != _lines(text.as_parsed()):
+        # What Sphinx read (before any handler) is not the file now: it was
+        # written in between.  Read the page again next time (its mtime may
+        # lie before the time Sphinx stamps the read with).
+        _temp(env, "snipcheck_changed")[str(path.resolve())] = True
+        env.note_reread()
+        raise _NotWritable(CHANGED_WHILE_READ.format(path=path))
     parsed = _temp(env, "snipcheck_parsed").get(str(path.resolve()))
     if parsed is not None and _lines(parsed) != _lines(text.as_parsed()):
         raise _NotWritable(
@@ -280,6 +307,47 @@ def _check_body(text: SourceText, geometry: dict[str, Any], content: list[str]) 
         )
 
 
+def note_read(app: Sphinx, docname: str, source: list[str]) -> None:
+    """Keep the text of a page as Sphinx read it from disk (``source-read``, run first)."""
+    path = Path(app.env.doc2path(docname)).resolve()
+    _temp(app.env, "snipcheck_read")[str(path)] = source[0]
+
+
+def note_read_include(app: Sphinx, relative_path: Path, parent_docname: str, content: list[str]) -> None:
+    """Keep the text of an included file as read from disk (``include-read``, run first)."""
+    path = (Path(app.srcdir) / relative_path).resolve()
+    _temp(app.env, "snipcheck_read")[str(path)] = content[0]
+
+
+def changed_since_read(app: Sphinx, env: BuildEnvironment, added: AbstractSet[str], changed: AbstractSet[str],
+                       removed: AbstractSet[str]) -> list[str]:  # fmt: skip
+    """``env-get-outdated``: the documents to read again because a file of
+    theirs holds other bytes than when their placements were read.
+
+    Sphinx re-reads a page whose modification time is later than its last
+    read's; a write that lands while a page is being read (another
+    ``record``, say) can bear an earlier time, and the page would keep
+    placements of bytes no longer on disk.
+    """
+    stale = []
+    known: dict[str, str] = {}
+    for docname, found in placements(env).items():
+        if docname in added or docname in changed or docname in removed:
+            continue
+        for p in found:
+            if not p.digest:
+                continue
+            if p.source not in known:
+                try:
+                    known[p.source] = hashlib.sha256(Path(p.source).read_bytes()).hexdigest()
+                except OSError:
+                    known[p.source] = ""
+            if known[p.source] != p.digest:
+                stale.append(docname)
+                break
+    return stale
+
+
 def note_parsed(app: Sphinx, docname: str, source: list[str]) -> None:
     """Keep the text a page is parsed from (``source-read``, run last)."""
     path = Path(app.env.doc2path(docname)).resolve()
@@ -354,6 +422,9 @@ class Index:
     :param confdir: the directory holding ``conf.py``.
     :param documents: how many documents the project has.
     :param warnings: the warnings the read printed (parse errors, bad tags).
+    :param unreadable: ``(path, line, message)`` of each page Sphinx could
+        not read (not UTF-8, say: see :mod:`.pages`), whose snippets are
+        therefore unknown.
     """
 
     placements: list[Placement]
@@ -362,6 +433,7 @@ class Index:
     confdir: Path
     documents: int
     warnings: str
+    unreadable: tuple[tuple[str, int, str], ...] = ()
 
 
 @contextlib.contextmanager
@@ -427,9 +499,13 @@ def read_index(srcdir: Path, confdir: Path, doctreedir: Path, overrides: Mapping
         app.build()
         env = app.env
         code = [c for docname in sorted(code_blocks(env)) for c in code_blocks(env)[docname]]
+        from .pages import unreadable
+
+        left_out = tuple(entry for _, entry in sorted(unreadable(env).items()))
         return Index(
-            all_placements(env), code, Path(app.srcdir), Path(app.confdir), len(env.found_docs), warning.getvalue()
-        )
+            all_placements(env), code, Path(app.srcdir), Path(app.confdir), len(env.found_docs) + len(left_out),
+            warning.getvalue(), left_out,
+        )  # fmt: skip
 
 
 class Reader:
@@ -495,5 +571,9 @@ def read_back(
 def register(app: Sphinx) -> None:
     app.add_env_collector(PlacementCollector)
     app.add_builder(IndexBuilder)
+    # Lower priorities run first: before any handler that may change the text.
+    app.connect("source-read", note_read, priority=-1000)
+    app.connect("include-read", note_read_include, priority=-1000)
     app.connect("source-read", note_parsed, priority=900)
     app.connect("include-read", note_included, priority=900)
+    app.connect("env-get-outdated", changed_since_read)

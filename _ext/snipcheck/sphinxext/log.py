@@ -9,7 +9,8 @@ project can silence one kind with ``suppress_warnings = ["snipcheck.cache"]``:
 ``timeout`` the run was killed at its timeout;
 ``truncated`` the output reached the output limit, so part of it was not checked;
 ``tag``     a malformed tag block, directive or requirement;
-``missing`` a snippet file that cannot be found, or a duplicate placement;
+``missing`` a snippet file that cannot be found or read, a page that cannot be
+            read (left out of the build), or a duplicate placement;
 ``cache``   a cache entry that had to be discarded;
 ``config``  an invalid ``snipcheck_*`` value.
 """

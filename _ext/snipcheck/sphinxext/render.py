@@ -5,19 +5,14 @@ Layout (classes in brackets; the CSS lives in ``static/snipcheck.css``)::
     container [snipcheck-snippet]
       literal_block [snipcheck-code]            the code, line numbers as in the file
       container [snipcheck-badges]              only for snippets not run here
-      container [cell_output snipcheck-output]  per output event, a label and a literal_block:
-          paragraph [snipcheck-output-label no-search]   stdout / stderr · warning / ...
-          literal_block [output stream  snipcheck-stdout]
-          literal_block [output stderr  snipcheck-stderr snipcheck-warning|snipcheck-traceback]
-          snippet_figure                                 a figure, where its placeholder line stands (HTML)
+      caution                                   a problem this build found, with its diff
+      container [cell_output snipcheck-output]  the output panel (:mod:`.panel`)
       paragraph [snipcheck-stamp]               torch 2.13.0+cpu · Python 3.11.7 · CPU · 0.03 s
 
-Output blocks reuse myst-nb's classes (``cell_output``, ``output stream``,
-``output stderr``) so its stylesheet applies where it is loaded; text holding
-ANSI colour codes gets snipcheck's own ANSI lexer (:mod:`.ansi`), so colours
-need no myst-nb.  Captured text only ever goes into
-``literal_block`` text nodes, which every writer escapes: output is shown as
-text, never interpreted as markup.
+Captured text reaches the page only through :mod:`.panel`'s
+:func:`~.panel.captured_text`, its control characters made visible first
+(:func:`snipcheck.display.visible`): in the panel, the problem box, its diff
+and the stamp alike.
 
 Every label is translated through :mod:`.i18n` (the project's ``language``),
 so every builder (HTML, LaTeX, text) shows the same words.  Labels are
@@ -28,16 +23,14 @@ keeps them out of Sphinx's search index.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from docutils import nodes
 
-from ..compare import display_events
+from ..display import visible
 from ..execute_chain import STOPPED_BY
-from ..model import Figure, Outcome, RunResult, Snippet
-from ..normalize import Normalizer
-from . import ansi
+from ..model import Outcome, RunResult, Snippet
 from .i18n import _
+from .panel import captured_block, captured_text, note
 
 _LANG = {"python": "python", "rust": "rust"}
 
@@ -77,75 +70,6 @@ def snippet_node(snippet: Snippet | None, snippet_id: str) -> nodes.container:
     return node
 
 
-def output_panel(
-    outcome: Outcome,
-    normalizers: tuple[Normalizer, ...],
-    figure: Callable[[int, Figure], nodes.Element | None] | None = None,
-) -> nodes.container:
-    """The output events of a run, each labelled by stream and kind.
-
-    :param figure: ``figure(number, figure)`` gives the node that shows a
-        figure (:func:`.figures.figure_node`; its placeholder line goes in it,
-        for builders that show no images), or ``None``: the placeholder line
-        alone.
-    """
-    assert outcome.result is not None
-    panel = nodes.container(classes=["cell_output", "snipcheck-output"])
-    number = 0
-    for event in display_events(outcome.result, normalizers):
-        shown = None
-        if event.kind == "figure":
-            number += 1
-            shown = figure(number, outcome.result.figures[number - 1]) if figure is not None else None
-        classes = ["output"]
-        classes += ["stream", "snipcheck-stdout"] if event.stream == "stdout" else ["stderr", "snipcheck-stderr"]
-        if event.kind != "text":
-            classes.append(f"snipcheck-{event.kind}")
-        panel += output_label(event.stream, event.kind)
-        block: nodes.Element = nodes.literal_block(event.text, event.text, classes=classes)
-        block["language"] = ansi.language(event.text)
-        if shown is not None:
-            shown += block  # what builders without images show
-            block = shown
-        panel += block
-    result = outcome.result
-    if result.truncated_bytes:
-        text = _("Output over the limit of {limit:,} bytes: the other {dropped:,} bytes are not shown.")
-        panel += _note(text.format(limit=result.output_limit, dropped=result.truncated_bytes), "snipcheck-truncated")
-    if result.timed_out:
-        text = _(
-            "Timed out: the whole process group was killed after {seconds:.1f} s; "
-            "above is what it printed until then."
-        )
-        panel += _note(text.format(seconds=result.duration), "snipcheck-killed")
-    elif result.signal:
-        panel += _note(_("The process was killed by signal {signal}.").format(signal=result.signal), "snipcheck-killed")
-    if not result.events and not result.truncated_bytes:
-        panel += _note(_("(no output)"), "snipcheck-empty")
-    return panel
-
-
-def output_label(stream: str, kind: str) -> nodes.paragraph:
-    """The label above one output block: which stream, and what kind of text.
-
-    :param stream: ``"stdout"`` or ``"stderr"``.
-    :param kind: ``"text"``, ``"warning"``, ``"traceback"`` or ``"figure"``
-        (see :func:`snipcheck.compare.display_events`).
-    """
-    if kind == "figure":
-        text = _("figure")
-    elif stream == "stdout":
-        text = _("stdout")
-    elif kind == "warning":
-        text = _("stderr · warning")
-    elif kind == "traceback":
-        text = _("stderr · uncaught exception")
-    else:
-        text = _("stderr")
-    cls = f"snipcheck-label-{stream}" + (f"-{kind}" if kind != "text" else "")
-    return nodes.paragraph(text, text, classes=["snipcheck-output-label", cls, "no-search"])
-
-
 def stamp(outcome: Outcome, snippet: Snippet, durations: bool = True) -> nodes.paragraph:
     """The environment stamp under an output panel (with the run's duration, unless ``durations`` is false)."""
     assert outcome.result is not None
@@ -158,23 +82,22 @@ def stamp(outcome: Outcome, snippet: Snippet, durations: bool = True) -> nodes.p
     if outcome.origin == "cache":
         parts.append(_("result from the cache"))
     para = nodes.paragraph(classes=["snipcheck-stamp"])
-    para += nodes.Text(" · ".join(parts) + " · ")
-    para += nodes.literal(snippet.path, snippet.path)
+    para += captured_text(visible(" · ".join(parts) + " · "))  # the stamp's values come from the run's environment
+    shown = visible(snippet.path)
+    para += nodes.literal(shown, shown)
     return para
 
 
 def stated_panel(stated: str, label: str, stated_env: str | None) -> nodes.container:
     """A stated output that this build did not verify, labelled as such."""
     panel = nodes.container(classes=["cell_output", "snipcheck-output", "snipcheck-unverified"])
-    panel += _note(label, "snipcheck-unverified-label")
+    panel += note(label, "snipcheck-unverified-label")
     if stated.strip():
-        block = nodes.literal_block(stated, stated, classes=["output", "stream", "snipcheck-stdout"])
-        block["language"] = "none"
-        panel += block
+        panel += captured_block(visible(stated), ["output", "stream", "snipcheck-stdout"], "none")
         if stated_env:
-            panel += _note(_("The stated output comes from: {env}").format(env=stated_env), "snipcheck-stated-env")
+            panel += note(_("The stated output comes from: {env}").format(env=stated_env), "snipcheck-stated-env")
     else:
-        panel += _note(
+        panel += note(
             _("No stated output yet: it has not been recorded in an environment that meets the requirements."),
             "snipcheck-empty",
         )
@@ -204,7 +127,7 @@ def badges(missing: tuple[str, ...]) -> nodes.container:
     return box
 
 
-def problem_sentence(status: str, stated: str, ended_wrong: bool) -> str:
+def problem_sentence(status: str, stated: str, ended_wrong: bool, stopped: bool = False) -> str:
     """What went wrong, for the reader of the page, by the kind of problem.
 
     The build warning (English, for the author) gives the details; the page
@@ -213,11 +136,17 @@ def problem_sentence(status: str, stated: str, ended_wrong: bool) -> str:
     :param status: the record's status (``drift``, ``exec``, ``timeout``, ``truncated``, ...).
     :param stated: the stated output (the directive body).
     :param ended_wrong: the run ended otherwise than its ``expect`` tag says.
+    :param stopped: the run was stopped for its output (:attr:`RunResult.stopped_by_output`).
     """
     if status == "timeout":
         return _("The run timed out and was killed; this page shows what it printed until then.")
     if ended_wrong:
         return _("The snippet did not end the way its tags expect (a normal exit, or the named exception).")
+    if status == "truncated" and stopped:
+        return _(
+            "The output went far past the output limit, so the run was stopped there: it cannot be "
+            "checked (the build warning says how to raise the limit)."
+        )
     if status == "truncated":
         return _("The output was cut at the output limit: it cannot be checked whole (the build warning says how to raise the limit).")
     if not stated.strip():
@@ -236,7 +165,7 @@ def problem_box(status: str, stated: str, diff: str, result: RunResult, ended_wr
     box = nodes.caution()
     title = _("Problem found by this build (the build warns too, and fails)")
     box += nodes.paragraph(title, title, classes=["snipcheck-problem-title"])
-    sentence = problem_sentence(status, stated, ended_wrong)
+    sentence = problem_sentence(status, stated, ended_wrong, result.stopped_by_output)
     if result.ended_chain and status != "timeout":
         sentence = _(
             "The snippet ended its chain's process, so the cells after it could not run ({ids}): "
@@ -245,15 +174,18 @@ def problem_box(status: str, stated: str, diff: str, result: RunResult, ended_wr
     para = nodes.paragraph(sentence, sentence)
     if ended_wrong and status != "timeout":
         para += nodes.Text(" " + _("It ended with:") + " ")
-        ending = ended_with(result)
-        para += nodes.literal(ending, ending)  # text, never markup: it may quote the exception
+        ending = visible(ended_with(result))
+        para += nodes.literal(ending, "", *captured_text(ending))  # text, never markup: it may quote the exception
     box += para
     if diff:
-        text = relabel_diff(diff)
-        block = nodes.literal_block(text, text, classes=["snipcheck-diff"])
-        block["language"] = "diff"
-        box += block
+        box += diff_block(diff, ["snipcheck-diff"])
     return box
+
+
+def diff_block(diff: str, classes: list[str]) -> nodes.literal_block:
+    """A diff of outputs for a page (:func:`relabel_diff`, every control
+    character made visible, long words kept out of the search index)."""
+    return captured_block(visible(relabel_diff(diff)), classes, "diff")
 
 
 def ended_with(result: RunResult) -> str:
@@ -328,9 +260,6 @@ def error_box(detail: str) -> nodes.Element:
     box = nodes.error()
     headline = _("This snippet could not be loaded; the build warning says why:")
     box += nodes.paragraph(headline, headline)
-    box += nodes.paragraph(detail, detail)
+    shown = visible(detail)  # it may quote an OS error or a file name
+    box += nodes.paragraph(shown, "", *captured_text(shown))
     return box
-
-
-def _note(text: str, cls: str) -> nodes.paragraph:
-    return nodes.paragraph(text, text, classes=["snipcheck-note", cls])

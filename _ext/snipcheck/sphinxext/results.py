@@ -21,7 +21,11 @@ When, depends on the build:
   again then, with the judged records (an unchanged rebuild re-judges
   nothing);
 - any other build (``-j``, single-page HTML, LaTeX, …) waits for every
-  outcome at ``env-updated``, with a progress line per snippet.
+  outcome at ``env-updated``.
+
+Either way one progress line per snippet names the snippet the build waits
+for (:mod:`.progress`): in a serial HTML build, between Sphinx's "writing
+output" lines of the pages that hold them.
 """
 
 from __future__ import annotations
@@ -37,7 +41,6 @@ from sphinx.builders.html import StandaloneHTMLBuilder
 from sphinx.builders.singlehtml import SingleFileHTMLBuilder
 from sphinx.locale import __
 from sphinx.util import logging
-from sphinx.util.display import status_iterator
 
 from ..cache import write_atomic
 from ..compare import Verdict, judge, truncation_advice
@@ -46,6 +49,7 @@ from . import claims, figures, index
 from . import state as state_mod
 from .collector import SnippetRecord, location, records, replace
 from .log import warn
+from .progress import Progress
 
 logger = logging.getLogger("snipcheck")
 
@@ -82,6 +86,7 @@ def resolve(app: Sphinx, env: BuildEnvironment) -> list[str]:
         for rec in pending:
             assert rec.snippet is not None
             executor.submit(rec.snippet)
+        state.progress = Progress(len(pending), app.config.verbosity)
         if _judges_while_writing(app):
             now = _cited(env, state.read_now)
             pending = [r for r in pending if r.snippet_id in now[0] or (r.docname, r.serial) in now[1]]
@@ -90,15 +95,9 @@ def resolve(app: Sphinx, env: BuildEnvironment) -> list[str]:
             state.switch_interval = sys.getswitchinterval()
             sys.setswitchinterval(min(state.switch_interval, _SWITCH_INTERVAL))
             logger.info(__("snipcheck: the runs go on while the pages are written"))
-        for rec in pending and status_iterator(
-            pending,
-            __("running snippets... "),
-            "darkgreen",
-            len(pending),
-            app.config.verbosity,
-            stringify_func=lambda r: r.snippet_id,
-        ):
+        for rec in pending:
             assert rec.snippet is not None
+            state.progress.step(rec.snippet_id)
             replace(env, judged(app, env, rec, executor.outcome(rec.snippet)))
     claims.resolve(app, env)
     return []
@@ -138,7 +137,13 @@ def judge_page(env: BuildEnvironment, docname: str) -> None:
         return
     for rec in list(records(env).get(docname, [])):
         if rec.status == "pending" and rec.snippet is not None:
+            _step(state, rec)
             replace(env, judged(app, env, rec, state.executor.outcome(rec.snippet)))
+
+
+def _step(state: state_mod.BuildState, rec: SnippetRecord) -> None:
+    if state.progress is not None:
+        state.progress.step(rec.snippet_id)
 
 
 def finish(app: Sphinx, exception: BaseException | None) -> None:
@@ -153,7 +158,10 @@ def finish(app: Sphinx, exception: BaseException | None) -> None:
         return  # the next build judges the records still pending (see resolve)
     for rec in [r for d in sorted(records(app.env)) for r in records(app.env)[d] if r.status == "pending"]:
         if rec.snippet is not None:
+            _step(state, rec)
             replace(app.env, judged(app, app.env, rec, state.executor.outcome(rec.snippet)))
+    if state.progress is not None:
+        state.progress.close()  # snippets that could not be loaded are never judged
     from sphinx.application import ENV_PICKLE_FILENAME
 
     try:
@@ -199,6 +207,7 @@ def judged(app: Sphinx, env: BuildEnvironment, rec: SnippetRecord, outcome: Outc
         rec,
         status=status,
         origin=outcome.origin,
+        output="new" if verdict.diff or drawn else "same",
         outcome=outcome,
         duration=result.duration,
         problems=problems,

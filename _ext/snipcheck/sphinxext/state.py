@@ -23,6 +23,7 @@ from ..placement import CodeBlock
 from ..settings import VALUES, Settings
 from ..snippets import find
 from .log import bridge_core_logging, warn
+from .progress import Progress
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -51,7 +52,9 @@ class BuildState:
     planned: bool = False  # the executor has planned this build's runs (directives may start runs)
     deferred: bool = False  # pages' snippets are judged as the pages are written (see results)
     switch_interval: float = 0.005  # the thread switch interval to restore when they all are
+    progress: Progress | None = field(default=None, repr=False)  # one line across the judging calls (see results)
     app: weakref.ref[Sphinx] | None = field(default=None, repr=False)  # for post-transforms (``SphinxTransform.app`` is deprecated)
+    protect: tuple[Path, ...] = ()  # the build's source, output and doctree folders: read-only to runs
     _executor: Executor | None = field(default=None, repr=False)
     _pid: int = field(default=0, repr=False)
 
@@ -75,11 +78,19 @@ class BuildState:
         return os.getpid() == self.main_pid
 
     @property
+    def wall(self) -> float:
+        """Seconds of wall time the executor of this process has worked
+        (:attr:`snipcheck.execute.Executor.wall`); 0 when it has none."""
+        if self._executor is None or self._pid != os.getpid():
+            return 0.0
+        return self._executor.wall
+
+    @property
     def executor(self) -> Executor:
         """This process's executor (created on first use after a fork)."""
         if self._executor is None or self._pid != os.getpid():
             assert self.stamp is not None
-            self._executor = self.settings.executor(self.stamp, use_cache=self.use_cache)
+            self._executor = self.settings.executor(self.stamp, use_cache=self.use_cache, protect=self.protect)
             self._pid = os.getpid()
         return self._executor
 
@@ -133,7 +144,10 @@ def _init(app: Sphinx) -> None:
             why = settings.preload_problem(stamp) if settings.runner == "fork" else None
             if why:
                 warn("config", f"{Path(app.confdir) / 'conf.py'}: {why}", None)
-    app._snipcheck_state = BuildState(settings, stamp, fingerprint, use_cache, app=weakref.ref(app))  # type: ignore[attr-defined]
+    protect = (Path(app.srcdir), Path(app.outdir), Path(app.doctreedir))
+    app._snipcheck_state = BuildState(  # type: ignore[attr-defined]
+        settings, stamp, fingerprint, use_cache, app=weakref.ref(app), protect=protect
+    )
     _by_env[app.env] = app._snipcheck_state  # type: ignore[attr-defined]
 
 

@@ -1,8 +1,12 @@
 """The end-of-build summary, report and exit status (``build-finished``).
 
-Logs one counted line, e.g. ``snipcheck: 31 snippets: 30 checked (28 from
-cache), 1 not run (cuda); 0 drift``, and writes ``report.json`` in the report
-directory with every placed snippet's status, problems and diff.
+Logs one counted line, e.g. ``snipcheck: 31 snippets on 4 pages: 30 match
+their stated output, 1 not run here (needs cuda); this build ran 3, took 27
+from the cache; of its runs 2 gave the stated output, 1 a new one``, then,
+when it ran any, the wall time of the execution and the slowest pages and
+chains (:mod:`.times`), and writes ``report.json`` in the report directory
+with every placed snippet's status, origin, problems and diff, and the whole
+execution-time table.
 
 With ``snipcheck_fail_on_drift`` (the default), a build with any drift,
 failed run, timeout, truncated output, snippet that cannot be loaded or claim
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from collections import Counter
 from typing import TYPE_CHECKING
 
@@ -25,15 +30,17 @@ from ..cache import write_atomic
 from ..execute_chain import STOPPED_BY
 from ..runner import sandbox
 from . import state as state_mod
+from . import times
 from .claims import claims
 from .collector import PROBLEMS, iter_all
+from .pages import unreadable
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
 
 logger = logging.getLogger("snipcheck")
 #: The format of ``report.json`` and its version (``schemas/build-report.schema.json``).
-BUILD_SCHEMA = "snipcheck-build/1"
+BUILD_SCHEMA = "snipcheck-build/2"
 
 
 def summarize(app: Sphinx, exception: BaseException | None) -> None:
@@ -70,19 +77,25 @@ def summarize(app: Sphinx, exception: BaseException | None) -> None:
             f"; this build ran {origins['run']}, took {origins['cache']} from the cache"
             + (f" and kept {kept} from pages it did not re-read" if kept else "")
         )
+        if origins["run"]:
+            outputs = Counter(r.output for r in recs if r.origin == "run" and r.docname in state.read_now)
+            line += f"; of its runs {outputs['same']} gave the stated output, {outputs['new']} a new one"
     else:
         line += "; this build re-read no page"
-    why = sandbox.isolation() if origins["run"] else None
-    if why:
-        line += (
-            f"; no PID namespace for the runs here ({why}): each run's supervisor still ends what the "
-            "snippet started, but a snippet could signal other processes of this user"
-        )
+    lacking = sandbox.caveats() if origins["run"] else None
+    if lacking:
+        line += f"; {lacking}"
     logger.info(line)
+    table = times.rows(recs, state.read_now)
+    wall = round(state.wall, 3)
+    runs = times.run_seconds(recs, state.read_now)
+    if origins["run"]:
+        logger.info(times.summary(table, wall, runs))
     report = {
         "schema": BUILD_SCHEMA,
         "stamp": dataclasses.asdict(state.stamp) if state.stamp else None,
         "reference": state.settings.reference,
+        "execution": times.report(table, wall, runs),
         "snippets": [r.summary() for r in recs],
     }
     try:
@@ -99,6 +112,16 @@ def fail_on_problems(app: Sphinx, exception: BaseException | None) -> None:
         return  # execution is off: nothing was compared
     bad = [r for r in iter_all(app.env) if r.status in PROBLEMS]
     bad_claims = [(d, c) for d, page in sorted(claims(app.env).items()) for c in page if c.status == "drift"]
+    left_out = sorted(unreadable(app.env).items())
+    if not bad and not bad_claims and not left_out:
+        return
+    if left_out:
+        logger.error(
+            f"snipcheck: {len(left_out)} page{'s' if len(left_out) != 1 else ''} could not be read, so the "
+            "snippets there were not checked; the build fails (snipcheck_fail_on_drift = True):\n"
+            + "\n".join(f"  {os.path.relpath(path, app.srcdir)}:{line}: cannot be read" for _, (path, line, _) in left_out)
+        )
+        app.statuscode = 1
     if not bad and not bad_claims:
         return
     lines = [f"  {r.where or r.docname}: {r.snippet_id}: {r.status}" for r in bad]

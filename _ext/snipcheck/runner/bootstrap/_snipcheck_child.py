@@ -11,10 +11,17 @@ process that inherits the descriptors.
 What this module adds, for Python-level output only:
 
 * ``sys.stdout``/``sys.stderr`` are rebuilt exactly as the interpreter builds
-  them (same encoding, errors, newline, buffering, ``name``, ``mode``), over a
-  :class:`io.FileIO` subclass that splits writes into pieces of at most 64 KiB,
-  so that one ``print`` of many megabytes does not exceed the largest
-  datagram the kernel accepts.
+  them for a terminal (same encoding and errors: ``surrogateescape`` on
+  stdout, ``backslashreplace`` on stderr under ``C.UTF-8``; newline, ``name``,
+  ``mode``; both line-buffered text streams over buffered writers of the
+  terminal's block size, :data:`TTY_BUFFER`), since descriptors 1 and 2 are
+  sockets, for which the interpreter would buffer stdout by blocks: so text
+  reaches the page when a terminal would show it (a line at its newline, a
+  partial line at the next flush, never one that ``os._exit`` drops), and C
+  code's ``stdout`` is made line-buffered as on a terminal (:func:`c_line_buffering`).
+  The raw layer is an :class:`io.FileIO` subclass that splits writes into
+  pieces of at most 64 KiB, so that one ``print`` of many megabytes does not
+  exceed the largest datagram the kernel accepts.
 * Labels: text that the ``warnings`` module shows, and what the interpreter
   itself writes after an uncaught exception (the traceback), are sent as
   *frames* on descriptor 2: ``TOKEN + label + payload``, where ``TOKEN`` is a
@@ -60,6 +67,55 @@ import sys
 
 #: Largest piece written at once (a datagram; the kernel's limit is ~4 MiB).
 CHUNK = 1 << 16
+
+
+def tty_buffer_size():
+    """The buffer size a fresh interpreter gives its stdout and stderr on a
+    terminal: the terminal's ``st_blksize``, as :func:`io.open` reads it
+    (1024 on Linux), found on a pseudo-terminal opened and closed here;
+    where none can be opened, Linux's (or :data:`io.DEFAULT_BUFFER_SIZE`)."""
+    fallback = 1024 if sys.platform.startswith("linux") else io.DEFAULT_BUFFER_SIZE
+    try:
+        master, slave = os.openpty()
+    except (OSError, AttributeError):
+        return fallback
+    try:
+        size = os.fstat(slave).st_blksize
+    except OSError:
+        size = 0
+    finally:
+        os.close(master)
+        os.close(slave)
+    return size if size > 1 else fallback
+
+
+#: Worked out once per process that imports this module (the fork server: once for all runs).
+TTY_BUFFER = tty_buffer_size()
+#: ``setvbuf(3)``'s line-buffered mode (glibc, musl, macOS).
+_IOLBF = 1
+
+
+def c_line_buffering(ctypes, libc):
+    """A function that makes C's ``stdout`` line-buffered, as a terminal run
+    has it (C stdio buffers a socket by blocks), to be called before C code
+    writes to it; ``None`` where libc's ``stdout`` cannot be found.
+
+    :param ctypes: the ``ctypes`` module; :param libc: ``ctypes.CDLL(None)``.
+    """
+    for name in ("stdout", "__stdoutp"):  # glibc and musl; macOS
+        try:
+            stream = ctypes.c_void_p.in_dll(libc, name).value
+            setvbuf = libc.setvbuf
+        except (ValueError, AttributeError):
+            continue
+        setvbuf.argtypes = (ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_size_t)
+        setvbuf.restype = ctypes.c_int
+
+        def line_buffer(setvbuf=setvbuf, stream=stream):
+            setvbuf(stream, None, _IOLBF, 0)
+
+        return line_buffer
+    return None
 
 #: Code objects whose frames count as "the interpreter itself" (the fork
 #: runner's exit sequence adds its own) and are cut from tracebacks.
@@ -116,7 +172,7 @@ def seed_on_import(seed):
     seed_loaded()
 
 
-def install(token, on_run_file=None, seed=None):
+def install(token, on_run_file=None, seed=None, line_buffer_c=None):
     """Rebuild ``sys.stdout``/``sys.stderr`` and add the audit hook.
 
     :param token: the run's secret frame prefix (bytes).
@@ -124,13 +180,18 @@ def install(token, on_run_file=None, seed=None):
         ``None``: fresh randomness, as in a plain run.
     :param on_run_file: called once at the ``cpython.run_file`` audit event
         (just before the interpreter runs the script), if given.
+    :param line_buffer_c: :func:`c_line_buffering`'s function, called here, if given.
     """
+    if line_buffer_c is not None:
+        line_buffer_c()
     try:
         st = os.fstat(2)
         own = (st.st_dev, st.st_ino)
     except OSError:
         own = None
-    state = {"uncaught": False, "run_file": on_run_file, "matplotlib": False}
+    # "cut": the stage of removing this module's frames from an "Exception
+    # ignored" report the interpreter prints (see cut_report).
+    state = {"uncaught": False, "run_file": on_run_file, "matplotlib": False, "cut": None}
 
     def ours():
         """Whether descriptor 2 is still the run's socket."""
@@ -155,27 +216,53 @@ def install(token, on_run_file=None, seed=None):
     _sender["send"] = send
 
     def label_of_caller():
-        """``b"w"``, ``b"t"`` or ``None`` for a write to stderr, by its caller's frame."""
+        """``(label, text)`` for a write to stderr, by its caller's frame: the
+        label ``b"w"``, ``b"t"`` or ``None``, and for a warning the text the
+        ``warnings`` module is writing (``None`` otherwise)."""
         try:
-            caller = sys._getframe(2)
+            caller = sys._getframe(3)  # under FileIO.write and _snipcheck_labelled
         except ValueError:
             caller = None
         if caller is None or caller.f_code in OWN_CODES:
-            return b"t" if state["uncaught"] else None
+            return (b"t" if state["uncaught"] else None), None
         code = caller.f_code
         if code.co_name == "_showwarnmsg_impl" and caller.f_globals.get("__name__") == "warnings":
-            return b"w"
-        return None
+            return b"w", caller.f_locals.get("text")
+        return None, None
 
     class FileIO(io.FileIO):
         """``io.FileIO`` for descriptor 1 or 2 that writes in pieces (and labels stderr)."""
 
         def write(self, b):
             data = bytes(b)
-            if self._snipcheck_err:
-                label = label_of_caller()
-                if label is not None and frame(label, data):
+            if self._snipcheck_err and state["cut"] is not None:
+                size, data = len(data), cut_report(data)
+                written = self._snipcheck_labelled(data) if data else 0
+                return size if written == len(data) else written
+            return self._snipcheck_labelled(data) if self._snipcheck_err else self._snipcheck_plain(data)
+
+        def _snipcheck_labelled(self, data):
+            """Write to stderr: a warning's or the traceback's text as a frame."""
+            label, text = label_of_caller()
+            if label == b"w" and isinstance(text, str):
+                # The buffer may hold a partial line written before the
+                # warning: that goes out first, unlabelled, then the warning.
+                try:
+                    encoded = text.encode(*self._snipcheck_codec)
+                except (UnicodeError, LookupError, TypeError):
+                    encoded = b""
+                if encoded and len(data) > len(encoded) and data.endswith(encoded) and ours():
+                    head = len(data) - len(encoded)
+                    written = self._snipcheck_plain(data[:head])
+                    if written != head:
+                        return written
+                    frame(label, data[head:])
                     return len(data)
+            if label is not None and frame(label, data):
+                return len(data)
+            return self._snipcheck_plain(data)
+
+        def _snipcheck_plain(self, data):
             if len(data) <= CHUNK:
                 return io.FileIO.write(self, data)
             view = memoryview(data)
@@ -187,22 +274,54 @@ def install(token, on_run_file=None, seed=None):
                 done += n
             return done
 
+    def cut_report(data):
+        """``data`` without the traceback block of an "Exception ignored"
+        report whose frames are all this module's (armed by the audit hook):
+        the interpreter's final flush of a broken stdout fails in
+        :class:`FileIO`, where plain python's fails in C and shows no
+        traceback.  The report comes line by line (stderr is line-buffered)."""
+        out = []
+        for line in data.splitlines(keepends=True):
+            stage = state["cut"]
+            if stage == "armed":
+                state["cut"] = "header" if b"Exception ignored" in line else None
+            elif stage == "header":
+                if line == b"Traceback (most recent call last):\n":
+                    state["cut"] = "traceback"
+                    continue
+                state["cut"] = None
+            elif stage == "traceback":
+                if line.startswith(b"  "):
+                    continue
+                state["cut"] = None
+            out.append(line)
+        return b"".join(out)
+
     FileIO.__module__ = "_io"
     FileIO.__qualname__ = "FileIO"
-    OWN_CODES.add(FileIO.write.__code__)
+    OWN_CODES.update(
+        (FileIO.write.__code__, FileIO._snipcheck_plain.__code__, FileIO._snipcheck_labelled.__code__, cut_report.__code__)
+    )
 
     def rebuild(old, fd, name, err):
+        """The stream the interpreter makes for ``fd`` on a terminal
+        (``create_stdio``): ``old`` (the interpreter's own, or the fork
+        server's) gives the encoding and errors, and whether it was started
+        unbuffered (``-u``: a raw layer, written through)."""
         raw = FileIO(fd, "wb", closefd=False)
         raw._snipcheck_err = err
         raw.name = name
         buffered = not isinstance(getattr(old, "buffer", None), io.FileIO)
+        encoding = getattr(old, "encoding", None) or "utf-8"
+        errors = getattr(old, "errors", None) or ("backslashreplace" if err else "strict")
+        raw._snipcheck_codec = (encoding, errors)
         stream = io.TextIOWrapper(
-            io.BufferedWriter(raw) if buffered else raw,
-            encoding=getattr(old, "encoding", None) or "utf-8",
-            errors=getattr(old, "errors", None) or ("backslashreplace" if err else "strict"),
+            io.BufferedWriter(raw, TTY_BUFFER) if buffered else raw,
+            encoding=encoding,
+            errors=errors,
             newline="\n",
-            line_buffering=bool(getattr(old, "line_buffering", False)),
-            write_through=bool(getattr(old, "write_through", True)),
+            line_buffering=buffered,
+            write_through=not buffered,
         )
         stream.mode = "w"
         return stream
@@ -212,7 +331,14 @@ def install(token, on_run_file=None, seed=None):
 
     def audit(event, args):
         if event == "sys.excepthook":
-            _hook, etype, value, tb = args
+            hook, etype, value, tb = args
+            if hook is sys.__excepthook__:
+                # Its first write is the traceback's: a partial line still in
+                # the buffer goes out first (as it would with that write), unlabelled.
+                try:
+                    sys.stderr.flush()
+                except Exception:  # noqa: BLE001 - a stream the snippet broke: the hook meets it too
+                    pass
             state["uncaught"] = True
             strip(value, tb)
             module = getattr(etype, "__module__", "builtins")
@@ -223,6 +349,12 @@ def install(token, on_run_file=None, seed=None):
             except Exception:  # noqa: BLE001 - a broken __str__ must not hide the traceback
                 message = "<unprintable>"
             frame(b"x", name.encode("utf-8", "backslashreplace") + b"\0" + message.encode("utf-8", "backslashreplace"))
+        elif event == "sys.unraisablehook":
+            hook, unraisable = args
+            tb = getattr(unraisable, "exc_traceback", None)
+            strip(getattr(unraisable, "exc_value", None), tb)
+            if hook is sys.__unraisablehook__ and tb is not None and tb.tb_next is None and tb.tb_frame.f_code in OWN_CODES:
+                state["cut"] = "armed"
         elif event == "cpython.run_file" and state["run_file"] is not None:
             hook, state["run_file"] = state["run_file"], None
             hook()

@@ -26,7 +26,25 @@ import sys
 import traceback
 import types
 
-_state = {"probe": None, "plain": None, "calibration": None, "libc": None}
+_state = {"probe": None, "plain": None, "calibration": None, "libc": None, "unraisable": None, "child": None}
+
+
+def _unraisable_args_type():  # type: ignore[no-untyped-def]
+    """The type of what ``sys.unraisablehook`` receives (not in any module):
+    caught from one unraisable exception, with the hook set back."""
+    found = []
+    hook = sys.unraisablehook
+    sys.unraisablehook = found.append
+
+    class _Probe:
+        def __del__(self):  # type: ignore[no-untyped-def]
+            raise RuntimeError
+
+    try:
+        _Probe()
+    finally:
+        sys.unraisablehook = hook
+    return type(found[0]) if found else None
 
 
 def probe():  # type: ignore[no-untyped-def]
@@ -56,7 +74,7 @@ def configure(counter, plain, libc):  # type: ignore[no-untyped-def]
 
     :return: whether the exact depth is available (the calibration worked).
     """
-    _state.update(probe=counter, plain=plain, libc=libc)
+    _state.update(probe=counter, plain=plain, libc=libc, unraisable=_unraisable_args_type())
     _state["calibration"] = calibrate()
     return _state["calibration"] is not None
 
@@ -96,6 +114,7 @@ def run_main(script, child_mod):  # type: ignore[no-untyped-def]
 
     :param child_mod: the capture module (``_snipcheck_child``).
     """
+    _state["child"] = child_mod
     main = _fresh_main(script)
     status, interrupted, _raised = _run_in(script, main, child_mod)
     return status, interrupted
@@ -123,6 +142,7 @@ def run_cells(cells, child_mod):  # type: ignore[no-untyped-def]
     """
     import time
 
+    _state["child"] = child_mod
     main = _fresh_main(cells[0][0])
     here = os.getcwd()
     images = child_mod.image_snapshot(here)  # the supervisor sends what the last cell leaves
@@ -276,16 +296,16 @@ def finish(status, interrupted):  # type: ignore[no-untyped-def]
         except Exception:  # noqa: BLE001
             pass
     atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except Exception:  # noqa: BLE001
-            pass
+    flushed = flush_std_files()
     # Module teardown: the last references to __main__ go, and the collector
     # runs the finalizers of what its globals held.
     sys.last_type = sys.last_value = sys.last_traceback = None
     sys.modules.pop("__main__", None)
     gc.collect()
+    if not flushed:
+        status = 120  # Py_RunMain: the finalization failed
+    # The interpreter's second flush finds sys cleared: the streams are
+    # flushed as they are freed, every error ignored.
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
@@ -300,5 +320,62 @@ def finish(status, interrupted):  # type: ignore[no-untyped-def]
     return status
 
 
+def flush_std_files():  # type: ignore[no-untyped-def]
+    """What the interpreter's finalization does to ``sys.stdout`` and
+    ``sys.stderr`` (``flush_std_files``): flush each one not closed; a
+    failure of stdout's is reported as unraisable, of stderr's ignored.
+
+    :return: whether both flushed.
+    """
+    ok = True
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name, None)
+        if stream is None or _closed(stream):
+            continue
+        try:
+            stream.flush()
+        except Exception as exc:  # noqa: BLE001 - as the interpreter: reported, never raised
+            ok = False
+            if name == "stdout":
+                write_unraisable(exc, stream)
+    return ok
+
+
+def _closed(stream):  # type: ignore[no-untyped-def]
+    try:
+        return bool(stream.closed)
+    except Exception:  # noqa: BLE001 - file_is_closed: an error reads as open
+        return False
+
+
+def write_unraisable(exc, obj):  # type: ignore[no-untyped-def]
+    """``PyErr_WriteUnraisable(obj)`` for ``exc``: its traceback from the
+    first frame that is not this runner's, through ``sys.unraisablehook``."""
+    child_mod = _state["child"]
+    tb = exc.__traceback__
+    if child_mod is not None:
+        child_mod.strip(exc, tb)
+    while tb is not None and child_mod is not None and tb.tb_frame.f_code in child_mod.OWN_CODES:
+        tb = tb.tb_next
+    exc = exc.with_traceback(tb)
+    kind = _state["unraisable"]
+    hook = getattr(sys, "unraisablehook", None)
+    if kind is None:
+        return
+    args = kind((type(exc), exc, tb, None, obj))
+    try:
+        sys.audit("sys.unraisablehook", hook, args)
+        (hook if hook is not None else sys.__unraisablehook__)(args)
+    except BaseException as err:  # noqa: BLE001 - a failing hook is reported by the default one
+        err = err.with_traceback(None)
+        try:
+            sys.__unraisablehook__(kind((type(err), err, None, "Exception ignored in sys.unraisablehook", hook)))
+        except BaseException:  # noqa: BLE001 - stderr is gone too: the interpreter clears the error
+            pass
+
+
 #: Frames of these are "the interpreter itself" for the capture (labels, traceback cuts).
-OWN = tuple(f.__code__ for f in (run_main, run_cells, _run_in, finish, report, exit_status, exec_at_top))
+OWN = tuple(
+    f.__code__
+    for f in (run_main, run_cells, _run_in, finish, report, exit_status, exec_at_top, flush_std_files, write_unraisable)
+)

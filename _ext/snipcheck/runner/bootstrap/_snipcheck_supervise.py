@@ -87,10 +87,13 @@ class Supervisor:
     the other (the fork runner keeps it as a slot).
 
     :param pidns: whether this process is init of a PID namespace of its own.
+    :param holder: keeps each run's mount namespaces alive until the run is
+        reported (``_snipcheck_mounts.Holder``), where runs get them; else ``None``.
     """
 
-    def __init__(self, pidns):  # type: ignore[no-untyped-def]
+    def __init__(self, pidns, holder=None):  # type: ignore[no-untyped-def]
         self.pidns = pidns
+        self.holder = holder
         self.me = os.getpid()
         #: Signal dispositions found at start (the snippet's process gets them back).
         self.dispositions = {}
@@ -121,7 +124,12 @@ class Supervisor:
         :return: whether the run was stopped (not ended by itself).
         """
         before = images[0].image_snapshot(run_dir) if images and run_dir else None
+        holder = self.holder
+        if holder is not None:
+            holder.before_fork()
         pid = os.fork()
+        if pid and holder is not None:
+            holder.after_fork()
         if pid == 0:
             try:
                 _signal.set_wakeup_fd(-1)
@@ -164,6 +172,8 @@ class Supervisor:
         if run_dir:  # before the report: the build then finds it gone and has nothing to remove
             shutil.rmtree(run_dir, ignore_errors=True)
         _send(control, b"stopped" if stopped else b"exit %d" % status)
+        if holder is not None:
+            holder.release()  # the run's mount namespaces go now, after the report
         return stopped
 
     def end(self):  # type: ignore[no-untyped-def]
@@ -171,9 +181,9 @@ class Supervisor:
         _kill_all(-1, self.pidns)
 
 
-def supervise(control, start, *, pidns, run_dir=None, images=None):  # type: ignore[no-untyped-def]
+def supervise(control, start, *, pidns, run_dir=None, images=None, holder=None):  # type: ignore[no-untyped-def]
     """Supervise one run, then exit (never returns); see :meth:`Supervisor.run`."""
-    Supervisor(pidns).run(control, start, run_dir, images)
+    Supervisor(pidns, holder).run(control, start, run_dir, images)
     os._exit(0)
 
 
@@ -243,12 +253,18 @@ def _children():  # type: ignore[no-untyped-def]
     return found
 
 
-def exec_start(argv, memory_limit):  # type: ignore[no-untyped-def]
+def exec_start(argv, memory_limit, view=None):  # type: ignore[no-untyped-def]
     """A ``start`` for :func:`supervise` that executes ``argv`` as a fresh program
-    (the subprocess runner, Rust binaries)."""
+    (the subprocess runner, Rust binaries).
+
+    :param view: ``view()`` runs just before ``exec`` (the run's mount
+        namespace, ``_snipcheck_mounts.enter``), or ``None``.
+    """
 
     def start(dispositions):  # type: ignore[no-untyped-def]
         prepare(dispositions, memory_limit, program=True)
+        if view is not None:
+            view()
         os.execv(argv[0], argv)
 
     return start
@@ -283,18 +299,30 @@ def main(argv):  # type: ignore[no-untyped-def]
     config = json.loads(argv[1])
     control = config["control"]
     os.set_inheritable(control, False)
-    images = None
+    images = view = holder = None
+    # this process execs the snippet: its modules are not the snippet's
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     if config.get("token"):
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        import _snipcheck_child  # this process execs the snippet: its modules are not the snippet's
+        import _snipcheck_child
 
         images = (_snipcheck_child, bytes.fromhex(config["token"]))
+    mounts, run_dir = config.get("mounts"), config.get("run_dir")
+    if mounts and config["pidns"]:
+        import _snipcheck_mounts
+
+        _snipcheck_mounts.survey()
+        holder = _snipcheck_mounts.Holder()
+
+        def view():  # type: ignore[no-untyped-def]
+            _snipcheck_mounts.enter(mounts, run_dir)
+
     supervise(
         control,
-        exec_start(config["argv"], config.get("memory_limit")),
+        exec_start(config["argv"], config.get("memory_limit"), view),
         pidns=config["pidns"],
         run_dir=config.get("run_dir"),
         images=images,
+        holder=holder,
     )
 
 

@@ -17,7 +17,11 @@ and its slots exit, and the server removes its home directory.
 What the snippet's process sees is made to be what ``python
 snippets/<id>.py`` sees:
 
-* the fixed environment, working directory, ``sys.argv``/``sys.orig_argv``,
+* the fixed environment (the server itself starts under it, so that its
+  ``sys.flags``, its locale and the encoding and errors of its streams are a
+  plain run's; its ``PYTHONHASHSEED`` is the one difference, see
+  ``DIFFERENCES["hash seed"]``), stdout and stderr built as the interpreter
+  builds them on a terminal (``_snipcheck_child.install``), working directory, ``sys.argv``/``sys.orig_argv``,
   ``sys.path[0]``, a fresh ``__main__`` with the same names in the same
   order, the signal dispositions of a fresh interpreter, a session of its own;
 * ``sys.modules`` as a fresh interpreter has it at start-up.  Everything the
@@ -175,6 +179,8 @@ import _snipcheck_main  # beside this file (sys.path[0])
 
 _register = _effects.register or atexit.register
 _CLONE_NEWPID = 0x20000000
+#: ``_snipcheck_mounts`` where runs may get a mount namespace (Linux, namespaces on), else ``None``.
+_MOUNTS = None
 
 
 try:
@@ -184,6 +190,8 @@ try:
 except (ImportError, OSError):
     _LIBC = None
 _PROBE = _snipcheck_main.probe()
+#: What makes C's stdout line-buffered in a run (``_snipcheck_child.c_line_buffering``), found once.
+_C_STDOUT = {"line_buffer": None}
 # What the counter reads in a module frame of a plain run (this one is).
 _PLAIN_DEPTH = _PROBE[0][_PROBE[1]] if _PROBE else None
 
@@ -230,8 +238,19 @@ def _main() -> None:
     import _snipcheck_child
     import _snipcheck_supervise
 
+    global _MOUNTS
+    if use_pidns and sys.platform.startswith("linux"):
+        try:
+            import _snipcheck_mounts
+
+            _snipcheck_mounts.survey()  # once, for every slot and run
+            _MOUNTS = _snipcheck_mounts
+        except (ImportError, AttributeError, OSError):
+            pass
     sys.path.remove(here)
     _snipcheck_supervise._libc()  # loaded here, not in a child (see _View)
+    if _LIBC is not None:
+        _C_STDOUT["line_buffer"] = _snipcheck_child.c_line_buffering(_ctypes, _LIBC)
     warmed = _warm_up() if not problems else 0
 
     exact_depth = _snipcheck_main.configure(_PROBE, _PLAIN_DEPTH, _LIBC)
@@ -525,6 +544,11 @@ def _slot(requests_fd, namespaced, view, child_mod, supervise_mod, warm=()):  # 
                 os.close(fd)
             os.set_inheritable(control, False)
             _environment(request["env"])
+            if not (namespaced and _MOUNTS):
+                request["mounts"] = None  # a mount namespace only inside the run's PID namespace
+            elif request.get("mounts") and supervisor.holder is None:  # the slot's first run
+                supervisor.holder = _MOUNTS.Holder()
+                _MOUNTS.prepare(request["mounts"], request["run_dir"])
 
             def start(_dispositions, request=request, control=control):  # type: ignore[no-untyped-def]
                 _child(request, control, view, child_mod, supervise_mod, resets)
@@ -605,12 +629,14 @@ def _child(request, control, view, child_mod, supervise_mod, resets):  # type: i
         ``os.environ`` is already the run's (``_environment``).
     """
     supervise_mod.prepare(resets, request.get("memory_limit"), program=False)
+    if request.get("mounts"):
+        _MOUNTS.enter(request["mounts"], request["run_dir"])
     os.chdir(request["run_dir"])
     _reseed(view)
     os.close(control)
     os.closerange(3, 1 << 16)
     child_mod.OWN_CODES.update(_snipcheck_main.OWN)
-    child_mod.install(bytes.fromhex(request["token"]), seed=request.get("seed"))
+    child_mod.install(bytes.fromhex(request["token"]), seed=request.get("seed"), line_buffer_c=_C_STDOUT["line_buffer"])
     if request.get("cells"):  # a chain: its cells one after the other in this process
         status, interrupted = _snipcheck_main.run_cells(request["cells"], child_mod)
     else:

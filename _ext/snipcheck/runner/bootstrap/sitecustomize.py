@@ -6,10 +6,13 @@ and the forward-call stacks that anomaly detection prints look exactly as under
 a plain ``python snippets/x.py``.  It installs the capture of
 :mod:`_snipcheck_child` with the run's frame token (from ``SNIPCHECK_TOKEN``),
 then removes every trace of itself: ``sys.path`` and its import cache,
-``PYTHONPATH`` and ``SNIPCHECK_TOKEN`` in the environment, and, just before
-the script runs (the ``cpython.run_file`` audit event), its modules in
-``sys.modules``; the interpreter's own ``sitecustomize``, if there is one,
-runs as Python would have run it.
+``PYTHONPATH``, ``SNIPCHECK_TOKEN`` and the runner's ``PYTHONHASHSEED`` in the
+environment (the interpreter read it already; the processes the snippet starts
+hash at random, as under plain python), the ``ctypes`` modules it used to make
+C's stdout line-buffered, and, just before the script runs (the
+``cpython.run_file`` audit event), its modules in ``sys.modules``; the
+interpreter's own ``sitecustomize``, if there is one, runs as Python would
+have run it.
 
 Only the standard library may be used here.
 """
@@ -22,6 +25,8 @@ _TOKEN_VAR = "SNIPCHECK_TOKEN"
 _SEED_VAR = "SNIPCHECK_SEED"
 #: Set for a chain's run (``_snipcheck_cells.py``), which needs the capture module.
 _CELLS_VAR = "SNIPCHECK_CELLS"
+#: The runner's hash secret (``snipcheck.runner.python.HASH_SEED_VAR``).
+_HASH_SEED_VAR = "PYTHONHASHSEED"
 
 
 def _install() -> None:
@@ -42,11 +47,29 @@ def _install() -> None:
             sys.modules["sitecustomize"] = real
 
     seed = os.environ.pop(_SEED_VAR, None)
-    install(token, on_run_file=forget, seed=int(seed) if seed else None)
+    install(token, on_run_file=forget, seed=int(seed) if seed else None, line_buffer_c=_c_line_buffering())
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
     for key in [k for k in sys.path_importer_cache if os.path.abspath(k or ".") == here]:
         del sys.path_importer_cache[key]
     os.environ.pop("PYTHONPATH", None)
+    os.environ.pop(_HASH_SEED_VAR, None)  # an env tag cannot declare it: it is always the runner's
+
+
+def _c_line_buffering():  # type: ignore[no-untyped-def]
+    """``_snipcheck_child.c_line_buffering`` through ctypes, whose modules are
+    then taken out of ``sys.modules`` (the snippet imports them afresh)."""
+    from _snipcheck_child import c_line_buffering
+
+    before = set(sys.modules)
+    try:
+        import ctypes
+
+        found = c_line_buffering(ctypes, ctypes.CDLL(None))
+    except (ImportError, OSError):
+        found = None
+    for name in [name for name in sys.modules if name not in before]:
+        del sys.modules[name]
+    return found
 
 
 def _chain(here: str):  # type: ignore[no-untyped-def]

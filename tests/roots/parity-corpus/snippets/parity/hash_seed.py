@@ -1,5 +1,6 @@
-import sys
-
-print(hash("snipcheck"), hash(("a", 1)), hash(b"bytes"), sys.flags.hash_randomization)
+# plain python runs this with PYTHONHASHSEED=0 (DIFFERENCES['hash seed'])
+print(hash("snipcheck"), hash(("a", 1)), hash(b"bytes"), hash(frozenset({"f", "g"})))
 print({"b": 1, "a": 2, "c": 3}.keys(), sorted({"x", "y", "z"}) == ["x", "y", "z"])
 print(list({"parity", "corpus", "set", "order"}))
+print({"apple", "banana", "cherry", "damson", "elder", "fig", "grape"})
+print(frozenset({b"one", b"two", b"three"}), {"k" + str(i) for i in range(12)})

@@ -1,0 +1,1 @@
+print("needle", "y" * 5000, "haystack")

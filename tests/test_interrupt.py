@@ -1,0 +1,253 @@
+"""Ctrl-C during a command (issue 23 item 7): one line on stderr, exit status
+130, no traceback, and the pages as they were, whatever moment it comes.
+
+Was: exit 130 with a ``KeyboardInterrupt`` traceback, or ``OSError: [Errno 9]
+Bad file descriptor`` from the capture's ``atexit`` handler.
+
+The process tests send a real SIGINT to the command's process group, as a
+terminal does, once a gated snippet (tests/gates.py) is running: no sleep
+decides when.  The moments inside the parent (judging, the read-back,
+writing) are reached in-process, where the signal is raised from the code
+that runs at that moment.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import fresh_cache
+from gates import Gate, as_a_terminal_starts_it, ctrl_c
+from snipcheck import cli, files
+
+CONF = """\
+extensions = ["myst_parser", "snipcheck"]
+snipcheck_source_dir = "docs"
+snipcheck_cache_dir = {cache!r}
+snipcheck_runner = {runner!r}
+snipcheck_preload = []
+snipcheck_fork_min_runs = 0
+"""
+
+
+def project(tmp: Path, probe_cache: Path, snippets: dict[str, str], runner: str = "subprocess") -> Path:
+    """Pages a.md and b.md, each placing one of ``snippets`` (id → code) with an empty body."""
+    root = tmp / "p"
+    (root / "docs").mkdir(parents=True)
+    cache = fresh_cache(tmp / "cache", probe_cache)
+    (root / "conf.py").write_text(CONF.format(cache=str(cache), runner=runner))
+    (root / "docs" / "index.md").write_text("# Index\n")
+    for name, snippet_id in zip("ab", snippets, strict=False):
+        (root / "docs" / f"{name}.md").write_text(f"# {name}\n\n```{{snippet}} {snippet_id}\n```\n")
+    for snippet_id, code in snippets.items():
+        path = root / "snippets" / f"{snippet_id}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(code)
+    return root
+
+
+def every_file(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def start(root: Path, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "snipcheck", "--root", str(root), "--no-cache", *args],
+        cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=as_a_terminal_starts_it,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("runner", "run"),
+    [("subprocess", 1), ("subprocess", 2), ("fork", 1), ("fork", 2)],
+    ids=["first-run", "second-run", "fork-first-run", "fork-second-run"],
+)
+def test_ctrl_c_during_a_run_of_record_says_nothing_was_written(
+    tmp_path: Path, probe_cache: Path, runner: str, run: int
+) -> None:
+    # run 2: record runs every output it would write a second time, afresh
+    gate = Gate(tmp_path / "gate")
+    root = project(tmp_path, probe_cache, {"g/slow": gate.snippet("released")}, runner)
+    before = every_file(root)
+    command = start(root, "record")
+    gate.wait_for_run(1, command)
+    if run == 2:
+        gate.open()
+        gate.wait_for_run(2, command)
+    ctrl_c(command)
+    out, err = command.communicate(timeout=120)
+    assert (command.returncode, out, err) == (130, "", "interrupted; nothing was written\n")
+    assert every_file(root) == before
+    gate.wait_until_none_runs()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["run", "g/slow"], ["verify", "--json", "report.json", "--html", "report.html"], ["accept", "--force"],
+     ["review", "--force"]],
+    ids=lambda args: args[0],
+)  # fmt: skip
+def test_ctrl_c_during_a_run_of_any_command_says_so_in_one_line(
+    tmp_path: Path, probe_cache: Path, args: list[str]
+) -> None:
+    gate = Gate(tmp_path / "gate")
+    root = project(tmp_path, probe_cache, {"g/slow": gate.snippet("released")})
+    (root / "docs" / "a.md").write_text("# a\n\n```{snippet} g/slow\nstated\n```\n")
+    before = every_file(root)
+    command = start(root, *args)
+    gate.wait_for_run(1, command)
+    ctrl_c(command)
+    out, err = command.communicate(timeout=120)
+    assert (command.returncode, err) == (130, "interrupted; nothing was written\n"), out
+    assert "Traceback" not in out
+    assert every_file(root) == before  # no report, no review state, no page changed
+    gate.wait_until_none_runs()
+
+
+# --- moments inside the parent ----------------------------------------------------------
+
+
+@pytest.fixture
+def two_pages(tmp_path: Path, probe_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = project(tmp_path, probe_cache, {"f/a": "print('from a')\n", "f/b": "print('from b')\n"})
+    monkeypatch.chdir(root)
+    return root
+
+
+def interrupt_at(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str, after: bool = False, nth: int = 1) -> None:
+    """Make the ``nth`` call of ``owner.name`` raise a real SIGINT in the main
+    thread (before the call, or right after it with ``after``)."""
+    real: Callable[..., Any] = getattr(owner, name)
+    calls = [0]
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        calls[0] += 1
+        if calls[0] == nth and not after:
+            signal.raise_signal(signal.SIGINT)
+        result = real(*args, **kwargs)
+        if calls[0] == nth and after:
+            signal.raise_signal(signal.SIGINT)
+        return result
+
+    monkeypatch.setattr(owner, name, wrapper)
+
+
+def record(root: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int | str, str]:
+    try:
+        status: int | str = cli.main(["--root", str(root), "--no-cache", "record"])
+    except KeyboardInterrupt:
+        status = "KeyboardInterrupt escaped"  # it would end the command in a traceback
+    return status, capsys.readouterr().err
+
+
+def leftovers(root: Path) -> list[str]:
+    return [p.name for p in root.rglob("*") if p.name.endswith(".tmp")]
+
+
+@pytest.mark.parametrize(
+    ("owner", "name", "after"),
+    [
+        ("snipcheck.sphinxext.index", "read_index", False),  # reading the pages
+        ("snipcheck.cli", "judge", False),  # comparing the first run
+        ("snipcheck.variation:Rerun", "problem", False),  # comparing the runs again under other hash seeds
+        ("snipcheck.project:Project", "rewrite", False),
+        ("snipcheck.sphinxext.index", "read_back", True),  # the rewritten pages parsed again
+        ("snipcheck.files", "_temporary", True),  # the new bytes written, nothing replaced yet
+    ],
+    ids=["reading", "judging", "second-run", "rewriting", "read-back", "writing"],
+)
+def test_ctrl_c_before_the_first_page_is_replaced_writes_nothing(
+    two_pages: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    owner: str, name: str, after: bool,
+) -> None:  # fmt: skip
+    import importlib
+
+    module, _, attr = owner.partition(":")
+    target = importlib.import_module(module)
+    interrupt_at(monkeypatch, getattr(target, attr) if attr else target, name, after)
+    before = every_file(two_pages)
+    assert record(two_pages, capsys) == (130, "interrupted; nothing was written\n")
+    assert every_file(two_pages) == before
+    assert leftovers(two_pages) == []
+
+
+def test_ctrl_c_after_the_first_page_is_replaced_finishes_the_write_and_says_so(
+    two_pages: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A write is all or nothing: once one page holds its new output, the
+    # others are written too, and the message says which.
+    interrupt_at(monkeypatch, files.os, "replace", after=True)
+    status, err = record(two_pages, capsys)
+    assert (status, err) == (130, "interrupted after writing docs/a.md, docs/b.md in full; nothing else was written\n")
+    assert (two_pages / "docs" / "a.md").read_text() == "# a\n\n```{snippet} f/a\nfrom a\n```\n"
+    assert (two_pages / "docs" / "b.md").read_text() == "# b\n\n```{snippet} f/b\nfrom b\n```\n"
+    assert leftovers(two_pages) == []
+
+
+def test_a_second_ctrl_c_while_the_runs_stop_ends_at_once_without_a_traceback(
+    two_pages: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from snipcheck.runner import capture
+
+    interrupt_at(monkeypatch, cli, "judge")
+    exits: list[int] = []
+
+    def stopping(grace: float = 1.0) -> None:
+        signal.raise_signal(signal.SIGINT)  # the second Ctrl-C
+
+    monkeypatch.setattr(capture, "stop_live_runs", stopping)
+    monkeypatch.setattr(os, "_exit", lambda status: exits.append(status))
+    assert record(two_pages, capsys) == (130, "interrupted; nothing was written\n")
+    assert exits == [130]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # given back
+
+
+def test_stop_live_runs_is_quiet_when_a_run_closes_its_socket_meanwhile(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Was: OSError: [Errno 9] Bad file descriptor from the atexit handler, when
+    # a run's thread closed its control socket between the two loops.
+    import socket
+
+    from snipcheck.runner import capture
+
+    mine, theirs = socket.socketpair()
+    real_shutdown = mine.shutdown
+
+    class Closing:
+        def shutdown(self, how: int) -> None:
+            real_shutdown(how)
+            mine.close()  # the run's own thread, ending its run
+
+        def __getattr__(self, attr: str) -> Any:
+            return getattr(mine, attr)
+
+    monkeypatch.setitem(capture._live, id(mine), (Closing(), None))
+    capture.stop_live_runs(grace=0.1)
+    theirs.close()
+
+
+def test_ctrl_c_while_new_creates_its_file_leaves_it_whole_and_says_so(
+    two_pages: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Was: a KeyboardInterrupt traceback and an empty snippets/f/new.py (the
+    # interrupt came between creating the file and filling it).
+    from snipcheck import scaffold
+
+    monkeypatch.setattr(scaffold, "open", open, raising=False)
+    interrupt_at(monkeypatch, scaffold, "open", after=True)
+    try:
+        status: int | str = cli.main(["--root", str(two_pages), "new", "f/new"])
+    except KeyboardInterrupt:
+        status = "KeyboardInterrupt escaped"
+    created = two_pages / "snippets" / "f" / "new.py"
+    assert (status, capsys.readouterr().err) == (
+        130, "interrupted after writing snippets/f/new.py in full; nothing else was written\n"
+    )
+    assert created.read_text() == scaffold.PYTHON
