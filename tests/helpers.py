@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from bs4 import BeautifulSoup
@@ -128,6 +129,20 @@ def fake_python(directory: Path, version: str, module: str) -> Path:
     wrapper.write_text(f'#!/bin/sh\nPYTHONPATH="${{PYTHONPATH:+$PYTHONPATH:}}{site}" exec {sys.executable} "$@"\n')
     wrapper.chmod(0o755)
     return wrapper
+
+
+def write_project(root: Path, conf: str, files: Mapping[str, str | bytes], snippets: Mapping[str, str] = {}) -> Path:
+    """A test project at ``root``: ``conf.py`` holding ``conf``, each of
+    ``files`` (a path relative to ``root`` → its text, or bytes written as
+    they are) and each of ``snippets`` (a snippet id → its Python code, at
+    ``snippets/<id>.py``); folders are made as needed.  Returns ``root``."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "conf.py").write_text(conf)
+    for name, text in {**files, **{f"snippets/{i}.py": code for i, code in snippets.items()}}.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(text.encode("utf-8") if isinstance(text, str) else text)
+    return root
 
 
 def snipcheck_cli(project: Path, *args: str, cache: Path | None = None) -> subprocess.CompletedProcess[str]:

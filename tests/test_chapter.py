@@ -25,7 +25,6 @@ from snipcheck.project import Project
 from snipcheck.rewrite import Edit
 from snipcheck.files import write_all
 from snipcheck.normalize import Normalizer, for_compare
-from snipcheck.settings import Settings
 
 pytestmark = pytest.mark.chapter
 

@@ -157,16 +157,23 @@ def test_no_placement_at_all_fails_and_says_where_it_looked(project: Path, comma
     )
 
 
-def test_record_refuses_an_output_that_changes_from_run_to_run(project: Path) -> None:
-    (project / "snippets" / "rec" / "clock.py").write_text("import time\nprint('now:', time.time_ns())\n")
+def record_refused(project: Path, snippet_id: str, code: str) -> subprocess.CompletedProcess[str]:
+    """``record`` of a page placing only ``snippet_id`` (its code ``code``): it
+    exits 1 and leaves the page as it was; returns what it printed."""
+    (project / "snippets" / f"{snippet_id}.py").write_text(code, encoding="utf-8")
     page = project / "docs" / "index.md"
-    page.write_text("# Clock\n\n```{snippet} rec/clock\n```\n", encoding="utf-8")
-    before = page.read_text()
+    page.write_text(f"# P\n\n```{{snippet}} {snippet_id}\n```\n", encoding="utf-8")
+    before = page.read_bytes()
     out = snipcheck(project, "record")
     assert out.returncode == 1
+    assert page.read_bytes() == before
+    return out
+
+
+def test_record_refuses_an_output_that_changes_from_run_to_run(project: Path) -> None:
+    out = record_refused(project, "rec/clock", "import time\nprint('now:', time.time_ns())\n")
     assert "rec/clock: not recorded: its output differs between two runs of the same code" in out.stderr
     assert "-now: " in out.stderr and "+now: " in out.stderr
-    assert page.read_text() == before
 
 
 FRUIT = 'print({"apple", "banana", "cherry", "damson", "elder", "fig", "grape", "hazel"})\nprint("end")\n'
@@ -175,17 +182,12 @@ FRUIT = 'print({"apple", "banana", "cherry", "damson", "elder", "fig", "grape", 
 def test_record_refuses_an_output_that_depends_on_the_hash_seed(project: Path) -> None:
     # issue 23 item 3: every run has one hash secret, so a set of strings prints in one
     # order on every run; plain python varies it, and record must not accept it.
-    (project / "snippets" / "rec" / "fruit.py").write_text(FRUIT, encoding="utf-8")
-    page = project / "docs" / "index.md"
-    page.write_text("# Fruit\n\n```{snippet} rec/fruit\n```\n", encoding="utf-8")
-    before = page.read_text()
-    out = snipcheck(project, "record")
-    assert out.returncode == 1
+    out = record_refused(project, "rec/fruit", FRUIT)
     assert "docs/index.md:3: rec/fruit: not recorded: its output depends on the hash seed" in out.stderr
     assert "sorted(...)" in out.stderr and "wildcard" in out.stderr and "PYTHONHASHSEED=4005" in out.stderr
     assert "+{'" in out.stderr and "-{'" in out.stderr  # the diff shows the two orders
     assert "differs between two runs" not in out.stderr
-    assert page.read_text() == before
+    page = project / "docs" / "index.md"
     # what the message says to do works: state the varying part with a wildcard
     page.write_text("# Fruit\n\n```{snippet} rec/fruit\n{[..]}\nstart\n```\n", encoding="utf-8")
     out = snipcheck(project, "record")
@@ -361,7 +363,7 @@ def test_options_are_accepted_after_the_command(project: Path) -> None:
     (other / "index.md").write_text("```{snippet} rec/other\n```\n", encoding="utf-8")
     done = cli("record", "--docs", ".", cwd=other)  # conf.py is not here: give it after the command too
     assert done.returncode == 2
-    assert done.stderr.startswith(f"error: no conf.py in .; give the directory that holds conf.py with --conf-dir")
+    assert done.stderr.startswith("error: no conf.py in .; give the directory that holds conf.py with --conf-dir")
     done = cli("record", "--docs", ".", "--root", str(project), cwd=other)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["index.md:1: rec/other: recorded", "1 stated output(s) recorded; 0 unchanged or skipped"]

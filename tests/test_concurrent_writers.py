@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from conftest import fresh_cache
 from gates import Gate
+from helpers import write_project
 from snipcheck import cli, files
 from snipcheck.files import ChangedOnDisk, write_all
 from snipcheck.model import Stamp
@@ -37,15 +38,8 @@ snipcheck_preload = []
 
 
 def make(tmp: Path, probe_cache: Path, page: str, snippets: dict[str, str]) -> Path:
-    root = tmp / "p"
-    (root / "docs").mkdir(parents=True)
-    (root / "conf.py").write_text(CONF.format(cache=str(fresh_cache(tmp / "cache", probe_cache))))
-    (root / "docs" / "index.md").write_text(page)
-    for snippet_id, code in snippets.items():
-        path = root / "snippets" / f"{snippet_id}.py"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(code)
-    return root
+    conf = CONF.format(cache=str(fresh_cache(tmp / "cache", probe_cache)))
+    return write_project(tmp / "p", conf, {"docs/index.md": page}, snippets)
 
 
 def changed(command: str) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from conftest import fresh_cache
+from helpers import write_project
 from test_faults_support import sphinx_build
 
 PAGE = """\
@@ -56,14 +57,9 @@ SOURCES = {
 
 @pytest.fixture
 def project(tmp_path: Path, probe_cache: Path) -> Path:
-    root = tmp_path / "p"
-    for snippet_id, code in SOURCES.items():
-        (root / "snippets" / snippet_id).with_suffix(".py").parent.mkdir(parents=True, exist_ok=True)
-        (root / "snippets" / snippet_id).with_suffix(".py").write_text(code)
     fresh_cache(tmp_path / "cache", probe_cache)
-    (root / "conf.py").write_text('extensions = ["snipcheck"]\nsnipcheck_runner = "subprocess"\nsnipcheck_jobs = 2\n')
-    (root / "index.rst").write_text(PAGE)
-    return root
+    conf = 'extensions = ["snipcheck"]\nsnipcheck_runner = "subprocess"\nsnipcheck_jobs = 2\n'
+    return write_project(tmp_path / "p", conf, {"index.rst": PAGE}, SOURCES)
 
 
 def report(built: Any) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import environment_label, snipcheck_cli
+from helpers import environment_label, snipcheck_cli, write_project
 
 CONF = """\
 extensions = ["myst_parser", "snipcheck"]
@@ -25,15 +25,8 @@ snipcheck_preload = []
 """
 
 
-def make(root: Path, page: str, snippets: dict[str, str]) -> Path:
-    (root / "docs").mkdir(parents=True)
-    (root / "conf.py").write_text(CONF)
-    (root / "docs" / "index.md").write_text(page)
-    for snippet_id, code in snippets.items():
-        path = root / "snippets" / f"{snippet_id}.py"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(code)
-    return root
+def make(root: Path, page: str, snippets: dict[str, str], conf: str = CONF) -> Path:
+    return write_project(root, conf, {"docs/index.md": page}, snippets)
 
 
 @pytest.fixture
@@ -80,21 +73,32 @@ def test_5_an_incremental_build_with_nothing_changed_still_fails(drifted: Path, 
     assert "f/drift: drift" in again.stderr
 
 
+def flood(tmp_path: Path, printed: int, stated: str = "") -> Path:
+    """A project whose snippet f/flood prints ``printed`` x's past a 1,024-byte output limit."""
+    page = f"# T\n\n```{{snippet}} f/flood\n{stated}```\n"
+    return make(tmp_path / "p", page, {"f/flood": f'print("x" * {printed})\n'}, CONF + "snipcheck_output_limit = 1024\n")
+
+
+def refused(root: Path, cache: Path, message: str) -> None:
+    """``record`` exits 1 saying only ``message`` and leaves the page's bytes as they were."""
+    before = (root / "docs" / "index.md").read_bytes()
+    out = snipcheck_cli(root, "record", cache=cache)
+    assert out.returncode == 1
+    assert out.stderr.strip() == message
+    assert (root / "docs" / "index.md").read_bytes() == before
+
+
 def test_6_a_run_stopped_for_its_output_is_never_recorded_and_says_so(tmp_path: Path) -> None:
     # Issue 23 item 4: a run whose output passes its limit by 1 MiB more is
     # stopped there; `record` refuses it, saying it was stopped, and `run`
     # says how it ended.
-    root = make(tmp_path / "p", "# T\n\n```{snippet} f/flood\n```\n", {"f/flood": 'print("x" * 3_000_000)\n'})
-    (root / "conf.py").write_text(CONF + "snipcheck_output_limit = 1024\n")
-    before = (root / "docs" / "index.md").read_bytes()
-    out = snipcheck_cli(root, "record", cache=tmp_path / "cache")
-    assert out.returncode == 1
-    assert out.stderr.strip() == (
+    root = flood(tmp_path, 3_000_000)
+    refused(
+        root, tmp_path / "cache",
         "docs/index.md:3: f/flood: not recorded: its output passed the output limit of 1,024 bytes by 1,048,576 "
         "more, so the run was stopped there: how much more it would have printed, and how it would have ended, "
-        "is unknown; print less, or raise the limit for this snippet in its tag block (output-limit = 4194304 or more)"
-    )
-    assert (root / "docs" / "index.md").read_bytes() == before
+        "is unknown; print less, or raise the limit for this snippet in its tag block (output-limit = 4194304 or more)",
+    )  # fmt: skip
     run = snipcheck_cli(root, "run", "f/flood", cache=tmp_path / "cache")
     assert run.returncode == 1
     lines = run.stdout.splitlines()
@@ -111,8 +115,7 @@ def test_6_verify_never_calls_a_truncated_output_unchanged(tmp_path: Path, print
     stopped = printed > 1024 + (1 << 20)
     dropped = (1 << 20) if stopped else printed + 1 - 1024
     stated = "x" * 1024 + "\n" + truncation_marker(dropped, 1024, stopped)
-    root = make(tmp_path / "p", f"# T\n\n```{{snippet}} f/flood\n{stated}```\n", {"f/flood": f'print("x" * {printed})\n'})
-    (root / "conf.py").write_text(CONF + "snipcheck_output_limit = 1024\n")
+    root = flood(tmp_path, printed, stated)
     out = snipcheck_cli(root, "verify", "--json", "r.json", cache=tmp_path / "cache")
     assert out.returncode == 1, out.stdout + out.stderr
     (report,) = json.loads((root / "r.json").read_text())["snippets"]
@@ -122,17 +125,13 @@ def test_6_verify_never_calls_a_truncated_output_unchanged(tmp_path: Path, print
 
 
 def test_6_a_truncated_output_is_never_recorded(tmp_path: Path) -> None:
-    root = make(tmp_path / "p", "# T\n\n```{snippet} f/flood\n```\n", {"f/flood": 'print("x" * 5000)\n'})
-    (root / "conf.py").write_text(CONF + "snipcheck_output_limit = 1024\n")
-    before = (root / "docs" / "index.md").read_bytes()
-    out = snipcheck_cli(root, "record", cache=tmp_path / "cache")
-    assert out.returncode == 1
-    assert out.stderr.strip() == (
+    root = flood(tmp_path, 5000)
+    refused(
+        root, tmp_path / "cache",
         "docs/index.md:3: f/flood: not recorded: its output reached the output limit of 1,024 bytes and "
         "3,977 more bytes were not shown or checked; print less, or raise the limit for this snippet with "
-        "output-limit = 8192 in its tag block"
-    )
-    assert (root / "docs" / "index.md").read_bytes() == before
+        "output-limit = 8192 in its tag block",
+    )  # fmt: skip
     # following the advice works: the tag exists, raises the limit for this snippet and re-runs it
     (root / "snippets" / "f" / "flood.py").write_text('print("x" * 5000)\n\n# /// snipcheck\n# output-limit = 8192\n# ///\n')
     out = snipcheck_cli(root, "record", cache=tmp_path / "cache")

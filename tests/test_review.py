@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import placements_in
+from helpers import placements_in, write_project
 from snipcheck.model import Stamp
 from snipcheck.verify import Report, SnippetReport
 
@@ -144,15 +144,12 @@ def fruit(tmp_path: Path, probe_cache: Path) -> Path:
     """A committed project whose one snippet prints a set of strings, stated as something old."""
     from conftest import fresh_cache
 
-    root = tmp_path / "fruit"
-    (root / "docs").mkdir(parents=True)
-    (root / "snippets" / "d").mkdir(parents=True)
-    (root / "snippets" / "d" / "fruit.py").write_text(FRUIT)
-    (root / "docs" / "index.md").write_text("# P\n\n```{snippet} d/fruit\nold\n```\n")
-    (root / "conf.py").write_text(
+    conf = (
         'extensions = ["myst_parser", "snipcheck"]\nsnipcheck_source_dir = "docs"\nsnipcheck_runner = "subprocess"\n'
         f"snipcheck_cache_dir = {str(fresh_cache(tmp_path / 'cache', probe_cache))!r}\n"
     )
+    page = "# P\n\n```{snippet} d/fruit\nold\n```\n"
+    root = write_project(tmp_path / "fruit", conf, {"docs/index.md": page}, {"d/fruit": FRUIT})
     git(root, "init", "-q")
     git(root, "add", "-A")
     git(root, "commit", "-qm", "start")

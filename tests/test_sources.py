@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import placements_in, snipcheck_cli
+from helpers import placements_in, snipcheck_cli, write_project
 from snipcheck import files
 from snipcheck.model import Stamp
 from snipcheck.verify import Report, SnippetReport
@@ -33,17 +33,8 @@ snipcheck_preload = []
 
 def make(root: Path, pages: dict[str, str | bytes], snippets: dict[str, str], conf: str = CONF) -> Path:
     """A project at ``root``: ``pages`` under docs/, ``snippets`` (id → code) under snippets/."""
-    (root / "docs").mkdir(parents=True)
-    (root / "conf.py").write_text(conf)
-    for name, text in {"index.md": "# Index\n", **pages}.items():
-        path = root / "docs" / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(text.encode("utf-8") if isinstance(text, str) else text)
-    for snippet_id, code in snippets.items():
-        path = root / "snippets" / f"{snippet_id}.py"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(code)
-    return root
+    pages = {"index.md": "# Index\n", **pages}
+    return write_project(root, conf, {f"docs/{name}": text for name, text in pages.items()}, snippets)
 
 
 def prints(text: str) -> str:

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import fresh_cache
-from helpers import snipcheck_cli
+from helpers import snipcheck_cli, write_project
 from snipcheck.snippets import SnippetError, load, locate
 from snipcheck.sphinxext import pages
 
@@ -134,14 +134,9 @@ LOOP = "snippet 'f/loop': snippets/f/loop.py is a loop of symbolic links (loop.p
 
 @pytest.fixture
 def bad(tmp_path: Path, probe_cache: Path) -> Path:
-    root = tmp_path / "p"
-    (root / "docs").mkdir(parents=True)
-    (root / "snippets" / "f").mkdir(parents=True)
-    (root / "conf.py").write_text(CONF.format(cache=str(fresh_cache(tmp_path / "cache", probe_cache))))
-    (root / "docs" / "index.md").write_text(INDEX)
-    (root / "docs" / "latin.md").write_bytes(LATIN)
-    (root / "snippets" / "f" / "ok.py").write_text("print('ok')\n")
-    (root / "snippets" / "f" / "hidden.py").write_text("print('hidden')\n")
+    conf = CONF.format(cache=str(fresh_cache(tmp_path / "cache", probe_cache)))
+    snippets = {"f/ok": "print('ok')\n", "f/hidden": "print('hidden')\n"}
+    root = write_project(tmp_path / "p", conf, {"docs/index.md": INDEX, "docs/latin.md": LATIN}, snippets)
     (root / "snippets" / "f" / "loop.py").symlink_to("back.py")
     (root / "snippets" / "f" / "back.py").symlink_to("loop.py")
     return root
@@ -227,12 +222,9 @@ LINKED_PAGES = {
 def linked(tmp_path: Path, probe_cache: Path) -> Path:
     # Was: Sphinx's own "Ignored unreadable document" warning for the links,
     # and record exited 0 without a word; the named pipe hung the build.
-    root = tmp_path / "p"
-    (root / "docs").mkdir(parents=True)
-    (root / "snippets" / "f").mkdir(parents=True)
-    (root / "conf.py").write_text(CONF.format(cache=str(fresh_cache(tmp_path / "cache", probe_cache))))
-    (root / "docs" / "index.md").write_text("# Index\n\n```{snippet} f/ok\nok\n```\n")
-    (root / "snippets" / "f" / "ok.py").write_text("print('ok')\n")
+    conf = CONF.format(cache=str(fresh_cache(tmp_path / "cache", probe_cache)))
+    page = "# Index\n\n```{snippet} f/ok\nok\n```\n"
+    root = write_project(tmp_path / "p", conf, {"docs/index.md": page}, {"f/ok": "print('ok')\n"})
     (root / "docs" / "gone.md").symlink_to("missing.md")
     (root / "docs" / "loop.md").symlink_to("loop2.md")
     (root / "docs" / "loop2.md").symlink_to("loop.md")

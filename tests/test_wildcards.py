@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import fresh_cache
-from helpers import directive_line, environment_label, html, placements_in, snipcheck_cli, snipcheck_warnings
+from helpers import directive_line, environment_label, html, placements_in, snipcheck_cli, snipcheck_warnings, write_project
 from snipcheck import normalize as N
 from snipcheck.alignment import align
 from snipcheck.compare import judge, masking_normalizers, text_diff
@@ -328,13 +328,9 @@ print("result:", 6 * 7 + OFFSET)
 
 @pytest.fixture
 def project(tmp_path: Path, probe_cache: Path) -> Path:
-    root = tmp_path / "project"
-    (root / "docs").mkdir(parents=True)
-    (root / "snippets" / "w").mkdir(parents=True)
-    (root / "conf.py").write_text(CONF.format(cache=str(fresh_cache(tmp_path / "cache", probe_cache))))
-    (root / "snippets" / "w" / "clock.py").write_text("OFFSET = 0\n" + CLOCK)
-    (root / "docs" / "index.md").write_text(f"# W\n\n```{{snippet}} w/clock\n{STATED}\n```\n\nProse.\n")
-    return root
+    conf = CONF.format(cache=str(fresh_cache(tmp_path / "cache", probe_cache)))
+    page = f"# W\n\n```{{snippet}} w/clock\n{STATED}\n```\n\nProse.\n"
+    return write_project(tmp_path / "project", conf, {"docs/index.md": page}, {"w/clock": "OFFSET = 0\n" + CLOCK})
 
 
 def test_record_round_trip_rewrites_only_the_changed_line_and_keeps_the_wildcards(project: Path) -> None:
