@@ -20,6 +20,7 @@ from snipcheck.runner import make_runner
 from snipcheck.settings import Settings
 from snipcheck.snippets import load
 from snipcheck.tags import TagError, parse
+from snipcheck.variation import SEED_HINT
 
 from helpers import html, snipcheck_cli
 
@@ -103,6 +104,21 @@ def test_fresh_randomness_is_refused_by_record_and_the_tag_overrides_the_configu
     recorded = snipcheck_cli(root, "record", "r/draw", cache=tmp_path / "cache")
     assert recorded.returncode == 1
     assert "its output differs between two runs of the same code" in recorded.stdout + recorded.stderr
+    # it names both ways to seed it
+    assert "a seed = 0 line in its tag block (or snipcheck_seed = 0 in conf.py" in recorded.stderr
+
+
+def test_a_drift_warning_of_an_unseeded_random_snippet_says_how_to_seed_it(tmp_path: Path) -> None:
+    root = project(tmp_path / "p", "")
+    (root / "index.md").write_text("# Random\n\n```{snippet} r/draw\n0.5 0.5 0.5\n```\n\n```{snippet} r/plain\nnone\n```\n")
+    (root / "snippets" / "r" / "plain.py").write_text("print('plain')\n")
+    built = sphinx(root, "html", tmp_path / "cache")
+    assert built.returncode == 1
+    warnings = built.stderr.split("WARNING: ")
+    (draw,) = [w for w in warnings if "snippet 'r/draw'" in w]
+    (plain,) = [w for w in warnings if "snippet 'r/plain'" in w]
+    assert f"\n{SEED_HINT}\nif the new output is right, record it: snipcheck record r/draw" in draw
+    assert SEED_HINT not in plain  # it draws nothing
 
 
 def test_the_seed_is_part_of_the_cache_key(tmp_path: Path) -> None:
@@ -112,3 +128,4 @@ def test_the_seed_is_part_of_the_cache_key(tmp_path: Path) -> None:
     built = sphinx(root, "html", tmp_path / "cache")
     assert built.returncode == 1  # a new seed: new draws, the old stated outputs drift
     assert "this build ran 3, took 0 from the cache" in built.stdout
+    assert "snippet 'r/draw'" in built.stderr and SEED_HINT not in built.stderr  # seeded already

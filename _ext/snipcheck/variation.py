@@ -25,6 +25,7 @@ Pure core: no Sphinx or docutils.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 from .compare import terminal_text, text_diff
@@ -32,12 +33,32 @@ from .execute import Executor
 from .model import RunResult, Snippet
 from .normalize import Normalizer
 from .runner.python import HASH_SEED, OTHER_HASH_SEEDS
+from .tags import resolved_seed
 
 #: What to do about a run-to-run variation, and about a hash-order one.
 VARIES = (
     "its output differs between two runs of the same code, so any recording would drift on the next build; "
-    "make it deterministic (seed random generators, do not print times, addresses or durations)"
+    "make it deterministic: a seed = 0 line in its tag block (or snipcheck_seed = 0 in conf.py, for every "
+    "snippet) seeds Python's random, numpy and torch before it runs; do not print times, addresses or "
+    "durations; or state the varying part with a wildcard ([..] within a line, ... for lines)"
 )
+#: Said under a drift warning of an unseeded snippet that draws random numbers.
+SEED_HINT = (
+    "if it draws random numbers, its output changes from run to run: seed it with seed = 0 in its tag block "
+    "(or snipcheck_seed = 0 in conf.py), then record it"
+)
+_RANDOM = re.compile(r"\brandom\b|\brand(?:n|int|perm|_like|n_like|int_like)?\(|\.(?:normal|uniform|bernoulli|exponential)_\(|\bmultinomial\(|\bdefault_rng\(|\bshuffle\(|\bdropout\b", re.I)
+
+
+def seed_hint(snippet: Snippet, default_seed: int | None) -> str | None:
+    """:data:`SEED_HINT` when ``snippet`` (or a helper it imports) seems to
+    draw random numbers (a name like ``torch.randn``, ``random``,
+    ``default_rng``, ``dropout``) and no seed is in force (its ``seed`` tag,
+    else ``default_seed``, the ``snipcheck_seed`` config value); else ``None``."""
+    if snippet.language != "python" or resolved_seed(snippet.tags, default_seed) is not None:
+        return None
+    text = snippet.source + "".join(source for _, source in snippet.helpers)
+    return SEED_HINT if _RANDOM.search(text) else None
 HASH_ORDER = (
     "its output depends on the hash seed: plain python hashes strings at random on every run, and under "
     "PYTHONHASHSEED={other} this prints otherwise than under the build's {seed} (the order of a set or dict "

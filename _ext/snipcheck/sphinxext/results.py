@@ -45,6 +45,7 @@ from sphinx.util import logging
 from ..cache import write_atomic
 from ..compare import Verdict, judge, truncation_advice
 from ..model import Outcome
+from ..variation import seed_hint
 from . import claims, figures, index
 from . import state as state_mod
 from .collector import SnippetRecord, location, records, replace
@@ -233,6 +234,9 @@ def _report(app: Sphinx, rec: SnippetRecord, verdict: Verdict, status: str, prob
             short += f"\n... ({len(lines) - _DIFF_LINES} more diff lines)"
         message += f":\n{short}{at}"
         if not verdict.ended_wrong and status != "truncated":
+            hint = rec.snippet is not None and seed_hint(rec.snippet, state.settings.seed)
+            if hint:
+                message += f"\n{hint}"
             command = state.settings.record_command.format(id=rec.snippet_id)
             message += f"\nif the new output is right, record it: {command}"
     warn(subtype, message, where)
