@@ -234,6 +234,24 @@ def test_9_every_output_panel_and_the_box_name_the_environment_of_the_run(tmp_pa
     assert re.fullmatch(re.escape(named) + r" · \d+\.\d\d s · result from the cache · snippets/f/a\.py", cached), cached
 
 
+def test_9_a_chain_of_cells_in_the_page_names_its_environment_once_and_the_page_not_a_file(tmp_path: Path) -> None:
+    # Issue 24 §2: every cell of a chain carried the whole environment, and a
+    # cell written in the page named "c/one.py", a file no reader can open.
+    from bs4 import BeautifulSoup
+
+    cells = "".join(f"```{{snippet-code}} c/{n}\nprint({n!r})\n```\n\n```{{snippet}} c/{n}\n{n}\n```\n\n" for n in ("one", "two"))
+    page = f"# T\n\n```{{snippet}} f/a\na\n```\n\n```{{snippet-chain}} c\n```\n\n{cells}"
+    root = make(tmp_path / "p", page, {"f/a": 'print("a")\n'})
+    out = sphinx(root, tmp_path / "cache", "-b", "html", "-c", ".", "docs", "_build/html")
+    assert out.returncode == 0, out.stderr
+    soup = BeautifulSoup((root / "_build" / "html" / "index.html").read_text(), "html.parser")
+    alone, one, two = (" ".join(p.get_text().split()) for p in soup.select(".snipcheck-stamp"))
+    lines = [n for n, text in enumerate((root / "docs" / "index.md").read_text().splitlines(), 1) if text.startswith("```{snippet} c/")]
+    assert re.fullmatch(re.escape(environment_label()) + rf" · \d+\.\d\d s · index\.md:{lines[0]}", one), one
+    assert re.fullmatch(rf"\d+\.\d\d s · index\.md:{lines[1]}", two), two  # the process the first stamp names
+    assert re.fullmatch(re.escape(environment_label()) + r" · \d+\.\d\d s · snippets/f/a\.py", alone), alone
+
+
 def test_1_record_without_a_source_folder_fails_and_says_where_it_looked(tmp_path: Path) -> None:
     root = tmp_path / "p"
     root.mkdir()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import hashlib
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -109,6 +110,12 @@ class Snippet:
     chain: str = ""
     earlier: tuple[Snippet, ...] = ()
     later: tuple[str, ...] = ()
+
+    @property
+    def in_page(self) -> bool:
+        """Whether its code is written in a page (``abspath`` is the page's,
+        ``path`` the ``.py`` or ``.rs`` file it runs as), not in a file of its own."""
+        return os.path.splitext(self.abspath)[1] != os.path.splitext(self.path)[1]
 
 
 @dataclass(frozen=True)

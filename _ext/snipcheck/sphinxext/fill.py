@@ -86,7 +86,8 @@ class FillSnippets(SphinxPostTransform):
             )
         )
         assert rec.snippet is not None
-        out.append(render.stamp(outcome, rec.snippet, state.settings.show_durations))
+        first = not rec.snippet.earlier  # a chain's later cells ran in the process its first cell's stamp names
+        out.append(render.stamp(outcome, rec.snippet, state.settings.show_durations, where=rec.where, environment=first))
         return out
 
     def belief(self, rec: SnippetRecord | None) -> list[nodes.Node]:

@@ -70,20 +70,31 @@ def snippet_node(snippet: Snippet | None, snippet_id: str) -> nodes.container:
     return node
 
 
-def stamp(outcome: Outcome, snippet: Snippet, durations: bool = True) -> nodes.paragraph:
-    """The environment stamp under an output panel (with the run's duration, unless ``durations`` is false)."""
+def stamp(
+    outcome: Outcome, snippet: Snippet, durations: bool = True, *, where: str = "", environment: bool = True
+) -> nodes.paragraph:
+    """The environment stamp under an output panel (with the run's duration, unless ``durations`` is false).
+
+    :param where: ``page:line`` of the directive, named instead of the file
+        for code written in the page (:attr:`Snippet.in_page`: its run file is
+        the run directory's, not one a reader can open).
+    :param environment: whether to name the environment and the seed; false
+        for a chain's later cells, which ran in the process the first cell's
+        stamp names, seeded once before it.
+    """
     assert outcome.result is not None
     r = outcome.result
-    parts = [r.stamp.label(), *([f"{r.duration:.2f} s"] if durations else [])]
-    if r.seed is not None:
+    parts = [*([r.stamp.label()] if environment else []), *([f"{r.duration:.2f} s"] if durations else [])]
+    if r.seed is not None and environment:  # a chain is seeded once, before its first cell
         parts.append(_("random seed {seed}").format(seed=r.seed))
     if r.exit_status not in (0, None):
         parts.append(_("exit status {status}").format(status=r.exit_status))
     if outcome.origin == "cache":
         parts.append(_("result from the cache"))
     para = nodes.paragraph(classes=["snipcheck-stamp"])
-    para += captured_text(visible(" · ".join(parts) + " · "))  # the stamp's values come from the run's environment
-    shown = visible(snippet.path)
+    if parts:
+        para += captured_text(visible(" · ".join(parts) + " · "))  # the stamp's values come from the run's environment
+    shown = visible(where if snippet.in_page and where else snippet.path)
     para += nodes.literal(shown, shown)
     return para
 
