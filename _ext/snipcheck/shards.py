@@ -51,11 +51,16 @@ class Unit:
     :param snippets: the ids of its snippets (a chain's cells in page order).
     :param requires: the requirements it needs that the environment does not
         meet by itself, sorted: the shard that runs it must provide them.
+    :param free: the ids of its snippets that a build providing none of
+        ``requires`` still runs: a chain's cells before the first one that
+        needs one (the cells after it are stopped with it); none for a
+        snippet outside a chain that needs one.
     """
 
     id: str
     snippets: tuple[str, ...]
     requires: tuple[str, ...] = ()
+    free: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -95,13 +100,21 @@ def units(snippets: Iterable[Snippet], unmet: Callable[[Snippet], Collection[str
     """
     members: dict[str, list[str]] = {}
     needs: dict[str, set[str]] = {}
+    free: dict[str, list[str]] = {}
     for snippet in snippets:
         uid = CHAIN + snippet.chain if snippet.chain else snippet.id
         cells = members.setdefault(uid, [])
-        if snippet.id not in cells:
-            cells.append(snippet.id)
-        needs.setdefault(uid, set()).update(unmet(snippet))
-    return [Unit(uid, tuple(members[uid]), tuple(sorted(needs[uid]))) for uid in sorted(members)]
+        if snippet.id in cells:
+            continue
+        cells.append(snippet.id)
+        lacking = set(unmet(snippet))
+        if not lacking and not needs.get(uid):
+            free.setdefault(uid, []).append(snippet.id)
+        needs.setdefault(uid, set()).update(lacking)
+    return [
+        Unit(uid, tuple(members[uid]), tuple(sorted(needs[uid])), tuple(free.get(uid, ())) if needs[uid] else ())
+        for uid in sorted(members)
+    ]
 
 
 def plan(
