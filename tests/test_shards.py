@@ -130,8 +130,11 @@ def ran(folder: Path) -> list[str]:
 
 
 def entries(cache: Path) -> list[str]:
-    """The files of a cache folder but its probe answers (what a merge writes)."""
-    return sorted(str(p.relative_to(cache)) for p in cache.rglob("*") if p.is_file() and "probes" not in p.parts)
+    """What a merge writes into a cache folder: result entries and its record
+    (the placement index that every command reads the pages through is kept
+    there too, and is no result)."""
+    found = [p for p in cache.rglob("*") if p.is_file() and (p.name == MERGED or "results" in p.relative_to(cache).parts)]
+    return sorted(str(p.relative_to(cache)) for p in found)
 
 
 def panels(outdir: Path) -> dict[str, list[str]]:
