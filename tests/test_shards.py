@@ -18,13 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import fresh_cache
 from helpers import html, snipcheck_cli
+from snipcheck.model import Snippet
 from snipcheck.shard_files import MERGED, read_timings
 from snipcheck.shards import DEFAULT_SECONDS, Unit, plan, units
 from snipcheck.tags import Tags
-from snipcheck.model import Snippet
 from test_faults_support import sphinx_build
 
 PAGE_A = """\
@@ -161,8 +160,8 @@ def test_three_shards_merge_and_the_final_build_runs_nothing(project: Path, tmp_
     out = merge(project, tmp_path / "final-cache", *map(str, folders))
     assert out.returncode == 0, out.stdout + out.stderr
     for k, folder in enumerate(folders, start=1):
-        assert re.search(rf"^shard {k}/3 \({re.escape(str(folder))}\): \d+ result\(s\), \d+\.\d\d s wall$", out.stdout, re.M)
-    assert re.search(r"^spread: \d+\.\d\d s \(slowest shard \d+\.\d\d s, fastest \d+\.\d\d s\)$", out.stdout, re.M)
+        assert re.search(rf"^shard {k}/3 \({re.escape(str(folder))}\): \d+ result\(s\), \d+\.\d\d s wall$", out.stdout, re.MULTILINE)
+    assert re.search(r"^spread: \d+\.\d\d s \(slowest shard \d+\.\d\d s, fastest \d+\.\d\d s\)$", out.stdout, re.MULTILINE)
     assert "merged 8 result(s) from 3 shard(s)" in out.stdout
     timings = read_timings(project / "snipcheck-timings.json")
     assert set(timings) == {"s/a", "s/b", "chain:a:steps", "s/c", "s/d", "s/gpu", "s/e"}
