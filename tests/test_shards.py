@@ -318,6 +318,44 @@ def test_merge_refuses_two_shards_providing_one_requirement(project: Path, tmp_p
     )  # fmt: skip
 
 
+def test_a_snippet_that_fails_in_its_shard_has_no_result_and_the_merge_says_so(project: Path, tmp_path: Path) -> None:
+    (project / "snippets" / "s" / "e.py").write_text("raise ValueError('boom')\n")
+    folders = [tmp_path / "one", tmp_path / "two", tmp_path / "three"]
+    outs = [shard(project, k, 3, f, *(("--provides", "fakegpu") if k == 3 else ())) for k, f in enumerate(folders, 1)]
+    k = next(k for k, f in enumerate(folders, 1) if "s/e" in ran(f))
+    assert outs[k - 1].returncode == 1 and "error: s/e: raised ValueError: boom" in outs[k - 1].stderr
+    (cell,) = [s for u in manifest(folders[k - 1])["units"] if u["id"] == "s/e" for s in u["snippets"]]
+    assert cell["status"] == "failed"
+    cache = tmp_path / "final-cache"
+    out = merge(project, cache, *map(str, folders))
+    assert out.returncode == 1
+    assert out.stderr.splitlines()[-1].startswith(
+        f"error: cannot merge: {folders[k - 1]}: s/e has no result in shard {k}/3 (it raised ValueError: boom"
+    )
+    assert out.stderr.splitlines()[-1].endswith("): fix it, then run that shard again")
+    assert entries(cache) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((), "give --shard K/N --out DIR (run one shard) or --merge DIR... (merge the shards)"),
+        (("--shard", "1/2"), "--shard needs --out DIR, and takes no --not-run (that is the merge's)"),
+        (("--merge", "x", "--provides", "fakegpu"), "--merge takes no --out or --provides (those are a shard's)"),
+        (("--shard", "3/2", "--out", "x"), "bad shard '3/2': write k/n with 1 <= k <= n, e.g. 2/8"),
+    ],
+)
+def test_execute_usage_errors(project: Path, tmp_path: Path, args: tuple[str, ...], message: str) -> None:
+    out = snipcheck_cli(project, "execute", *args, cache=tmp_path / "cache")
+    assert out.returncode == 2 and out.stderr.splitlines()[-1] == f"error: {message}"
+
+
+def test_execute_refuses_an_unknown_requirement(project: Path, tmp_path: Path) -> None:
+    out = snipcheck_cli(project, "execute", "--shard", "1/2", "--out", "x", "--provides", "fakegpo", cache=tmp_path / "cache")
+    assert out.returncode == 2 and "unknown requirement 'fakegpo'" in out.stderr
+    assert not (project / "x").exists()
+
+
 # --- the plan, a pure function ---------------------------------------------------------
 
 

@@ -268,7 +268,7 @@ def check(
                     f"give --provides {name} to one shard only"
                 )
             provided[name] = k
-    planned = plan(units, n, durations, {k: m.provides for _, m in shards for k in [m.shard[0]]})
+    planned = plan(units, n, durations, {m.shard[0]: m.provides for _, m in shards})
     for folder, m in shards:
         if m.plan != planned.digest:
             raise MergeError(
