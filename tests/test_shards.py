@@ -356,6 +356,19 @@ def test_execute_refuses_an_unknown_requirement(project: Path, tmp_path: Path) -
     assert not (project / "x").exists()
 
 
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="needs a Rust toolchain")
+def test_a_rust_snippet_is_keyed_alike_by_its_shard_the_merge_and_the_merged_build(project: Path, tmp_path: Path) -> None:
+    (project / "snippets" / "s" / "rust.rs").write_text('fn main() {\n    println!("hello from rust");\n}\n')
+    (project / "b.rst").write_text(PAGE_B + "\n.. snippet:: s/rust\n\n   hello from rust\n")
+    folders = run_three(project, tmp_path)
+    assert "s/rust" in [u for f in folders for u in ran(f)]
+    out = merge(project, tmp_path / "final-cache", *map(str, folders))
+    assert out.returncode == 0, out.stderr
+    final = sphinx_build(project, tmp_path / "final", tmp_path / "final-cache", {"snipcheck_execute": "merged"})
+    assert final.statuscode == 0, final.status + final.warnings_text
+    assert "this build ran 0, took 9 from the cache" in final.status
+
+
 # --- the plan, a pure function ---------------------------------------------------------
 
 

@@ -160,6 +160,12 @@ class Executor:
         stamp = getattr(runner, "stamp", self.config.stamp) if runner is not None else self.config.stamp
         return cache_key(snippet, stamp, self.output_limit(snippet), runner=kind, digests=self._digests)
 
+    def prepare(self, language: str) -> None:
+        """Make the runner of ``language`` now, without running anything: a
+        Rust snippet's key holds its runner's stamp (with ``rustc --version``),
+        known once the runner exists (see :meth:`key`)."""
+        self._runner(language)
+
     def output_limit(self, snippet: Snippet) -> int:
         """Bytes of output kept of a run of ``snippet``: its ``output-limit``
         tag, else ``snipcheck_output_limit``."""
@@ -407,6 +413,11 @@ class Executor:
             if cached is not None:
                 return Outcome(cached, "cache", notes=tuple(notes))
         if not cfg.may_run:
+            if snippet.language != "python" and cfg.cache is not None:
+                self._runner(snippet.language)  # another language's key holds its runner's stamp (see below)
+                cached = self._cached(self.key(snippet), notes)
+                if cached is not None:
+                    return Outcome(cached, "cache", notes=tuple(notes))
             return Outcome(None, "error", notes=(*notes, NO_RESULT))
         if fut is not None and self._hold(snippet, fut):
             return None

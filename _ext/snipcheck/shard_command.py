@@ -80,6 +80,8 @@ def view(project: Project, stamp: Stamp, executor: Executor) -> View:
         uid = f"chain:{snippet.chain}" if snippet.chain else snippet.id
         by_unit.setdefault(uid, {}).setdefault(snippet.id, snippet)
     snippets = {uid: tuple(cells.values()) for uid, cells in by_unit.items()}
+    for language in sorted({s.language for s in loaded} - {"python"}):
+        executor.prepare(language)  # its key holds its runner's stamp
     keys = {(uid, s.id): executor.key(s) for uid, cells in snippets.items() for s in cells}
     fingerprint = chapter_fingerprint(settings, placements, project.snippet)
     return View(tuple(found), snippets, keys, fingerprint)
