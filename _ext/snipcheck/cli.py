@@ -6,6 +6,8 @@ Commands::
     snipcheck record [ID...]       write actual outputs into the pages as stated outputs
     snipcheck verify               run every placed snippet, report drift
     snipcheck merge REPORT...      combine shard reports of one verify run
+    snipcheck execute --shard K/N --out DIR     run one shard of a build's snippets
+    snipcheck execute --merge DIR...            merge the shards into the build's cache
     snipcheck accept               rewrite drifted stated outputs, move the reference pin
     snipcheck review               go through drifted outputs one by one: accept, reject or skip
     snipcheck new ID               create a snippet file, print the directive to paste
@@ -136,6 +138,21 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("reports", nargs="+", type=Path, metavar="REPORT")
     p.add_argument("--json", type=Path, help="write the merged report as JSON here")
     p.add_argument("--html", type=Path, help="write the merged report as an HTML page here")
+    p = sub.add_parser(
+        "execute", parents=[common],
+        help="run one shard of the build's snippets here, or merge the shards' results into the build's cache",
+    )  # fmt: skip
+    p.add_argument("--shard", help="run the K-th of N shards, e.g. 2/4 (with --out)")
+    p.add_argument("--out", type=Path, help="the folder a shard writes its results and manifest.json into")
+    p.add_argument(
+        "--provides", action="append", default=[], metavar="NAME",
+        help="this shard provides a requirement (cuda, or a snipcheck_requirements name): the snippets that need it run here (repeatable)",
+    )  # fmt: skip
+    p.add_argument("--merge", nargs="+", type=Path, metavar="DIR", help="merge these shards' folders into the build's cache")
+    p.add_argument(
+        "--not-run", dest="not_run", action="append", default=[], metavar="NAME",
+        help="merge even though no shard provided this requirement: its snippets are not run here (repeatable)",
+    )  # fmt: skip
     p = sub.add_parser("accept", parents=[common], help="rewrite drifted stated outputs, move the reference pin")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--python", help="verify on this interpreter first (default: snipcheck_python)")
@@ -239,6 +256,8 @@ def _command(args: argparse.Namespace) -> int:
             if report is None:
                 return 1
             return _emit(report, args.json, args.html, project.settings.normalizers, quiet=args.quiet)
+        if args.command == "execute":
+            return _execute(project, args)
         if args.command == "accept":
             return _accept(project, args, use_cache=use_cache)
         if args.command == "review":
@@ -577,6 +596,50 @@ def _verify(
     if lacking and quiet < 2:
         print(f"note: {lacking}", file=sys.stderr)  # once, as the build summary says it
     return report
+
+
+def _execute(project: Project, args: argparse.Namespace) -> int:
+    """``snipcheck execute``: one shard (``--shard K/N --out DIR``) or the merge (``--merge DIR...``)."""
+    from . import requirements
+    from .shard_command import merge_shards, run_shard
+    from .shard_files import MergeError
+
+    settings = project.settings
+    if bool(args.shard) == bool(args.merge):
+        return _fail("give --shard K/N --out DIR (run one shard) or --merge DIR... (merge the shards)", USAGE_ERROR)
+    if args.shard and (args.out is None or args.not_run):
+        return _fail("--shard needs --out DIR, and takes no --not-run (that is the merge's)", USAGE_ERROR)
+    if args.merge and (args.out is not None or args.provides):
+        return _fail("--merge takes no --out or --provides (those are a shard's)", USAGE_ERROR)
+    for name in (*args.provides, *args.not_run):
+        try:
+            requirements.check(name, settings.provides, settings.requirements)
+        except requirements.RequirementError as exc:
+            return _fail(str(exc), USAGE_ERROR)
+    if _left_out(project, "execute reads every page, so it did nothing"):
+        return USAGE_ERROR
+    if args.shard:
+        try:
+            shard = parse_shard(args.shard)
+        except ValueError as exc:
+            return _fail(str(exc), USAGE_ERROR)
+    stamp = _stamp(settings, args.verbose)
+    if stamp is None:
+        return 1
+
+    def make(chosen: Settings, at: Stamp, provides: tuple[str, ...]) -> Executor:
+        executor = chosen.executor(at, provides=provides)
+        _executors.append(executor)
+        return executor
+
+    if args.shard:
+        return run_shard(project, stamp, shard, args.out, args.provides, make)
+    try:
+        return merge_shards(project, stamp, args.merge, args.not_run, make)
+    except MergeError as exc:
+        return _fail(f"cannot merge: {exc}")
+    except OSError as exc:
+        return _fail(f"cannot merge: {exc}")
 
 
 def _progress(done: int, total: int, snippet_id: str) -> None:

@@ -76,6 +76,10 @@ class ExecutorConfig:
     :param hash_seed: the hash secret of Python runs (``PYTHONHASHSEED``):
         the build's, or another for the runs that look for hash-order
         dependence (:mod:`snipcheck.variation`).
+    :param may_run: ``False``: run nothing; a snippet whose result is not in
+        the cache gets an ``error`` outcome saying
+        :data:`snipcheck.execute_chain.NO_RESULT` (a build
+        whose results come from a merge of shards, ``snipcheck_execute = "merged"``).
     """
 
     python: str
@@ -95,6 +99,7 @@ class ExecutorConfig:
     seed: int | None = None
     protect: tuple[str, ...] = ()
     hash_seed: int = HASH_SEED
+    may_run: bool = True
 
 
 class Executor:
@@ -154,6 +159,12 @@ class Executor:
         runner = self._runners.get(snippet.language)
         stamp = getattr(runner, "stamp", self.config.stamp) if runner is not None else self.config.stamp
         return cache_key(snippet, stamp, self.output_limit(snippet), runner=kind, digests=self._digests)
+
+    def prepare(self, language: str) -> None:
+        """Make the runner of ``language`` now, without running anything: a
+        Rust snippet's key holds its runner's stamp (with ``rustc --version``),
+        known once the runner exists (see :meth:`key`)."""
+        self._runner(language)
 
     def output_limit(self, snippet: Snippet) -> int:
         """Bytes of output kept of a run of ``snippet``: its ``output-limit``
@@ -401,6 +412,13 @@ class Executor:
             cached = self._cached(keys[kind], notes)
             if cached is not None:
                 return Outcome(cached, "cache", notes=tuple(notes))
+        if not cfg.may_run:
+            if snippet.language != "python" and cfg.cache is not None:
+                self._runner(snippet.language)  # another language's key holds its runner's stamp (see below)
+                cached = self._cached(self.key(snippet), notes)
+                if cached is not None:
+                    return Outcome(cached, "cache", notes=tuple(notes))
+            return Outcome(None, "error", notes=(*notes, NO_RESULT))
         if fut is not None and self._hold(snippet, fut):
             return None
         runner = self._runner(snippet.language)  # the kind is known now
@@ -490,4 +508,4 @@ def _cacheable(snippet: Snippet, result: RunResult) -> bool:
     return not result.timed_out and not result.stopped_by_output and outcome_problem(snippet.tags, result) is None
 
 
-from .execute_chain import run_chain_job
+from .execute_chain import NO_RESULT, run_chain_job

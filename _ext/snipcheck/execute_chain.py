@@ -42,6 +42,13 @@ from .model import Outcome, RunResult, Snippet
 if TYPE_CHECKING:
     from .execute import Executor
 
+#: The note of a snippet (or cell) without a result in a build that runs
+#: nothing (``ExecutorConfig.may_run`` off: ``snipcheck_execute = "merged"``).
+NO_RESULT = (
+    "no result in the cache, and this build runs nothing (snipcheck_execute = 'merged'): no shard ran it "
+    "as it is now; run the shards and snipcheck execute --merge again"
+)
+
 #: The prefix of ``Outcome.missing`` for a cell that did not run because an
 #: earlier cell of its chain stopped it: ``"chain:<id of that cell>"``.
 STOPPED_BY = "chain:"
@@ -115,6 +122,11 @@ def _outcomes(executor: Executor, wanted: Sequence[Snippet]) -> list[Outcome]:
     if runnable and all(result is not None for result in cached):
         for n, result in enumerate(cached):
             found[n] = Outcome(result, "cache", notes=tuple(notes))
+    elif runnable and not cfg.may_run:  # a build that runs nothing: each cell has its result, or none
+        for n, result in enumerate(cached):
+            found[n] = Outcome(result, "cache", notes=tuple(notes)) if result is not None else Outcome(
+                None, "error", notes=(*notes, NO_RESULT)
+            )
     elif runnable:
         found[:stop] = _run_line(executor, runnable, chain_ids[stop:], cached, keys, notes)
     by_id = {cell.id: outcome for cell, outcome in zip(linked, found, strict=True)}

@@ -40,6 +40,18 @@ def _integer(text: str) -> int:
     return int(text.strip())
 
 
+def _execute_value(text: str) -> bool | str:
+    """``-D snipcheck_execute=``: ``merged``, or a boolean (``0``/``1``, ``false``/``true``)."""
+    word = text.strip().lower()
+    if word == "merged":
+        return "merged"
+    if word in ("0", "false", "no", "off"):
+        return False
+    if word in ("1", "true", "yes", "on"):
+        return True
+    raise ValueError(text)
+
+
 def _names(text: str) -> list[str]:
     return [item.strip() for item in text.split(",") if item.strip()]
 
@@ -62,7 +74,7 @@ class Value:
 VALUES: dict[str, Value] = {
     "snipcheck_snippets_dir": Value("snippets", (str,), "env", "directory of snippet files"),
     "snipcheck_python": Value("", (str,), "env", "interpreter that runs Python snippets (default: the running one)"),
-    "snipcheck_execute": Value(True, (bool,), "env", "run snippets; False shows the stated outputs only"),
+    "snipcheck_execute": Value(True, (bool, str), "env", "run snippets; False shows the stated outputs only; 'merged' runs none and takes every result from a merge of shards (snipcheck execute --merge): a runnable snippet without one fails the build", _execute_value),
     "snipcheck_cache_dir": Value("", (str,), "", "directory of the result cache, relative to conf.py; default: snipcheck-cache in the build's doctree directory (the command line: BUILDDIR/doctrees, see build_dir)"),
     "snipcheck_report_dir": Value("", (str,), "", "directory for full diffs and the build report, relative to conf.py; default: snipcheck-report beside the cache"),
     "snipcheck_timeout": Value(60.0, (int, float), "env", "default per-snippet timeout, in seconds (more than 0, at most 86400)", _number),
@@ -82,6 +94,7 @@ VALUES: dict[str, Value] = {
     "snipcheck_memory_limit": Value("4 GiB", (str, int), "env", "memory limit of each process of a run (RLIMIT_DATA), e.g. '4 GiB'; 0 for none; a snippet's memory tag overrides it"),
     "snipcheck_seed": Value(None, (int,), "env", "seed every Python run's random generators (Python's random, numpy's global one, torch) with this whole number, so random outputs are the same on every build; default (None): fresh randomness, as under plain python; a snippet's seed tag overrides it"),
     "snipcheck_show_durations": Value(True, (bool,), "env", "show each run's duration in the stamp under its output; False makes two builds of the same code give byte-identical pages (with snipcheck_seed for random outputs)"),
+    "snipcheck_timings_file": Value("snipcheck-timings.json", (str,), "", "the timing file a sharded build plans with, relative to conf.py: written by snipcheck execute --merge, never by hand"),
     "snipcheck_reference": Value("", (str,), "env", "reference environment of the stated outputs; default from pyproject.toml [tool.snipcheck] reference-torch"),
 }
 
@@ -103,6 +116,8 @@ def problem(name: str, value: Any, root: Path | None = None) -> str | None:
         return tags.timeout_problem(value)
     if name == "snipcheck_seed":
         return tags.seed_problem(value, fresh_ok=False)
+    if name == "snipcheck_execute" and isinstance(value, str) and value != "merged":
+        return "expected True, False or 'merged'"
     if name == "snipcheck_output_limit" and value <= 0:
         return "must be positive"
     if name in ("snipcheck_jobs", "snipcheck_fork_min_runs") and int(value) < 0:
@@ -214,6 +229,8 @@ class Settings:
     depends: tuple[str, ...] = ()
     seed: int | None = None
     show_durations: bool = True
+    merged: bool = False
+    timings_file: Path | None = None
 
     @classmethod
     def from_mapping(
@@ -250,7 +267,9 @@ class Settings:
                 ),
                 report_dir=root / v["snipcheck_report_dir"] if v["snipcheck_report_dir"] else doctrees / "snipcheck-report",
                 python=absolute_command(v["snipcheck_python"]) or sys.executable,
-                execute=v["snipcheck_execute"],
+                execute=bool(v["snipcheck_execute"]),
+                merged=v["snipcheck_execute"] == "merged",
+                timings_file=root / v["snipcheck_timings_file"],
                 timeout=float(v["snipcheck_timeout"]),
                 output_limit=v["snipcheck_output_limit"],
                 jobs=v["snipcheck_jobs"] or (os.cpu_count() or 1),
@@ -346,7 +365,14 @@ class Settings:
         return protected_paths([*named, build_dir(self.root), *extra])
 
     def executor(
-        self, stamp: Stamp, *, use_cache: bool = True, protect: tuple[Path, ...] = (), hash_seed: int = HASH_SEED
+        self,
+        stamp: Stamp,
+        *,
+        use_cache: bool = True,
+        protect: tuple[Path, ...] = (),
+        hash_seed: int = HASH_SEED,
+        may_run: bool = True,
+        provides: tuple[str, ...] = (),
     ) -> Executor:
         """An executor for snippets under these settings.
 
@@ -354,6 +380,10 @@ class Settings:
             :meth:`protected` (a Sphinx build's source, output and doctree folders).
         :param hash_seed: the hash secret of its Python runs (another than the
             build's only for :mod:`snipcheck.variation`, never cached).
+        :param may_run: ``False`` for a build that takes every result from a
+            merge of shards: it runs nothing (see :class:`snipcheck.execute.ExecutorConfig`).
+        :param provides: requirements provided besides ``snipcheck_provides``
+            (a shard's ``--provides``; those a merge's shards provided).
         """
         return Executor(
             ExecutorConfig(
@@ -364,7 +394,7 @@ class Settings:
                 jobs=self.jobs,
                 timeout=self.timeout,
                 output_limit=self.output_limit,
-                provides=self.provides,
+                provides=tuple(dict.fromkeys(self.provides + provides)),
                 runner=self.runner,
                 preload=self.preload_modules(stamp),
                 build_dir=self.cache_dir / "rust",
@@ -375,5 +405,6 @@ class Settings:
                 seed=self.seed,
                 protect=self.protected(*protect),
                 hash_seed=hash_seed,
+                may_run=may_run,
             )
         )

@@ -95,7 +95,8 @@ def resolve(app: Sphinx, env: BuildEnvironment) -> list[str]:
             state.deferred = True
             state.switch_interval = sys.getswitchinterval()
             sys.setswitchinterval(min(state.switch_interval, _SWITCH_INTERVAL))
-            logger.info(__("snipcheck: the runs go on while the pages are written"))
+            if not state.settings.merged:  # a merged build runs nothing
+                logger.info(__("snipcheck: the runs go on while the pages are written"))
         for rec in pending:
             assert rec.snippet is not None
             state.progress.step(rec.snippet_id)

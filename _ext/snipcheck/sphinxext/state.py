@@ -12,7 +12,7 @@ import os
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..cache import ResultCache
 from ..environment import ProbeError, probe_environment
@@ -21,6 +21,7 @@ from ..fingerprint import Fingerprint
 from ..model import Snippet, Stamp
 from ..placement import CodeBlock
 from ..settings import VALUES, Settings
+from ..shard_files import MERGED, read_merged
 from ..snippets import find
 from .log import bridge_core_logging, warn
 from .progress import Progress
@@ -55,6 +56,7 @@ class BuildState:
     progress: Progress | None = field(default=None, repr=False)  # one line across the judging calls (see results)
     app: weakref.ref[Sphinx] | None = field(default=None, repr=False)  # for post-transforms (``SphinxTransform.app`` is deprecated)
     protect: tuple[Path, ...] = ()  # the build's source, output and doctree folders: read-only to runs
+    merge: dict[str, Any] | None = None  # snipcheck_execute = "merged": the merge's record (snipcheck.shard_files.MERGED)
     _executor: Executor | None = field(default=None, repr=False)
     _pid: int = field(default=0, repr=False)
 
@@ -90,7 +92,12 @@ class BuildState:
         """This process's executor (created on first use after a fork)."""
         if self._executor is None or self._pid != os.getpid():
             assert self.stamp is not None
-            self._executor = self.settings.executor(self.stamp, use_cache=self.use_cache, protect=self.protect)
+            # A merged build runs nothing, and provides what the merge's shards provided (their results are cached).
+            provided = tuple(self.merge.get("provides", ())) if self.merge else ()
+            self._executor = self.settings.executor(
+                self.stamp, use_cache=self.use_cache, protect=self.protect, may_run=not self.settings.merged,
+                provides=provided,
+            )  # fmt: skip
             self._pid = os.getpid()
         return self._executor
 
@@ -144,9 +151,23 @@ def _init(app: Sphinx) -> None:
             why = settings.preload_problem(stamp) if settings.runner == "fork" else None
             if why:
                 warn("config", f"{Path(app.confdir) / 'conf.py'}: {why}", None)
+    merge = None
+    if settings.merged:
+        try:
+            merge = read_merged(settings.cache_dir)
+        except ValueError as exc:
+            warn("cache", f"{exc}; snipcheck_execute = 'merged' runs nothing, so no snippet has a result", None)
+        else:
+            if merge is None:
+                warn(
+                    "cache",
+                    f"snipcheck_execute = 'merged', but {settings.cache_dir / MERGED} does not exist: this build runs "
+                    "nothing, so a snippet has a result only if the cache holds one; run snipcheck execute --merge first",
+                    None,
+                )
     protect = (Path(app.srcdir), Path(app.outdir), Path(app.doctreedir))
     app._snipcheck_state = BuildState(  # type: ignore[attr-defined]
-        settings, stamp, fingerprint, use_cache, app=weakref.ref(app), protect=protect
+        settings, stamp, fingerprint, use_cache, app=weakref.ref(app), protect=protect, merge=merge
     )
     _by_env[app.env] = app._snipcheck_state  # type: ignore[attr-defined]
 

@@ -27,12 +27,13 @@ from typing import TYPE_CHECKING
 from sphinx.util import logging
 
 from ..cache import write_atomic
-from ..execute_chain import STOPPED_BY
+from ..chains import with_later
+from ..execute_chain import NO_RESULT, STOPPED_BY
 from ..runner import sandbox
 from . import state as state_mod
 from . import times
 from .claims import claims
-from .collector import PROBLEMS, iter_all
+from .collector import PROBLEMS, SnippetRecord, iter_all
 from .pages import unreadable
 
 if TYPE_CHECKING:
@@ -82,6 +83,8 @@ def summarize(app: Sphinx, exception: BaseException | None) -> None:
             line += f"; of its runs {outputs['same']} gave the stated output, {outputs['new']} a new one"
     else:
         line += "; this build re-read no page"
+    if state.settings.merged:
+        line += "; " + from_shards(state, recs)
     lacking = sandbox.caveats() if origins["run"] else None
     if lacking:
         line += f"; {lacking}"
@@ -104,9 +107,43 @@ def summarize(app: Sphinx, exception: BaseException | None) -> None:
         logger.warning(f"snipcheck: cannot write the report: {exc}", type="snipcheck", subtype="config")
 
 
+def from_shards(state: state_mod.BuildState, recs: list[SnippetRecord]) -> str:
+    """How many of the records' results came from which shard of the merge
+    (``snipcheck_execute = "merged"``): each cached result's key, looked up in
+    the merge's record (:data:`snipcheck.shard_files.MERGED`), and how many
+    runnable snippets have none."""
+    keys = state.merge.get("keys", {}) if state.merge else {}
+    count = int(state.merge.get("count", 0)) if state.merge else 0
+    taken = [r for r in recs if r.origin == "cache" and r.snippet is not None and r.docname in state.read_now]
+    linked = with_later([r.snippet for r in taken if r.snippet is not None])  # a chain cell's key: as its chain ran
+    shards = Counter(keys.get(state.executor.key(snippet)) for snippet in linked) if taken else Counter()
+    parts = [f"{shards[k]} result{'s' if shards[k] != 1 else ''} from shard {k}/{count}" for k in range(1, count + 1)]
+    if shards[None]:
+        parts.append(f"{shards[None]} from the cache, not from this merge")
+    absent = sum(1 for r in recs if r.outcome is not None and NO_RESULT in r.outcome.notes)
+    parts.append(f"{absent} runnable snippet{'s' if absent != 1 else ''} without a result (this build runs nothing)")
+    return ", ".join(parts)
+
+
 def fail_on_problems(app: Sphinx, exception: BaseException | None) -> None:
-    """Name every problem and set exit status 1 (``snipcheck_fail_on_drift``)."""
-    if exception is not None or app.env is None or not state_mod.get(app).settings.fail_on_drift:
+    """Name every problem and set exit status 1 (``snipcheck_fail_on_drift``).
+
+    A build that runs nothing (``snipcheck_execute = "merged"``) fails when a
+    runnable snippet has no result, even without ``snipcheck_fail_on_drift``:
+    its page would show a stated output nothing checked.
+    """
+    if exception is not None or app.env is None:
+        return
+    state = state_mod.get(app)
+    if not state.settings.fail_on_drift:
+        absent = [r for r in iter_all(app.env) if r.outcome is not None and NO_RESULT in r.outcome.notes]
+        if state.settings.merged and absent:
+            logger.error(
+                f"snipcheck: {len(absent)} runnable snippet{'s' if len(absent) != 1 else ''} without a result from the "
+                "merged shards; the build fails (snipcheck_execute = 'merged'):\n"
+                + "\n".join(f"  {r.where or r.docname}: {r.snippet_id}: no result" for r in absent)
+            )
+            app.statuscode = 1
         return
     if app.builder.name == "snipcheck-index":
         return  # execution is off: nothing was compared

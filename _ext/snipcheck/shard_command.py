@@ -1,0 +1,204 @@
+"""``snipcheck execute --shard K/N`` and ``snipcheck execute --merge``: a build on several machines.
+
+:func:`run_shard` runs the snippets the plan (:mod:`snipcheck.shards`) gives
+to shard ``K`` through the executor a build uses, with the shard's ``--out``
+folder as its result cache, so the entries it leaves there are the ones the
+build looks up; then it writes the folder's manifest
+(:mod:`snipcheck.shard_files`).  :func:`merge_shards` checks every shard's
+manifest against this checkout and copies their entries into the build's
+result cache (``snipcheck_cache_dir`` / ``SNIPCHECK_CACHE_DIR``); a build
+with ``snipcheck_execute = "merged"`` then runs nothing.
+
+Both read the project through its placement index, as ``verify`` does;
+the command line calls them (:mod:`snipcheck.cli`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import requirements, shard_files
+from .cache import ResultCache
+from .compare import ending, outcome_problem
+from .execute import Executor
+from .files import write_atomic
+from .model import Outcome, Snippet, Stamp
+from .project import Project
+from .settings import Settings
+from .shards import Unit, plan, units
+from .snippets import SnippetError
+from .verify import chapter_fingerprint
+
+#: Makes the executor of a command (``settings``, ``stamp``, extra provided requirements).
+MakeExecutor = Callable[[Settings, Stamp, tuple[str, ...]], Executor]
+
+
+@dataclass(frozen=True)
+class View:
+    """The project as a sharded build sees it.
+
+    :param units: its units (:func:`snipcheck.shards.units`).
+    :param snippets: unit id → its snippets, as loaded (a chain's in page order).
+    :param keys: ``(unit id, snippet id)`` → the cache key the executor computes here.
+    :param fingerprint: the project fingerprint (placements and sources).
+    """
+
+    units: tuple[Unit, ...]
+    snippets: dict[str, tuple[Snippet, ...]]
+    keys: dict[tuple[str, str], str]
+    fingerprint: str
+
+
+def view(project: Project, stamp: Stamp, executor: Executor) -> View:
+    """The units of ``project``: every placement that loads (one that does
+    not is reported by the build, and runs nowhere).
+
+    :raises snipcheck.project.ProjectError: if the project cannot be read.
+    """
+    settings = project.settings
+    placements = project.placements()
+    loaded: list[Snippet] = []
+    for p in placements:
+        try:
+            loaded.append(project.snippet(p))
+        except SnippetError:
+            continue
+
+    def unmet(snippet: Snippet) -> tuple[str, ...]:
+        implied = ("cargo",) if snippet.language == "rust" else ()
+        return requirements.missing(snippet.tags.requires + implied, stamp, settings.provides)
+
+    found = units(loaded, unmet)
+    by_unit: dict[str, dict[str, Snippet]] = {}
+    for snippet in loaded:
+        uid = f"chain:{snippet.chain}" if snippet.chain else snippet.id
+        by_unit.setdefault(uid, {}).setdefault(snippet.id, snippet)
+    snippets = {uid: tuple(cells.values()) for uid, cells in by_unit.items()}
+    for language in sorted({s.language for s in loaded} - {"python"}):
+        executor.prepare(language)  # its key holds its runner's stamp
+    keys = {(uid, s.id): executor.key(s) for uid, cells in snippets.items() for s in cells}
+    fingerprint = chapter_fingerprint(settings, placements, project.snippet)
+    return View(tuple(found), snippets, keys, fingerprint)
+
+
+def _status(snippet: Snippet, outcome: Outcome, stored: bool) -> tuple[str, str]:
+    """``(status, problem)`` of a snippet's outcome in a shard (see :class:`snipcheck.shard_files.Ran`)."""
+    result = outcome.result
+    if result is not None and stored:
+        return "ok", ""
+    if result is not None:
+        problem = outcome_problem(snippet.tags, result)
+        return "failed", ending(result) + (f", not as its tags expect ({problem[1]})" if problem else "")
+    if outcome.stopped:
+        return "failed", "was not run: " + outcome.stopped
+    if outcome.origin == "not-run":
+        return "not-run", "was not run: the shard lacks " + ", ".join(outcome.missing)
+    return "failed", "could not run: " + "; ".join(outcome.notes)
+
+
+def run_shard(
+    project: Project, stamp: Stamp, shard: tuple[int, int], out: Path, provides: Sequence[str], make: MakeExecutor
+) -> int:
+    """Run shard ``shard`` of ``project`` into ``out``; print what it did; return the exit status
+    (1 when a snippet of the shard has no result, 0 otherwise).
+
+    :raises snipcheck.project.ProjectError: if the project cannot be read.
+    """
+    k, n = shard
+    out = out.resolve()
+    # The shard's folder is its cache; the configured runner always (a switch to plain
+    # subprocesses for a few runs would store under another runner's keys than the build's).
+    settings = dataclasses.replace(project.settings, cache_dir=out, fork_min_runs=0)
+    executor = make(settings, stamp, tuple(provides))
+    try:
+        here = view(project, stamp, executor)
+        durations = shard_files.read_timings(settings.timings_file or settings.root / "snipcheck-timings.json")
+        planned = plan(here.units, n, durations, {k: provides})
+        mine = planned.of(k)
+        started = time.monotonic()
+        wanted = [s for uid in mine for s in here.snippets[uid]]
+        executor.plan(wanted)
+        for snippet in wanted:
+            executor.submit(snippet)
+        cache = ResultCache(out)
+        ran: list[shard_files.UnitRun] = []
+        failed: list[str] = []
+        for uid in mine:
+            cells: list[shard_files.Ran] = []
+            seconds = 0.0
+            for snippet in here.snippets[uid]:
+                outcome = executor.outcome(snippet)
+                key = executor.key(snippet)
+                status, problem = _status(snippet, outcome, cache.path(key).exists())
+                if outcome.result is not None:
+                    seconds += outcome.result.duration
+                if status != "ok":
+                    failed.append(f"{snippet.id}: {problem}")
+                cells.append(shard_files.Ran(snippet.id, key, status, problem))
+            ran.append(shard_files.UnitRun(uid, seconds, tuple(cells)))
+        wall = time.monotonic() - started
+    finally:
+        executor.close()
+    manifest = shard_files.Manifest(
+        shard, here.fingerprint, dataclasses.asdict(stamp), planned.digest, tuple(sorted(set(provides))), wall, tuple(ran)
+    )
+    path = shard_files.write_manifest(out, manifest)
+    for line in failed:
+        print(f"error: {line}", file=sys.stderr)
+    count = sum(len(u.snippets) for u in ran)
+    print(
+        f"shard {k}/{n}: {len(mine)} unit(s), {count} snippet(s) ({executor.ran} ran, {executor.cached} already in {out}), "
+        f"{wall:.2f} s wall; planned {planned.loads[k - 1]:.2f} s, shards' planned spread {planned.spread:.2f} s; "
+        f"manifest: {path}"
+    )
+    return 1 if failed else 0
+
+
+def merge_shards(project: Project, stamp: Stamp, folders: Sequence[Path], not_run: Sequence[str], make: MakeExecutor) -> int:
+    """Check the shards in ``folders`` and copy their results into the build's
+    cache; print each shard's wall time and the spread; return the exit status.
+
+    :raises snipcheck.shard_files.MergeError: on the first thing wrong;
+        nothing is written then.
+    :raises snipcheck.project.ProjectError: if the project cannot be read.
+    :raises OSError: if the cache or the timing file cannot be written.
+    """
+    settings = project.settings
+    executor = make(settings, stamp, ())
+    try:
+        here = view(project, stamp, executor)
+    finally:
+        executor.close()
+    timings = settings.timings_file or settings.root / "snipcheck-timings.json"
+    durations = shard_files.read_timings(timings)
+    shards = [(folder, shard_files.read_manifest(folder)) for folder in folders]
+    merged = shard_files.check(
+        shards, here.units, here.keys, here.fingerprint, dataclasses.asdict(stamp), durations, not_run
+    )
+    cache = ResultCache(settings.cache_dir)
+    why = cache.unwritable()
+    if why:
+        raise OSError(why)
+    for key, snippet_id, _, result in merged.results:
+        cache.put(key, snippet_id, result)
+    record = shard_files.merged_record(merged, here.fingerprint)
+    write_atomic(settings.cache_dir / shard_files.MERGED, (json.dumps(record, indent=1) + "\n").encode("utf-8"))
+    changed = shard_files.write_timings(timings, durations, merged.measured, [u.id for u in here.units])
+    n = merged.count
+    counts = {k: sum(1 for _, _, j, _ in merged.results if j == k) for k in range(1, n + 1)}
+    for k in range(1, n + 1):
+        print(f"shard {k}/{n} ({merged.folders[k]}): {counts[k]} result(s), {merged.walls[k]:.2f} s wall")
+    walls = merged.walls.values()
+    print(f"spread: {merged.spread:.2f} s (slowest shard {max(walls):.2f} s, fastest {min(walls):.2f} s)")
+    left = f"; not run here on purpose: {', '.join(merged.not_run)}" if merged.not_run else ""
+    print(
+        f"merged {len(merged.results)} result(s) from {n} shard(s) into {settings.cache_dir}{left}; "
+        f"timing file {timings} {'updated' if changed else 'unchanged'}"
+    )
+    return 0

@@ -1,0 +1,422 @@
+"""A build on several machines (issue 24 §1): ``snipcheck execute --shard K/N``,
+``snipcheck execute --merge`` and a final build that runs nothing.
+
+A small project of its own (the subprocess runner; snippets that print and
+sleep a little, a chain, one snippet that needs a fake requirement
+``fakegpu``) is run as three shards, merged, and built with
+``snipcheck_execute = "merged"``; each refusal of the merge is checked
+word for word, with the cache left untouched.  The plan itself
+(:mod:`snipcheck.shards`) is tested as a pure function.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import fresh_cache
+from helpers import html, snipcheck_cli
+from snipcheck.model import Snippet
+from snipcheck.shard_files import MERGED, read_timings
+from snipcheck.shards import DEFAULT_SECONDS, Unit, plan, units
+from snipcheck.tags import Tags
+from test_faults_support import sphinx_build
+
+PAGE_A = """\
+Page A
+======
+
+.. snippet:: s/a
+
+   a
+
+.. snippet:: s/b
+
+   b
+
+.. snippet-chain:: steps
+
+.. snippet:: s/one
+
+   1
+
+.. snippet:: s/two
+
+   2
+"""
+PAGE_B = """\
+Page B
+======
+
+.. snippet:: s/c
+
+   c
+
+.. snippet:: s/d
+
+   d
+
+.. snippet:: s/gpu
+
+   on the fake gpu
+
+.. snippet:: s/e
+
+   e
+"""
+SOURCES = {
+    "s/a": "import time\ntime.sleep(0.3)\nprint('a')\n",
+    "s/b": "import time\ntime.sleep(0.1)\nprint('b')\n",
+    "s/one": "x = 1\nprint(x)\n",
+    "s/two": "print(x + 1)\n",
+    "s/c": "import time\ntime.sleep(0.2)\nprint('c')\n",
+    "s/d": "print('d')\n",
+    "s/gpu": '# /// snipcheck\n# requires = ["fakegpu"]\n# ///\nprint("on the fake gpu")\n',
+    "s/e": "print('e')\n",
+}
+CONF = """\
+extensions = ["snipcheck"]
+snipcheck_runner = "subprocess"
+snipcheck_jobs = 2
+snipcheck_show_durations = False
+snipcheck_requirements = ["fakegpu"]
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path, probe_cache: Path) -> Path:
+    root = tmp_path / "p"
+    for snippet_id, code in SOURCES.items():
+        path = (root / "snippets" / snippet_id).with_suffix(".py")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(code)
+    (root / "conf.py").write_text(CONF)
+    (root / "index.rst").write_text(".. toctree::\n\n   a\n   b\n")
+    (root / "a.rst").write_text(PAGE_A)
+    (root / "b.rst").write_text(PAGE_B)
+    for name in ("cache", "one", "two", "three", "final-cache"):
+        fresh_cache(tmp_path / name, probe_cache)
+    return root
+
+
+def shard(root: Path, k: int, n: int, out: Path, *extra: str) -> Any:
+    return snipcheck_cli(root, "execute", "--shard", f"{k}/{n}", "--out", str(out), *extra, cache=out)
+
+
+def merge(root: Path, cache: Path, *args: str) -> Any:
+    return snipcheck_cli(root, "execute", "--merge", *args, cache=cache)
+
+
+def run_three(root: Path, tmp: Path) -> list[Path]:
+    """Shards 1/3 and 2/3, and 3/3 providing fakegpu; their folders."""
+    folders = [tmp / "one", tmp / "two", tmp / "three"]
+    for k, folder in enumerate(folders, start=1):
+        out = shard(root, k, 3, folder, *(("--provides", "fakegpu") if k == 3 else ()))
+        assert out.returncode == 0, out.stdout + out.stderr
+    return folders
+
+
+def manifest(folder: Path) -> dict[str, Any]:
+    return json.loads((folder / "manifest.json").read_text())  # type: ignore[no-any-return]
+
+
+def ran(folder: Path) -> list[str]:
+    return [u["id"] for u in manifest(folder)["units"]]
+
+
+def entries(cache: Path) -> list[str]:
+    """What a merge writes into a cache folder: result entries and its record
+    (the placement index that every command reads the pages through is kept
+    there too, and is no result)."""
+    found = [p for p in cache.rglob("*") if p.is_file() and (p.name == MERGED or "results" in p.relative_to(cache).parts)]
+    return sorted(str(p.relative_to(cache)) for p in found)
+
+
+def panels(outdir: Path) -> dict[str, list[str]]:
+    """The output panels of each built page, as text."""
+    found = {}
+    for page in ("a", "b"):
+        soup = html(outdir / f"{page}.html")
+        found[page] = [str(panel) for panel in soup.select("div.snipcheck-output")]
+    return found
+
+
+def test_three_shards_merge_and_the_final_build_runs_nothing(project: Path, tmp_path: Path) -> None:
+    folders = run_three(project, tmp_path)
+    # every unit ran in exactly one shard; the chain whole; the fakegpu one where it is provided
+    every = [u for folder in folders for u in ran(folder)]
+    assert sorted(every) == sorted(["s/a", "s/b", "chain:a:steps", "s/c", "s/d", "s/gpu", "s/e"])
+    assert "s/gpu" in ran(folders[2])
+    chain = next(u for f in folders for u in manifest(f)["units"] if u["id"] == "chain:a:steps")
+    assert [s["id"] for s in chain["snippets"]] == ["s/one", "s/two"]
+    for k, folder in enumerate(folders, start=1):
+        m = manifest(folder)
+        assert m["schema"] == "snipcheck-shard/1" and m["shard"] == {"index": k, "count": 3}
+        assert m["wall"] > 0 and all(s["status"] == "ok" for u in m["units"] for s in u["snippets"])
+    out = merge(project, tmp_path / "final-cache", *map(str, folders))
+    assert out.returncode == 0, out.stdout + out.stderr
+    for k, folder in enumerate(folders, start=1):
+        assert re.search(rf"^shard {k}/3 \({re.escape(str(folder))}\): \d+ result\(s\), \d+\.\d\d s wall$", out.stdout, re.MULTILINE)
+    assert re.search(r"^spread: \d+\.\d\d s \(slowest shard \d+\.\d\d s, fastest \d+\.\d\d s\)$", out.stdout, re.MULTILINE)
+    assert "merged 8 result(s) from 3 shard(s)" in out.stdout
+    timings = read_timings(project / "snipcheck-timings.json")
+    assert set(timings) == {"s/a", "s/b", "chain:a:steps", "s/c", "s/d", "s/gpu", "s/e"}
+    assert timings["s/a"] >= 0.3
+    record = json.loads((tmp_path / "final-cache" / MERGED).read_text())
+    assert record["count"] == 3 and record["provides"] == ["fakegpu"] and len(record["keys"]) == 8
+
+    final = sphinx_build(project, tmp_path / "final", tmp_path / "final-cache", {"snipcheck_execute": "merged"})
+    assert final.statuscode == 0, final.status + final.warnings_text
+    assert "; this build ran 0, took 8 from the cache" in final.status
+    counts = {k: len([u for u in manifest(folders[k - 1])["units"] for _ in u["snippets"]]) for k in (1, 2, 3)}
+    words = ", ".join(f"{counts[k]} result{'s' if counts[k] != 1 else ''} from shard {k}/3" for k in (1, 2, 3))
+    assert words + ", 0 runnable snippets without a result (this build runs nothing)" in final.status
+    report = json.loads((final.report_dir / "report.json").read_text())
+    assert report["execution"]["runs"] == 0
+    assert {s["origin"] for s in report["snippets"]} == {"cache"}
+    # the pages are those of one machine's build (it provides fakegpu, as the shards did)
+    single = sphinx_build(project, tmp_path / "single", tmp_path / "cache", {"snipcheck_provides": ["fakegpu"]})
+    assert single.statuscode == 0, single.status + single.warnings_text
+    assert "; this build ran 8, took 0 from the cache" in single.status
+    assert panels(final.outdir) == panels(single.outdir)
+    assert panels(final.outdir)["b"]  # the panels were found
+
+
+def test_a_merged_build_fails_for_a_snippet_no_shard_ran(project: Path, tmp_path: Path) -> None:
+    folders = run_three(project, tmp_path)
+    assert merge(project, tmp_path / "final-cache", *map(str, folders)).returncode == 0
+    (project / "snippets" / "s" / "d.py").write_text("print('d')\nprint('new line')\n")  # edited after the merge
+    final = sphinx_build(
+        project, tmp_path / "final", tmp_path / "final-cache", {"snipcheck_execute": "merged", "snipcheck_fail_on_drift": False}
+    )
+    assert final.statuscode == 1
+    assert "1 runnable snippet without a result (this build runs nothing)" in final.status
+    assert "s/d: no result" in final.warnings_text
+    assert "; this build ran 0," in final.status
+
+
+def _refused(project: Path, tmp_path: Path, folders: list[Path], message: str, *extra: str) -> None:
+    cache = tmp_path / "final-cache"
+    before = entries(cache)
+    timings = project / "snipcheck-timings.json"
+    had = timings.read_bytes() if timings.exists() else None
+    out = merge(project, cache, *map(str, folders), *extra)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert out.stderr.splitlines()[-1] == f"error: cannot merge: {message}"
+    assert entries(cache) == before == []
+    assert (timings.read_bytes() if timings.exists() else None) == had
+
+
+def test_merge_refuses_a_missing_shard(project: Path, tmp_path: Path) -> None:
+    folders = run_three(project, tmp_path)
+    _refused(project, tmp_path, folders[:2], "shard 3/3 missing: give the --out folder of each of the 3 shards")
+
+
+def test_merge_refuses_a_shard_given_twice(project: Path, tmp_path: Path) -> None:
+    folders = run_three(project, tmp_path)
+    copy = tmp_path / "copy"
+    shutil.copytree(folders[1], copy)
+    _refused(
+        project, tmp_path, [*folders, copy],
+        f"{copy}: shard 2/3 given twice (also {folders[1]}): give each shard's folder once",
+    )  # fmt: skip
+
+
+def test_merge_refuses_a_shard_of_another_revision(project: Path, tmp_path: Path) -> None:
+    folders = run_three(project, tmp_path)
+    before = manifest(folders[0])["fingerprint"]
+    (project / "snippets" / "s" / "e.py").write_text("print('e')  # edited\n")
+    now = manifest(folders[0])["fingerprint"]
+    assert now == before
+    out = merge(project, tmp_path / "final-cache", *map(str, folders))
+    match = re.fullmatch(
+        rf"error: cannot merge: {re.escape(str(folders[0]))}: shard 1/3 ran another revision of the pages and snippets "
+        rf"\(fingerprint {before}, this checkout (\w+)\): run it again on this checkout",
+        out.stderr.splitlines()[-1],
+    )
+    assert match and match.group(1) != before, out.stderr
+    assert entries(tmp_path / "final-cache") == []
+
+
+def test_merge_refuses_a_shard_of_another_environment(project: Path, tmp_path: Path) -> None:
+    folders = run_three(project, tmp_path)
+    data = manifest(folders[1])
+    here = dict(data["stamp"])
+    data["stamp"]["env"] = "0123456789ab"
+    (folders[1] / "manifest.json").write_text(json.dumps(data))
+
+    def env(stamp: dict[str, Any]) -> str:
+        parts = [f"{n} {stamp[n]}" for n in ("python", "torch", "device", "platform", "rustc") if stamp.get(n)]
+        return ", ".join(parts) + f", environment {stamp['env']}"
+
+    _refused(
+        project, tmp_path, folders,
+        f"{folders[1]}: shard 2/3 ran in another environment ({env(data['stamp'])}; here {env(here)}): "
+        "run every shard and the merge in one environment",
+    )  # fmt: skip
+
+
+def test_merge_refuses_a_unit_run_in_two_shards(project: Path, tmp_path: Path) -> None:
+    folders = run_three(project, tmp_path)
+    one, two = manifest(folders[0]), manifest(folders[1])
+    stolen = one["units"][0]
+    two["units"].append(stolen)
+    (folders[1] / "manifest.json").write_text(json.dumps(two))
+    _refused(
+        project, tmp_path, folders,
+        f"{folders[1]}: shard 2/3 ran {stolen['id']}, which shard 1/3 ({folders[0]}) ran too: "
+        "a snippet must run once; run both shards again on one commit",
+    )  # fmt: skip
+
+
+def test_merge_refuses_a_unit_run_in_no_shard(project: Path, tmp_path: Path) -> None:
+    folders = run_three(project, tmp_path)
+    data = manifest(folders[0])
+    dropped = data["units"].pop()
+    (folders[0] / "manifest.json").write_text(json.dumps(data))
+    _refused(
+        project, tmp_path, folders,
+        f"{folders[0]}: shard 1/3 did not run {dropped['id']}, which the plan gives it: run that shard again",
+    )  # fmt: skip
+
+
+def test_the_fakegpu_snippet_runs_only_where_provided_and_merge_needs_it_or_not_run(project: Path, tmp_path: Path) -> None:
+    folders = [tmp_path / "one", tmp_path / "two", tmp_path / "three"]
+    for k, folder in enumerate(folders, start=1):
+        assert shard(project, k, 3, folder).returncode == 0
+    assert "s/gpu" not in [u for f in folders for u in ran(f)]
+    assert all(m["provides"] == [] for m in map(manifest, folders))
+    _refused(
+        project, tmp_path, folders,
+        "s/gpu needs fakegpu, which no shard provides: start a shard with --provides fakegpu, "
+        "or merge with --not-run fakegpu to build without it",
+    )  # fmt: skip
+    out = merge(project, tmp_path / "final-cache", *map(str, folders), "--not-run", "fakegpu")
+    assert out.returncode == 0, out.stderr
+    assert "merged 7 result(s) from 3 shard(s)" in out.stdout and "not run here on purpose: s/gpu" in out.stdout
+    final = sphinx_build(project, tmp_path / "final", tmp_path / "final-cache", {"snipcheck_execute": "merged"})
+    assert final.statuscode == 0, final.status + final.warnings_text
+    assert "1 not run here (needs fakegpu)" in final.status and "this build ran 0, took 7 from the cache" in final.status
+    # the shard that provides it runs it, and only that one
+    again = tmp_path / "again"
+    fresh = shard(project, 2, 3, again, "--provides", "fakegpu")
+    assert fresh.returncode == 0 and "s/gpu" in ran(again) and manifest(again)["provides"] == ["fakegpu"]
+
+
+def test_merge_refuses_two_shards_providing_one_requirement(project: Path, tmp_path: Path) -> None:
+    folders = [tmp_path / "one", tmp_path / "two", tmp_path / "three"]
+    for k, folder in enumerate(folders, start=1):
+        assert shard(project, k, 3, folder, *(("--provides", "fakegpu") if k > 1 else ())).returncode == 0
+    assert "s/gpu" in ran(folders[1]) and "s/gpu" in ran(folders[2])
+    _refused(
+        project, tmp_path, folders,
+        f"{folders[2]}: shard 3/3 provides fakegpu, as does shard 2/3 ({folders[1]}): give --provides fakegpu to one shard only",
+    )  # fmt: skip
+
+
+def test_a_snippet_that_fails_in_its_shard_has_no_result_and_the_merge_says_so(project: Path, tmp_path: Path) -> None:
+    (project / "snippets" / "s" / "e.py").write_text("raise ValueError('boom')\n")
+    folders = [tmp_path / "one", tmp_path / "two", tmp_path / "three"]
+    outs = [shard(project, k, 3, f, *(("--provides", "fakegpu") if k == 3 else ())) for k, f in enumerate(folders, 1)]
+    k = next(k for k, f in enumerate(folders, 1) if "s/e" in ran(f))
+    assert outs[k - 1].returncode == 1 and "error: s/e: raised ValueError: boom" in outs[k - 1].stderr
+    (cell,) = [s for u in manifest(folders[k - 1])["units"] if u["id"] == "s/e" for s in u["snippets"]]
+    assert cell["status"] == "failed"
+    cache = tmp_path / "final-cache"
+    out = merge(project, cache, *map(str, folders))
+    assert out.returncode == 1
+    assert out.stderr.splitlines()[-1].startswith(
+        f"error: cannot merge: {folders[k - 1]}: s/e has no result in shard {k}/3 (it raised ValueError: boom"
+    )
+    assert out.stderr.splitlines()[-1].endswith("): fix it, then run that shard again")
+    assert entries(cache) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((), "give --shard K/N --out DIR (run one shard) or --merge DIR... (merge the shards)"),
+        (("--shard", "1/2"), "--shard needs --out DIR, and takes no --not-run (that is the merge's)"),
+        (("--merge", "x", "--provides", "fakegpu"), "--merge takes no --out or --provides (those are a shard's)"),
+        (("--shard", "3/2", "--out", "x"), "bad shard '3/2': write k/n with 1 <= k <= n, e.g. 2/8"),
+    ],
+)
+def test_execute_usage_errors(project: Path, tmp_path: Path, args: tuple[str, ...], message: str) -> None:
+    out = snipcheck_cli(project, "execute", *args, cache=tmp_path / "cache")
+    assert out.returncode == 2 and out.stderr.splitlines()[-1] == f"error: {message}"
+
+
+def test_execute_refuses_an_unknown_requirement(project: Path, tmp_path: Path) -> None:
+    out = snipcheck_cli(project, "execute", "--shard", "1/2", "--out", "x", "--provides", "fakegpo", cache=tmp_path / "cache")
+    assert out.returncode == 2 and "unknown requirement 'fakegpo'" in out.stderr
+    assert not (project / "x").exists()
+
+
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="needs a Rust toolchain")
+def test_a_rust_snippet_is_keyed_alike_by_its_shard_the_merge_and_the_merged_build(project: Path, tmp_path: Path) -> None:
+    (project / "snippets" / "s" / "rust.rs").write_text('fn main() {\n    println!("hello from rust");\n}\n')
+    (project / "b.rst").write_text(PAGE_B + "\n.. snippet:: s/rust\n\n   hello from rust\n")
+    folders = run_three(project, tmp_path)
+    assert "s/rust" in [u for f in folders for u in ran(f)]
+    out = merge(project, tmp_path / "final-cache", *map(str, folders))
+    assert out.returncode == 0, out.stderr
+    final = sphinx_build(project, tmp_path / "final", tmp_path / "final-cache", {"snipcheck_execute": "merged"})
+    assert final.statuscode == 0, final.status + final.warnings_text
+    assert "this build ran 0, took 9 from the cache" in final.status
+
+
+# --- the plan, a pure function ---------------------------------------------------------
+
+
+def _units(*specs: tuple[str, tuple[str, ...]]) -> list[Unit]:
+    return [Unit(uid, (uid,), req) for uid, req in specs]
+
+
+def test_lpt_packs_longest_first_onto_the_least_loaded_shard() -> None:
+    found = plan(_units(("a", ()), ("b", ()), ("c", ()), ("d", ()), ("e", ())), 2, {"a": 5, "b": 4, "c": 3, "d": 3, "e": 2})
+    # a→1 (0 vs 0: the lower shard), b→2, c→2 (4 < 5), d→1 (5 < 7), e→2 (7 < 8)
+    assert dict(found.assignment) == {"a": 1, "b": 2, "c": 2, "d": 1, "e": 2}
+    assert found.loads == (8.0, 9.0) and found.spread == 1.0
+
+
+def test_plan_is_the_same_in_any_input_order_and_ties_go_by_id() -> None:
+    specs = [(f"u{i}", ()) for i in range(9)]
+    one = plan(_units(*specs), 3, {})
+    two = plan(list(reversed(_units(*specs))), 3, {})
+    assert dict(one.assignment) == dict(two.assignment) and one.digest == two.digest
+    # every unit unknown: DEFAULT_SECONDS each, dealt out by id
+    assert dict(one.assignment) == {f"u{i}": i % 3 + 1 for i in range(9)}
+    assert one.loads == (3 * DEFAULT_SECONDS,) * 3
+
+
+def test_routed_units_go_only_to_a_shard_that_provides_them_and_leave_the_rest_alone() -> None:
+    all_units = _units(("a", ()), ("b", ()), ("g", ("fakegpu",)), ("h", ("fakegpu", "other")))
+    bare = plan(all_units, 2, {"a": 2, "b": 1, "g": 9})
+    routed = plan(all_units, 2, {"a": 2, "b": 1, "g": 9}, {2: {"fakegpu"}})
+    assert bare.assignment["g"] is None and routed.assignment["g"] == 2
+    assert routed.assignment["h"] is None  # no shard provides both
+    assert {u: routed.assignment[u] for u in "ab"} == {u: bare.assignment[u] for u in "ab"}
+    assert routed.digest == bare.digest  # the part every shard computes alike
+
+
+def test_units_keep_a_chain_whole_and_know_its_cells_a_build_would_still_run() -> None:
+    def cell(sid: str, chain: str = "", requires: tuple[str, ...] = ()) -> Snippet:
+        return Snippet(sid, f"{sid}.py", f"/{sid}.py", "python", "", "", 1, Tags(requires=requires), chain=chain)
+
+    found = units(
+        [cell("x"), cell("c1", "p:steps"), cell("c2", "p:steps", ("fakegpu",)), cell("c3", "p:steps"), cell("x")],
+        lambda s: tuple(r for r in s.tags.requires if r == "fakegpu"),
+    )
+    assert found == [
+        Unit("chain:p:steps", ("c1", "c2", "c3"), ("fakegpu",), ("c1",)),
+        Unit("x", ("x",)),
+    ]
+
+
+def test_plan_digest_changes_with_the_timings() -> None:
+    specs = _units(("a", ()), ("b", ()), ("c", ()))
+    assert plan(specs, 2, {"a": 1, "b": 2, "c": 3}).digest != plan(specs, 2, {"a": 3, "b": 2, "c": 1}).digest
