@@ -47,7 +47,11 @@ SEED_HINT = (
     "if it draws random numbers, its output changes from run to run: seed it with seed = 0 in its tag block "
     "(or snipcheck_seed = 0 in conf.py), then record it"
 )
-_RANDOM = re.compile(r"\brandom\b|\brand(?:n|int|perm|_like|n_like|int_like)?\(|\.(?:normal|uniform|bernoulli|exponential)_\(|\bmultinomial\(|\bdefault_rng\(|\bshuffle\(|\bdropout\b", re.I)
+_RANDOM = re.compile(
+    r"\brandom\b|\brand(?:n|int|perm|_like|n_like|int_like)?\(|\.(?:normal|uniform|bernoulli|exponential)_\("
+    r"|\bmultinomial\(|\bdefault_rng\(|\bshuffle\(|\bdropout\b",
+    re.IGNORECASE,
+)
 
 
 def seed_hint(snippet: Snippet, default_seed: int | None) -> str | None:
