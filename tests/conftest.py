@@ -35,6 +35,12 @@ pytest_plugins = ["sphinx.testing.fixtures", "browser_fixtures", "wheel_fixtures
 if "PYTEST_DEBUG_TEMPROOT" not in os.environ and os.access("/var/tmp", os.W_OK):
     os.environ["PYTEST_DEBUG_TEMPROOT"] = "/var/tmp"
 
+# Sphinx colours its log (an escape code around each warning) when NO_COLOR is
+# unset and FORCE_COLOR is set or CI=true, as on a CI runner: the tests compare
+# warnings as plain text, so no build they run is coloured unless the test
+# itself asks for colour (test_progress, test_cli unset NO_COLOR in their env).
+os.environ["NO_COLOR"] = "1"
+
 TESTS = Path(__file__).parent
 ROOTS = TESTS / "roots"
 REPO = TESTS.parent
