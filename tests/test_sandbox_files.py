@@ -341,6 +341,44 @@ def test_a_project_under_tmp_stays_readable_and_read_only(kind: str, stamp: Stam
         shutil.rmtree(base)
 
 
+def test_an_interpreter_and_its_imports_under_tmp_still_start_and_stay_read_only(kind: str, stamp: Stamp) -> None:
+    """Was: a checkout under ``/tmp`` (its nox virtual environment there too)
+    could not start one run: the run's own, empty ``/tmp`` hid the interpreter
+    ("could not start the run: FileNotFoundError") and its site-packages.  What
+    a run needs to start is bound back read-only (``sandbox.needed_paths``)."""
+    base = Path(tempfile.mkdtemp(prefix="snipcheck-test-", dir="/tmp"))
+    try:
+        venv = base / "venv"
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)],
+                       check=True, capture_output=True, timeout=120)  # fmt: skip
+        python = venv / "bin" / "python"
+        site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                                   check=True, capture_output=True, text=True).stdout.strip())  # fmt: skip
+        (site / "under_tmp_helper.py").write_text("WHERE = 'from the venv under /tmp'\n")
+        (site / "snipcheck_src.pth").write_text(str(Path(sandbox.__file__).parents[2]) + "\n")  # an editable install
+        root = Path(tempfile.mkdtemp(prefix="snipcheck-test-", dir="/var/tmp")) / "project"
+        snippet = write(
+            root,
+            "venv-under-tmp",
+            "import sys, under_tmp_helper\nprint(under_tmp_helper.WHERE, sys.prefix == sys.base_prefix)\n"
+            f"try:\n    open({str(site / 'under_tmp_helper.py')!r}, 'a').write('# changed')\n"
+            "except OSError as exc:\n    print(exc.strerror)\n",
+        )
+        runner = make_runner("python", python=str(python), stamp=stamp, kind=kind, preload=(),
+                             protect=sandbox.protected_paths([root]))  # fmt: skip
+        try:
+            result = runner.run(snippet, timeout=TIMEOUT, output_limit=LIMIT)
+        finally:
+            getattr(runner, "close", lambda: None)()
+            shutil.rmtree(root.parent)
+        assert result.exit_status == 0, result.events
+        assert stdout(result) == "from the venv under /tmp False\nRead-only file system\n"
+        assert (site / "under_tmp_helper.py").read_text() == "WHERE = 'from the venv under /tmp'\n"
+        assert str(venv.resolve()) in sandbox.needed_paths(str(python))
+    finally:
+        shutil.rmtree(base)
+
+
 def test_a_folder_made_or_made_anew_after_the_first_run_is_protected_as_it_is_now(
     kind: str, tmp_path: Path, stamp: Stamp
 ) -> None:

@@ -107,7 +107,8 @@ DIFFERENCES = {
     "shows it once the snippet starts one; no signal API shows it and no program can set it through libc",
     "files": "where the kernel allows it (root, CAP_SYS_ADMIN), the project's folders (sources, snippets, the "
     "build's outputs, cache and report, the git work tree and git directories) are read-only (EROFS), and /tmp "
-    "and /dev/shm are empty tmpfs of the run's own, removed with it",
+    "and /dev/shm are empty tmpfs of the run's own, removed with it (what the interpreter needs to start that "
+    "lies there, a virtual environment under /tmp, is bound back read-only)",
     "hash seed": "the hash secret is fixed (that of PYTHONHASHSEED=0, under which the interpreter starts; "
     "os.environ does not hold it), so hash() of str and bytes and the order of sets of them are the same on "
     "every run where plain python varies them, and sys.flags.hash_randomization is 0; even under that seed a set "

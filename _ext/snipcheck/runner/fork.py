@@ -399,7 +399,7 @@ class ForkRunner:
             seed = seed_of(cells[0])
             request: dict[str, Any] = {
                 "script": scripts[0], "run_dir": run_dir, "env": env, "memory_limit": limit, "seed": seed,
-                "mounts": sandbox.run_mounts(self.protect, limit),
+                "mounts": sandbox.run_mounts(self.protect, limit, self.python),
             }  # fmt: skip
             if chain:
                 request["cells"] = [[script, cell.tags.expect] for script, cell in zip(scripts, cells, strict=True)]

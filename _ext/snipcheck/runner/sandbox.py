@@ -42,6 +42,7 @@ Pure core: standard library only (``ctypes`` for ``unshare``/``setns``).
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -228,17 +229,77 @@ def protection() -> str | None:
     return _state["mounts"] or None
 
 
-def run_mounts(protect: Iterable[str], size: int | None) -> dict[str, Any] | None:
+def run_mounts(protect: Iterable[str], size: int | None, python: str | None = None) -> dict[str, Any] | None:
     """What a run is told to set up (``_snipcheck_mounts.enter``), or ``None``
     where the kernel allows none of it.
 
     :param protect: the protected paths (:func:`protected_paths`).
     :param size: bytes of each private tmpfs (the run's memory limit), or
         ``None`` for the kernel's default.
+    :param python: the interpreter the run starts (``None`` for a Rust run):
+        what it needs under ``/tmp`` or ``/dev/shm`` is bound back read-only
+        (``keep``, see :func:`needed_paths`).
     """
     if protection():
         return None
-    return {"protect": list(protect), "size": size}
+    protect = list(protect)
+    keep = [p for p in needed_paths(python) if not any(_within(p, q) for q in protect)] if python else []
+    return {"protect": protect, "size": size, "keep": keep}
+
+
+#: The folders each run gets empty and to itself (``_snipcheck_mounts.PRIVATE``).
+PRIVATE = ("/tmp", "/dev/shm")
+#: Prints what an interpreter reads to start and to import: its prefixes,
+#: its executable and ``sys.path`` as a snippet gets it (``.pth`` files read).
+_NEEDS = (
+    "import json, sys\n"
+    "print(json.dumps([sys.executable, sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix,"
+    " *sys.path]))"
+)
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def needed_paths(python: str) -> tuple[str, ...]:
+    """The folders inside ``/tmp`` or ``/dev/shm`` that a run of ``python``
+    reads to start at all: the interpreter (a virtual environment made under
+    ``/tmp``), its prefixes, the entries of its ``sys.path`` (an editable
+    install's source folder) and snipcheck's own bootstrap folder.
+
+    Each run's ``/tmp`` and ``/dev/shm`` are empty tmpfs mounts of its own, so
+    without these read-only binds a project checked out under ``/tmp`` could
+    not start one run (``FileNotFoundError`` for the interpreter).  Asked
+    once per interpreter, by running it (about 20 ms); an interpreter that
+    cannot be asked gets only the folders of its path.
+
+    :return: resolved folders, none inside another, none that is ``/tmp`` or
+        ``/dev/shm`` itself (binding the whole folder back would undo it).
+    """
+    known = _state.setdefault("needs", {})
+    if python in known:
+        return known[python]  # type: ignore[no-any-return]
+    found = [python, os.path.dirname(MOUNTS)]
+    try:
+        done = subprocess.run([python, "-c", _NEEDS], capture_output=True, text=True, timeout=60, check=False)
+        if done.returncode == 0:
+            found.extend(p for p in json.loads(done.stdout) if isinstance(p, str) and p)
+    except (OSError, ValueError, subprocess.SubprocessError):
+        pass
+    private = [os.path.realpath(f) for f in PRIVATE]
+    folders: list[str] = []
+    for path in found:
+        for real in {os.path.abspath(path), os.path.realpath(path)}:
+            folder = real if os.path.isdir(real) else os.path.dirname(real)
+            if os.path.isdir(folder) and any(_within(folder, f) and folder != f for f in private):
+                folders.append(folder)
+    kept: list[str] = []
+    for folder in sorted(set(folders), key=len):
+        if not any(_within(folder, k) for k in kept):
+            kept.append(folder)
+    known[python] = tuple(kept)
+    return known[python]  # type: ignore[no-any-return]
 
 
 def protected_paths(paths: Iterable[str | os.PathLike[str]]) -> tuple[str, ...]:

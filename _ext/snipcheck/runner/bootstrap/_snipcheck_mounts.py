@@ -19,7 +19,9 @@ its own, whose mounts propagate nowhere, in which
   ``/dev/shm``) is bound back at its own path and stays writable, also where
   it lies inside a protected path; protected paths under ``/tmp`` or
   ``/dev/shm`` are bound back read-only, so the snippet reads what plain
-  python reads there;
+  python reads there, and so are the folders there that the run needs to
+  start (``keep``: a virtual environment or checkout under ``/tmp``, see
+  ``snipcheck.runner.sandbox.needed_paths``);
 * ``/proc`` stays the machine's, as plain python sees it.
 
 A fork server slot runs snippets one after the other: it makes the
@@ -222,7 +224,8 @@ def enter(config, run_dir):  # type: ignore[no-untyped-def]
     them along), and those under ``/tmp`` and ``/dev/shm``.
 
     :param config: ``protect`` (absolute, resolved paths, none inside
-        another) and ``size`` (bytes of each tmpfs, or ``None``: the kernel's
+        another), ``keep`` (folders under ``/tmp`` or ``/dev/shm`` bound back
+        read-only, none inside a protected path) and ``size`` (bytes of each tmpfs, or ``None``: the kernel's
         default, half the memory).
     :raises OSError: naming the step the kernel refused (the run must not
         start then: its supervisor reports the error).
@@ -241,6 +244,12 @@ def enter(config, run_dir):  # type: ignore[no-untyped-def]
             held.append((path, os.open(path, os.O_PATH | os.O_CLOEXEC), False))
         except (FileNotFoundError, NotADirectoryError):
             continue  # nothing there to protect (yet)
+    for path in config.get("keep", ()):
+        try:  # what the run reads to start, under a private folder: bound back read-only
+            held.append((path, os.open(path, os.O_PATH | os.O_CLOEXEC), False))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+    held.sort(key=lambda entry: len(entry[0]))  # a folder before the folders inside it
     if not any(_inside(run_dir, folder) for folder in private):
         run_dir = os.path.realpath(run_dir)  # it may be there through a link
     held.append((run_dir, os.open(run_dir, os.O_PATH | os.O_CLOEXEC), True))
