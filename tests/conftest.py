@@ -58,6 +58,20 @@ def _no_env_cache_dir(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("SNIPCHECK_CACHE_DIR", raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_translations() -> None:
+    """Each test's Sphinx builds start with no message catalog loaded.
+
+    ``sphinx.locale.translators`` is process-wide, and ``sphinx.locale.init``
+    adds a later application's catalogs to the translator an earlier one
+    loaded: after an in-process build of the Chinese chapter, an English
+    project's theme said 搜索 (seen when test_lint ran before test_i18n).
+    """
+    import sphinx.locale
+
+    sphinx.locale.translators.clear()
+
+
 @pytest.fixture(scope="session")
 def probe_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A cache directory holding only the probe answer for ``sys.executable``."""

@@ -28,6 +28,7 @@ from . import (
     index,
     pages,
     results,
+    script,
     state,
     summary,
 )
@@ -51,6 +52,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     directive.register(app)
     chain.register(app)
     code.register(app)
+    script.register(app)
     results.register(app)
     fill.register(app)
     figures.register(app)

@@ -9,6 +9,7 @@ records of the page say.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from docutils import nodes
@@ -87,8 +88,22 @@ class FillSnippets(SphinxPostTransform):
         )
         assert rec.snippet is not None
         first = not rec.snippet.earlier  # a chain's later cells ran in the process its first cell's stamp names
-        out.append(render.stamp(outcome, rec.snippet, state.settings.show_durations, where=rec.where, environment=first))
+        out.append(render.stamp(outcome, rec.snippet, state.settings.show_durations, where=rec.where, environment=first,
+                                cell=self._script_line(rec)))  # fmt: skip
         return out
+
+    def _script_line(self, rec: SnippetRecord) -> str:
+        """``<script>.py:<line>`` (relative to the snippets directory) of a
+        ``snippet-script`` cell's code, ``""`` for any other snippet."""
+        code = index.code_in(self.env, rec.docname, rec.snippet_id)
+        if code is None or not code.source.endswith(".py"):
+            return ""
+        snippets_dir = state_mod.for_env(self.env).settings.snippets_dir
+        try:
+            shown = Path(code.source).relative_to(snippets_dir.resolve()).as_posix()
+        except ValueError:
+            shown = code.source
+        return f"{shown}:{code.body_line}"
 
     def belief(self, rec: SnippetRecord | None) -> list[nodes.Node]:
         if rec is None:

@@ -71,13 +71,16 @@ def snippet_node(snippet: Snippet | None, snippet_id: str) -> nodes.container:
 
 
 def stamp(
-    outcome: Outcome, snippet: Snippet, durations: bool = True, *, where: str = "", environment: bool = True
+    outcome: Outcome, snippet: Snippet, durations: bool = True, *, where: str = "", environment: bool = True,
+    cell: str = "",
 ) -> nodes.paragraph:
     """The environment stamp under an output panel (with the run's duration, unless ``durations`` is false).
 
     :param where: ``page:line`` of the directive, named instead of the file
         for code written in the page (:attr:`Snippet.in_page`: its run file is
         the run directory's, not one a reader can open).
+    :param cell: ``script.py:line`` of a ``snippet-script`` cell's code,
+        named instead of the file it runs as (which no reader can open).
     :param environment: whether to name the environment and the seed; false
         for a chain's later cells, which ran in the process the first cell's
         stamp names, seeded once before it.
@@ -94,7 +97,7 @@ def stamp(
     para = nodes.paragraph(classes=["snipcheck-stamp"])
     if parts:
         para += captured_text(visible(" · ".join(parts) + " · "))  # the stamp's values come from the run's environment
-    shown = visible(where if snippet.in_page and where else snippet.path)
+    shown = visible(cell or (where if snippet.in_page and where else snippet.path))
     para += nodes.literal(shown, shown)
     return para
 
