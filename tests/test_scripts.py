@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from snipcheck.scripts import Cell, ScriptError, parse
 from test_faults_support import sphinx_build
 
-TENSORS = [f"tutorials/tensors/{n}" for n in range(1, 7)]
+TENSORS = [f"tutorials/tensors/{n}" for n in range(1, 10)]
 PERCENT = ["tutorials/percent/setup", "tutorials/percent/reshape", "tutorials/percent/fails"]
 
 
@@ -143,23 +143,24 @@ def test_a_gallery_script_and_a_percent_script_verify_cell_by_cell(project: Path
     assert statuses == dict.fromkeys(TENSORS + PERCENT, "ok")
     page = html(built.outdir / "index.html")
     # prose in the page's markup, headings nested under the docstring's title
-    section = heading(page, "h2", "Tensors in five steps").find_parent("section")
+    section = heading(page, "h2", "Tensors, step by step").find_parent("section")
     assert [h.get_text().strip("¶") for h in section.find_all("h3")] == [
-        "Making tensors", "Attributes", "Operations", "In place", "Views share storage",
+        "Making tensors", "Filled by shape", "Attributes", "Indexing and joining", "Arithmetic", "In place",
+        "Views share storage", "Sharing memory with NumPy",
     ]  # fmt: skip
     # each cell's code, then its output, inside the section its prose opened
     in_place = heading(page, "h3", "In place").find_parent("section")
-    code = in_place.find(id="snippet-code-tutorials-tensors-5")
-    output = in_place.find(id="snippet-tutorials-tensors-5")
+    code = in_place.find(id="snippet-code-tutorials-tensors-7")
+    output = in_place.find(id="snippet-tutorials-tensors-7")
     assert "data.add_(1)" in code.get_text()
     assert "[[2, 3], [4, 5]] version 0 -> 1" in output.get_text()
     # one environment stamp, on the chain's first cell; every stamp names the script's line
     stamps = [s.get_text() for s in page.select(".snipcheck-stamp")]
-    assert len(stamps) == 6
+    assert len(stamps) == 9
     assert "torch" in stamps[0] and all("torch" not in s for s in stamps[1:])
     lines = (project / "snippets" / "tutorials" / "tensors.py").read_text().split("\n")
-    assert stamps[0].endswith(f"tutorials/tensors.py:{lines.index('import torch') + 1}")
-    assert stamps[4].endswith(f"tutorials/tensors.py:{lines.index('before = data._version') + 1}")
+    assert stamps[0].endswith(f"tutorials/tensors.py:{lines.index('# /// snipcheck') + 1}")
+    assert stamps[6].endswith(f"tutorials/tensors.py:{lines.index('before = data._version') + 1}")
     percent = html(built.outdir / "page.html")
     assert any("Comment lines right after the marker are prose" in p.get_text() for p in percent.find_all("p"))
     # in MyST too, the cells sit in the section their script's heading opened, in order
@@ -178,10 +179,10 @@ def test_an_edited_cell_drifts_and_a_rebuild_reads_the_script_again(project: Pat
     script.write_text(script.read_text().replace("print(data * 10)", "print(data * 100)"))
     again = sphinx_build(project, tmp_path, cache_dir)
     assert again.statuscode == 1
-    (drift,) = again.about("tutorials/tensors/4")
+    (drift,) = again.about("tutorials/tensors/6")
     assert "index.rst:" in drift and "[snipcheck.drift]" in drift
     assert "+tensor([[100, 200]," in drift
-    assert again.about("tutorials/tensors/5") == []  # the cells after it still hold
+    assert again.about("tutorials/tensors/7") == []  # the cells after it still hold
     assert again.before == again.after  # the build wrote nothing into the project
 
 
@@ -219,6 +220,11 @@ def test_a_body_without_its_cells_runs_nothing_and_says_what_to_write(
     report = json.loads((built.report_dir / "report.json").read_text())
     assert not {r["snippet_id"] for r in report["snippets"]} & set(ids)  # nothing of the script ran
     assert {r["snippet_id"]: r["status"] for r in report["snippets"]}[script] == "error"  # and the build fails
+    # the command line does not take "no cells" for "nothing to check" either
+    verified = snipcheck_cli(project, "verify", cache=cache_dir)
+    assert verified.returncode == 2  # as for a page it cannot read: input to fix, not a drift
+    assert f"error: {where}: snippet-script {script!r}: its body must place" in verified.stderr
+    assert "verify reads every page, so it did nothing" in verified.stderr
     # what the warning says to write, written, then recorded: a green build
     written = warning.split("write it as:\n", 1)[1].split("\nthen run", 1)[0]
     page = project / ("index.rst" if markup == "rst" else "page.md")
@@ -232,13 +238,13 @@ def test_a_body_without_its_cells_runs_nothing_and_says_what_to_write(
 def test_a_missing_an_extra_and_a_misordered_cell_are_each_named(project: Path, tmp_path: Path, cache_dir: Path) -> None:
     index = project / "index.rst"
     text = index.read_text()
-    dropped = text.replace("   .. snippet:: tutorials/tensors/3\n\n      shape (2, 2), dtype torch.int64, device cpu\n\n", "")
-    index.write_text(dropped.replace("tutorials/tensors/6", "tutorials/tensors/7"))
+    dropped = text.replace("   .. snippet:: tutorials/tensors/4\n\n      shape (2, 2), dtype torch.int64, device cpu\n\n", "")
+    index.write_text(dropped.replace("tutorials/tensors/9", "tutorials/tensors/10"))
     built = sphinx_build(project, tmp_path, cache_dir)
     (warning,) = [w for w in built.warnings if "snippet-script" in w]
-    assert "add '.. snippet:: tutorials/tensors/3' (after 'tutorials/tensors/2')" in warning
-    assert "add '.. snippet:: tutorials/tensors/6' (after 'tutorials/tensors/5')" in warning
-    assert "remove 'tutorials/tensors/7' (snippets/tutorials/tensors.py has no such cell)" in warning
+    assert "add '.. snippet:: tutorials/tensors/4' (after 'tutorials/tensors/3')" in warning
+    assert "add '.. snippet:: tutorials/tensors/9' (after 'tutorials/tensors/8')" in warning
+    assert "remove 'tutorials/tensors/10' (snippets/tutorials/tensors.py has no such cell)" in warning
     two, three = "   .. snippet:: tutorials/tensors/2\n", "   .. snippet:: tutorials/tensors/3\n"
     index.write_text(text.replace(two, "   .. snippet:: tutorials/tensors/X\n").replace(three, two).replace(
         "tutorials/tensors/X", "tutorials/tensors/3"))  # fmt: skip

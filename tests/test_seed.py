@@ -50,6 +50,33 @@ def test_a_seed_tag_gives_the_documented_draws_on_every_run(kind: str, stamp: St
     assert stdout(others[0]) != stdout(others[1]) and others[0].seed is None  # fresh: as plain python
 
 
+@pytest.mark.parametrize("kind", ["subprocess", "fork"])
+@pytest.mark.parametrize(
+    "imports",
+    ["import numpy as np\nimport torch\nimport random", "import torch\nimport numpy as np\nimport random",
+     "import numpy.random\nimport numpy as np\nimport random\nimport torch"],
+)  # fmt: skip
+def test_a_seed_holds_whatever_order_the_snippet_imports_in(kind: str, imports: str, stamp: Stamp, tmp_path: Path) -> None:
+    """Found with a tutorial script: ``import numpy`` first (nothing
+    preloaded) ended every seeded run in a RecursionError: numpy's import
+    loads ``random``, whose load seeded numpy through its half-imported
+    ``numpy.random``.  The draws must be plain python's with the three
+    generators seeded by hand."""
+    draw = "print(random.random(), np.random.rand(), torch.rand(1).item())\n"
+    (tmp_path / "snippets").mkdir()
+    (tmp_path / "snippets" / "draw.py").write_text(f"# /// snipcheck\n# seed = 7\n# ///\n{imports}\n{draw}")
+    by_hand = subprocess.run(
+        [sys.executable, "-c", f"{imports}\nrandom.seed(7); np.random.seed(7); torch.manual_seed(7)\n{draw}"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    runner = make_runner("python", python=sys.executable, stamp=stamp, kind=kind, preload=())
+    try:
+        result = runner.run(load("draw", tmp_path / "snippets", tmp_path), timeout=60, output_limit=1 << 20)
+    finally:
+        getattr(runner, "close", lambda: None)()
+    assert stdout(result) == by_hand.stdout, "".join(e.text for e in result.events)
+
+
 def test_seed_values_are_checked_in_tags_and_configuration(tmp_path: Path) -> None:
     assert parse("# /// snipcheck\n# seed = \"fresh\"\n# ///\npass\n").tags.seed == "fresh"
     for bad in ("-1", "1.5", '"zero"', "true", str(2**32)):

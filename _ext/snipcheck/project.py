@@ -112,11 +112,13 @@ class Project:
 
     def unreadable(self) -> list[tuple[str, int, str]]:
         """``(path, line, message)`` of each page Sphinx could not read (see
-        :mod:`snipcheck.sphinxext.pages`): what it places is unknown.
+        :mod:`snipcheck.sphinxext.pages`), and of each ``snippet-script`` that
+        placed none of its cells: what they place is unknown.
 
         :raises ProjectError: if Sphinx cannot read the project.
         """
-        return list(self.index().unreadable)
+        index = self.index()
+        return [*index.unreadable, *index.unplaced]
 
     def snippet(self, placement: Placement) -> Snippet:
         """The snippet ``placement`` runs: its code written in the page, else

@@ -60,6 +60,14 @@ def code_blocks(env: BuildEnvironment) -> dict[str, list[CodeBlock]]:
     return env.snipcheck_code  # type: ignore[attr-defined,no-any-return]
 
 
+def script_failures(env: BuildEnvironment) -> dict[str, list[tuple[str, int, str]]]:
+    """``env.snipcheck_script_failures``: docname → ``(path, line, message)`` of
+    each ``snippet-script`` that placed none of its cells (see :mod:`.script`)."""
+    if not hasattr(env, "snipcheck_script_failures"):
+        env.snipcheck_script_failures = {}  # type: ignore[attr-defined]
+    return env.snipcheck_script_failures  # type: ignore[attr-defined,no-any-return]
+
+
 def code_in(env: BuildEnvironment, docname: str, snippet_id: str) -> CodeBlock | None:
     """The code of ``snippet_id`` written in ``docname`` (read so far), if any."""
     return next((c for c in code_blocks(env).get(docname, []) if c.snippet_id == snippet_id), None)
@@ -366,11 +374,13 @@ class PlacementCollector(EnvironmentCollector):
     def clear_doc(self, app: Sphinx, env: BuildEnvironment, docname: str) -> None:
         placements(env).pop(docname, None)
         code_blocks(env).pop(docname, None)
+        script_failures(env).pop(docname, None)
 
     def merge_other(self, app: Sphinx, env: BuildEnvironment, docnames: AbstractSet[str], other: BuildEnvironment) -> None:
         tables: list[tuple[dict[str, Any], dict[str, Any]]] = [
             (placements(env), placements(other)),
             (code_blocks(env), code_blocks(other)),
+            (script_failures(env), script_failures(other)),
         ]
         for mine, theirs in tables:
             for docname in docnames:
@@ -425,6 +435,9 @@ class Index:
     :param unreadable: ``(path, line, message)`` of each page Sphinx could
         not read (not UTF-8, say: see :mod:`.pages`), whose snippets are
         therefore unknown.
+    :param unplaced: ``(path, line, message)`` of each ``snippet-script``
+        that placed none of its cells (its script is missing or its body is
+        not its cells), whose snippets are likewise unknown.
     """
 
     placements: list[Placement]
@@ -434,6 +447,7 @@ class Index:
     documents: int
     warnings: str
     unreadable: tuple[tuple[str, int, str], ...] = ()
+    unplaced: tuple[tuple[str, int, str], ...] = ()
 
 
 @contextlib.contextmanager
@@ -502,9 +516,10 @@ def read_index(srcdir: Path, confdir: Path, doctreedir: Path, overrides: Mapping
         from .pages import unreadable
 
         left_out = tuple(entry for _, entry in sorted(unreadable(env).items()))
+        unplaced = tuple(entry for docname in sorted(script_failures(env)) for entry in script_failures(env)[docname])
         return Index(
             all_placements(env), code, Path(app.srcdir), Path(app.confdir), len(env.found_docs) + len(left_out),
-            warning.getvalue(), left_out,
+            warning.getvalue(), left_out, unplaced,
         )  # fmt: skip
 
 

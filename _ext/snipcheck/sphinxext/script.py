@@ -135,6 +135,8 @@ class ScriptDirective(SphinxDirective):
         record = SnippetRecord(self.env.docname, line, self.arguments[0], "error", "none", problems=(message,),
                                where=f"{shown}:{line}")  # fmt: skip
         add(self.env, record)
+        page = str(Path(source).resolve()) if source else str(self.env.doc2path(self.env.docname))
+        index.script_failures(self.env).setdefault(self.env.docname, []).append((page, line, message))
         return [render.error_box(message)]
 
     def _body_problem(self, ids: list[str], shown: str) -> str:

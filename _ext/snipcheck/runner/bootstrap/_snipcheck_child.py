@@ -131,12 +131,26 @@ def send_frame(label, data):
     return bool(send is not None and send(label, data))
 
 
-#: What a seeded run seeds, when each module is loaded (or at once, if it is).
+#: What a seeded run seeds, when each module is loaded (or at once, if it is):
+#: name → (the modules that must be fully imported first, how to seed it).
+#: numpy's generator lives in ``numpy.random``, which numpy imports lazily:
+#: seeding it through ``numpy.random`` while that import is under way (it
+#: imports ``random``, whose own load seeds what is loaded) would start the
+#: import again, without end.
 SEEDED = {
-    "random": lambda module, seed: module.seed(seed),
-    "numpy": lambda module, seed: module.random.seed(seed),
-    "torch": lambda module, seed: module.manual_seed(seed),
+    "random": (("random",), lambda module, seed: module.seed(seed)),
+    "numpy": (("numpy", "numpy.random"), lambda module, seed: module.random.seed(seed)),
+    "torch": (("torch",), lambda module, seed: module.manual_seed(seed)),
 }
+#: The modules whose load may complete what :data:`SEEDED` needs.
+SEED_TRIGGERS = frozenset(name for needs, _ in SEEDED.values() for name in needs)
+
+
+def _imported(name):
+    """Whether module ``name`` is loaded and its import has finished."""
+    module = sys.modules.get(name)
+    spec = getattr(module, "__spec__", None)
+    return spec is not None and not getattr(spec, "_initializing", False)
 
 
 def seed_on_import(seed):
@@ -150,20 +164,27 @@ def seed_on_import(seed):
     done = set()
 
     def seed_loaded():
-        for name, apply in SEEDED.items():
-            module = sys.modules.get(name)
-            if name not in done and module is not None and getattr(module, "__spec__", None) is not None:
+        for name, (needs, apply) in SEEDED.items():
+            if name in done or not _imported(name):
+                continue
+            if name == "numpy" and "numpy.random" not in sys.modules:
                 try:
-                    apply(module, seed)
-                except AttributeError:
-                    continue  # still being imported: its own import finishes it
-                done.add(name)
+                    __import__("numpy.random")  # numpy loaded: its generator is a plain import away
+                except ImportError:
+                    continue
+            if not all(_imported(n) for n in needs):
+                continue  # still being imported: the end of its import seeds it
+            try:
+                apply(sys.modules[name], seed)
+            except AttributeError:
+                continue
+            done.add(name)
 
     inner = bootstrap._find_and_load
 
     def find_and_load(name, import_):
         module = inner(name, import_)
-        if name in SEEDED and name not in done:
+        if name in SEED_TRIGGERS and len(done) < len(SEEDED):
             seed_loaded()
         return module
 
