@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import html, snipcheck_cli
 from snipcheck.model import Stamp
 from snipcheck.runner import make_runner
 from snipcheck.settings import Settings
@@ -22,14 +23,12 @@ from snipcheck.snippets import load
 from snipcheck.tags import TagError, parse
 from snipcheck.variation import SEED_HINT
 
-from helpers import html, snipcheck_cli
-
 DRAW = "import random\nimport numpy as np\nimport torch\nprint(random.random(), np.random.rand(), torch.rand(1).item())\n"
 #: What the documented seeding gives for seed 0: random.seed(0), numpy.random.seed(0), torch.manual_seed(0).
 SEED_0 = "0.8444218515250481 0.5488135039273248 0.49625658988952637\n"
 
 
-def stdout(result) -> str:  # noqa: ANN001
+def stdout(result) -> str:
     return "".join(e.text for e in result.events if e.stream == "stdout")
 
 
