@@ -14,13 +14,16 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import fresh_cache
 from helpers import html, snipcheck_cli
-from snipcheck.model import Snippet
+from snipcheck.model import Snippet, Stamp
+from snipcheck.requirements import routed
 from snipcheck.shard_files import MERGED, read_timings
 from snipcheck.shards import DEFAULT_SECONDS, Unit, plan, units
 from snipcheck.tags import Tags
@@ -256,8 +259,65 @@ def test_merge_refuses_a_shard_of_another_environment(project: Path, tmp_path: P
     _refused(
         project, tmp_path, folders,
         f"{folders[1]}: shard 2/3 ran in another environment ({env(data['stamp'])}; here {env(here)}): "
-        "run every shard and the merge in one environment",
+        "run every shard and the merge in one environment (only a shard started with --provides may run "
+        "in one of its own)",
     )  # fmt: skip
+
+
+def test_a_provides_shard_may_run_in_an_environment_of_its_own_and_its_pages_name_it(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """issue 24 §1: the shard that provides ``fakegpu`` runs on "another
+    machine" (another interpreter: a fresh virtual environment without torch,
+    so its stamp differs from the merge's); the merge takes its results,
+    keyed by its stamp; the final build takes them from the cache, runs
+    nothing, and the page of the snippet that needed it names the
+    environment it ran in, not the build's."""
+    other = tmp_path / "other-env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(other)], check=True, timeout=120)
+    with (project / "conf.py").open("a") as conf:
+        conf.write('import os\nsnipcheck_python = os.environ.get("SHARD_PYTHON", "")\n')
+    folders = [tmp_path / "one", tmp_path / "two", tmp_path / "three"]
+    for k, folder in enumerate(folders[:2], start=1):
+        assert shard(project, k, 3, folder).returncode == 0
+    monkeypatch.setenv("SHARD_PYTHON", str(other / "bin" / "python"))
+    gpu = shard(project, 3, 3, folders[2], "--provides", "fakegpu")
+    monkeypatch.delenv("SHARD_PYTHON")
+    assert gpu.returncode == 0, gpu.stdout + gpu.stderr
+    there, here = manifest(folders[2])["stamp"], manifest(folders[0])["stamp"]
+    assert there != here and there["torch"] is None, (there, here)
+    assert "s/gpu" in ran(folders[2])
+
+    out = merge(project, tmp_path / "final-cache", *map(str, folders))
+    assert out.returncode == 0, out.stdout + out.stderr
+    label = f"Python {there['python']} · {there['device']}"
+    assert f"shard 3/3 ran in an environment of its own: {label}; its pages say so" in out.stdout
+    record = json.loads((tmp_path / "final-cache" / MERGED).read_text())
+    assert record["shards"]["3"]["stamp"] == there and record["shards"]["1"]["stamp"] == here
+    assert set(record["elsewhere"]) == {s["id"] for u in manifest(folders[2])["units"] for s in u["snippets"]}
+
+    final = sphinx_build(project, tmp_path / "final", tmp_path / "final-cache", {"snipcheck_execute": "merged"})
+    assert final.statuscode == 0, final.status + final.warnings_text
+    assert "; this build ran 0, took 8 from the cache" in final.status
+    assert f"from shard 3/3 (run in {label})" in final.status
+    assert "0 runnable snippets without a result" in final.status
+    stamps = {}
+    for page in ("a", "b"):
+        for block in html(final.outdir / f"{page}.html").select("div.snipcheck-snippet"):
+            stamp = block.select_one("p.snipcheck-stamp")
+            if stamp is not None and block.get("id"):
+                stamps[block["id"]] = stamp.get_text(" ", strip=True)
+    gpu_stamp = next(text for sid, text in stamps.items() if "gpu" in sid)
+    assert label in gpu_stamp and "torch" not in gpu_stamp, stamps
+    others = [text for sid, text in stamps.items() if "gpu" not in sid and "torch" in text]
+    assert others, stamps  # the shards that ran here: the build's own environment (torch in it)
+    # a shard without --provides in that environment is still refused
+    again = tmp_path / "two-elsewhere"
+    monkeypatch.setenv("SHARD_PYTHON", str(other / "bin" / "python"))
+    assert shard(project, 2, 3, again).returncode == 0
+    monkeypatch.delenv("SHARD_PYTHON")
+    out = merge(project, tmp_path / "cache", str(folders[0]), str(again), str(folders[2]))
+    assert out.returncode == 1 and "shard 2/3 ran in another environment" in out.stderr, out.stderr
 
 
 def test_merge_refuses_a_unit_run_in_two_shards(project: Path, tmp_path: Path) -> None:
@@ -354,6 +414,30 @@ def test_execute_refuses_an_unknown_requirement(project: Path, tmp_path: Path) -
     out = snipcheck_cli(project, "execute", "--shard", "1/2", "--out", "x", "--provides", "fakegpo", cache=tmp_path / "cache")
     assert out.returncode == 2 and "unknown requirement 'fakegpo'" in out.stderr
     assert not (project / "x").exists()
+
+
+def test_execute_refuses_provides_cuda_where_torch_sees_no_gpu(project: Path, tmp_path: Path) -> None:
+    out = snipcheck_cli(project, "execute", "--shard", "1/2", "--out", "x", "--provides", "cuda", cache=tmp_path / "cache")
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert re.fullmatch(
+        r"error: --provides cuda, but the snippet interpreter's torch sees no CUDA device here \(.* · CPU\): "
+        r"start this shard on a machine with a GPU, or route a feature of your own \(snipcheck_requirements\)",
+        out.stderr.splitlines()[-1],
+    ), out.stderr
+    assert not (project / "x").exists()
+
+
+def test_cuda_and_the_projects_own_names_are_routed_alike_on_a_gpu_machine_and_a_cpu_one() -> None:
+    """Every shard plans alike only if a unit's routed requirements do not
+    depend on the machine: a GPU shard must not take a ``cuda`` unit for a
+    free one while the CPU shards route it (their plans would differ)."""
+    cpu = Stamp("3.11.7", "2.13.0+cpu", "CPU", "Linux x86_64")
+    gpu = Stamp("3.11.7", "2.15.0+cu128", "CUDA (NVIDIA H200)", "Linux x86_64")
+    needs = ("cuda", "fakegpu", "torch>=2.14")
+    assert routed(needs, cpu, (), ("fakegpu",)) == ("cuda", "fakegpu", "torch>=2.14")
+    assert routed(needs, gpu, (), ("fakegpu",)) == ("cuda", "fakegpu")  # a torch specifier: as this machine meets it
+    assert routed(needs, gpu, ("fakegpu",), ("fakegpu",)) == ("cuda",)  # snipcheck_provides: the same on every machine
+    assert routed(("cuda",), gpu, ("cuda",)) == ()
 
 
 @pytest.mark.skipif(shutil.which("cargo") is None, reason="needs a Rust toolchain")

@@ -632,6 +632,12 @@ def _execute(project: Project, args: argparse.Namespace) -> int:
         _executors.append(executor)
         return executor
 
+    if args.shard and "cuda" in args.provides and not stamp.cuda:
+        return _fail(
+            f"--provides cuda, but the snippet interpreter's torch sees no CUDA device here ({stamp.label()}): "
+            "start this shard on a machine with a GPU, or route a feature of your own (snipcheck_requirements)",
+            USAGE_ERROR,
+        )
     if args.shard:
         return run_shard(project, stamp, shard, args.out, args.provides, make)
     try:

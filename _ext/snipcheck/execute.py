@@ -24,7 +24,7 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,6 +80,10 @@ class ExecutorConfig:
         the cache gets an ``error`` outcome saying
         :data:`snipcheck.execute_chain.NO_RESULT` (a build
         whose results come from a merge of shards, ``snipcheck_execute = "merged"``).
+    :param elsewhere: snippet id → the stamp of the environment a shard ran
+        it in, where that is not ``stamp`` (a ``--provides`` shard on another
+        machine, e.g. one with a GPU; read from the merge's record): its
+        Python result is looked up under the key of that environment.
     """
 
     python: str
@@ -100,6 +104,7 @@ class ExecutorConfig:
     protect: tuple[str, ...] = ()
     hash_seed: int = HASH_SEED
     may_run: bool = True
+    elsewhere: Mapping[str, Stamp] = field(default_factory=dict)
 
 
 class Executor:
@@ -150,14 +155,19 @@ class Executor:
         self._count_lock = threading.Lock()
         self._digests = Digests()  # each declared data file is read once per build
 
-    def key(self, snippet: Snippet, kind: str | None = None) -> str:
-        """The cache key of ``snippet`` run here by runner ``kind`` (default:
-        the kind this executor uses for its language)."""
+    def key(self, snippet: Snippet, kind: str | None = None, stamp: Stamp | None = None) -> str:
+        """The cache key of ``snippet`` run by runner ``kind`` (default: the
+        kind this executor uses for its language) in the environment
+        ``stamp`` (default: here, or where a shard ran it, see
+        :attr:`ExecutorConfig.elsewhere`; a Python snippet's only)."""
         snippet = self.declared(snippet)
         if kind is None:
             kind = self._kind if snippet.language == "python" else snippet.language
-        runner = self._runners.get(snippet.language)
-        stamp = getattr(runner, "stamp", self.config.stamp) if runner is not None else self.config.stamp
+        if stamp is None or snippet.language != "python":
+            runner = self._runners.get(snippet.language)
+            stamp = getattr(runner, "stamp", self.config.stamp) if runner is not None else self.config.stamp
+            if snippet.language == "python":
+                stamp = self.config.elsewhere.get(snippet.id, stamp)
         return cache_key(snippet, stamp, self.output_limit(snippet), runner=kind, digests=self._digests)
 
     def prepare(self, language: str) -> None:

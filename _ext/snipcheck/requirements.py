@@ -90,6 +90,25 @@ def missing(requires: Iterable[str], stamp: Stamp, provides: Iterable[str] = ())
     return tuple(out)
 
 
+def routed(
+    requires: Iterable[str], stamp: Stamp, provides: Iterable[str] = (), known: Iterable[str] = ()
+) -> tuple[str, ...]:
+    """The requirements of ``requires`` that a sharded build routes to the
+    shard started with ``--provides`` for them (see :mod:`snipcheck.shards`).
+
+    ``cuda`` and the project's own names (``known``, ``snipcheck_requirements``)
+    are routed whether or not this machine meets them, so that every shard,
+    a GPU machine's and a CPU one's, plans alike; unless configuration
+    (``provides``, ``snipcheck_provides``, the same on every machine) provides
+    them.  Any other requirement (``cargo``, a torch specifier) is routed only
+    where this environment does not meet it, as :func:`missing` says.
+    """
+    provided = set(provides)
+    always = {"cuda", *known}
+    out = [r for r in requires if r not in provided and (r in always or missing((r,), stamp, provided))]
+    return tuple(dict.fromkeys(out))
+
+
 def _torch_satisfies(version: str | None, spec: str) -> bool:
     if version is None:
         return False

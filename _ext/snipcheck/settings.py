@@ -373,6 +373,7 @@ class Settings:
         hash_seed: int = HASH_SEED,
         may_run: bool = True,
         provides: tuple[str, ...] = (),
+        elsewhere: Mapping[str, Stamp] | None = None,
     ) -> Executor:
         """An executor for snippets under these settings.
 
@@ -384,6 +385,8 @@ class Settings:
             merge of shards: it runs nothing (see :class:`snipcheck.execute.ExecutorConfig`).
         :param provides: requirements provided besides ``snipcheck_provides``
             (a shard's ``--provides``; those a merge's shards provided).
+        :param elsewhere: snippet id → the environment a shard ran it in,
+            where not this one (see :class:`snipcheck.execute.ExecutorConfig`).
         """
         return Executor(
             ExecutorConfig(
@@ -406,5 +409,6 @@ class Settings:
                 protect=self.protected(*protect),
                 hash_seed=hash_seed,
                 may_run=may_run,
+                elsewhere=dict(elsewhere or {}),
             )
         )

@@ -19,9 +19,10 @@ import dataclasses
 import json
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from . import requirements, shard_files
 from .cache import ResultCache
@@ -72,7 +73,7 @@ def view(project: Project, stamp: Stamp, executor: Executor) -> View:
 
     def unmet(snippet: Snippet) -> tuple[str, ...]:
         implied = ("cargo",) if snippet.language == "rust" else ()
-        return requirements.missing(snippet.tags.requires + implied, stamp, settings.provides)
+        return requirements.routed(snippet.tags.requires + implied, stamp, settings.provides, settings.requirements)
 
     found = units(loaded, unmet)
     by_unit: dict[str, dict[str, Snippet]] = {}
@@ -160,6 +161,24 @@ def run_shard(
     return 1 if failed else 0
 
 
+def _keys_in(here: View, executor: Executor) -> Callable[[Mapping[str, Any]], dict[tuple[str, str], str]]:
+    """``stamp`` → the cache keys of ``here``'s snippets for runs in that
+    environment (a ``--provides`` shard on a machine of its own), each
+    worked out once per stamp; :class:`TypeError` for a stamp that is not one."""
+    done: dict[str, dict[tuple[str, str], str]] = {}  # a Python key needs no runner: the executor may be closed
+
+    def keys(stamp: Mapping[str, Any]) -> dict[tuple[str, str], str]:
+        token = json.dumps(dict(stamp), sort_keys=True)
+        if token not in done:
+            there = Stamp(**stamp)
+            done[token] = {
+                (uid, s.id): executor.key(s, stamp=there) for uid, cells in here.snippets.items() for s in cells
+            }
+        return done[token]
+
+    return keys
+
+
 def merge_shards(project: Project, stamp: Stamp, folders: Sequence[Path], not_run: Sequence[str], make: MakeExecutor) -> int:
     """Check the shards in ``folders`` and copy their results into the build's
     cache; print each shard's wall time and the spread; return the exit status.
@@ -170,16 +189,17 @@ def merge_shards(project: Project, stamp: Stamp, folders: Sequence[Path], not_ru
     :raises OSError: if the cache or the timing file cannot be written.
     """
     settings = project.settings
+    shards = [(folder, shard_files.read_manifest(folder)) for folder in folders]
     executor = make(settings, stamp, ())
     try:
         here = view(project, stamp, executor)
+        keys_in = _keys_in(here, executor)
     finally:
         executor.close()
     timings = settings.timings_file or settings.root / "snipcheck-timings.json"
     durations = shard_files.read_timings(timings)
-    shards = [(folder, shard_files.read_manifest(folder)) for folder in folders]
     merged = shard_files.check(
-        shards, here.units, here.keys, here.fingerprint, dataclasses.asdict(stamp), durations, not_run
+        shards, here.units, here.keys, here.fingerprint, dataclasses.asdict(stamp), durations, not_run, keys_in
     )
     cache = ResultCache(settings.cache_dir)
     why = cache.unwritable()
@@ -194,6 +214,8 @@ def merge_shards(project: Project, stamp: Stamp, folders: Sequence[Path], not_ru
     counts = {k: sum(1 for _, _, j, _ in merged.results if j == k) for k in range(1, n + 1)}
     for k in range(1, n + 1):
         print(f"shard {k}/{n} ({merged.folders[k]}): {counts[k]} result(s), {merged.walls[k]:.2f} s wall")
+    for k in sorted(merged.elsewhere):
+        print(f"shard {k}/{n} ran in an environment of its own: {Stamp(**merged.stamps[k]).label()}; its pages say so")
     walls = merged.walls.values()
     print(f"spread: {merged.spread:.2f} s (slowest shard {max(walls):.2f} s, fastest {min(walls):.2f} s)")
     left = f"; not run here on purpose: {', '.join(merged.not_run)}" if merged.not_run else ""

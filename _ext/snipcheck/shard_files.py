@@ -23,19 +23,19 @@ Pure core: standard library and snipcheck's core modules.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .cache import CacheError, ResultCache
 from .files import write_atomic
-from .model import RunResult
+from .model import RunResult, Stamp
 from .shards import Plan, Unit, plan
 
 __all__ = [
     "MANIFEST", "MERGED", "Manifest", "MergeError", "Merged", "Ran", "UnitRun",
-    "check", "read_manifest", "read_merged", "read_timings", "write_timings",
+    "check", "elsewhere_stamps", "read_manifest", "read_merged", "read_timings", "write_timings",
 ]  # fmt: skip
 
 MANIFEST = "manifest.json"
@@ -193,6 +193,10 @@ class Merged:
     :param walls: each shard's wall time, by index.
     :param provided: requirement name → the shard index that provides it.
     :param not_run: routed units left out on purpose (``--not-run``).
+    :param stamps: each shard's environment stamp, by index.
+    :param elsewhere: the indexes of the shards that ran in another
+        environment than the merge's (a ``--provides`` shard on a machine of
+        its own); their results are keyed by their stamp.
     """
 
     count: int
@@ -203,6 +207,8 @@ class Merged:
     provided: Mapping[str, int]
     not_run: tuple[str, ...] = ()
     folders: Mapping[int, Path] = field(default_factory=dict)
+    stamps: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)
+    elsewhere: frozenset[int] = frozenset()
 
     @property
     def spread(self) -> float:
@@ -218,8 +224,15 @@ def check(
     stamp: Mapping[str, Any],
     durations: Mapping[str, float],
     not_run: Sequence[str] = (),
+    keys_in: Callable[[Mapping[str, Any]], Mapping[tuple[str, str], str]] | None = None,
 ) -> Merged:
     """Check the shards' manifests against the merging checkout and read their entries.
+
+    Every shard runs in the merge's environment (``stamp``), except that a
+    shard which provides a requirement (``--provides``) may run in an
+    environment of its own, a machine with a GPU say: then its keys are
+    checked against those this checkout computes for its stamp, and each of
+    its results keeps the stamp it ran under, so its page names where it ran.
 
     :param units: the checkout's units (:func:`snipcheck.shards.units`).
     :param keys: ``(unit id, snippet id)`` → the cache key this checkout computes.
@@ -227,6 +240,8 @@ def check(
     :param stamp: its environment stamp (``dataclasses.asdict``, ``env`` included).
     :param durations: the timing file the shards planned with.
     :param not_run: requirements declared not run here (``--not-run``).
+    :param keys_in: ``stamp`` → the keys this checkout computes for a run in
+        that environment (as ``keys``); ``None``: every shard must run here.
     :raises MergeError: at the first thing wrong (see the module docstring).
     """
     if not shards:
@@ -253,11 +268,21 @@ def check(
                 f"{folder}: shard {k}/{n} ran another revision of the pages and snippets (fingerprint {m.fingerprint}, "
                 f"this checkout {fingerprint}): run it again on this checkout"
             )
-        if dict(m.stamp) != dict(stamp):
+        if dict(m.stamp) != dict(stamp) and not (m.provides and keys_in is not None):
             raise MergeError(
                 f"{folder}: shard {k}/{n} ran in another environment ({_env(m.stamp)}; here {_env(stamp)}): "
-                "run every shard and the merge in one environment"
+                "run every shard and the merge in one environment (only a shard started with --provides may run "
+                "in one of its own)"
             )
+    elsewhere = frozenset(m.shard[0] for _, m in shards if dict(m.stamp) != dict(stamp))
+    keys_of: dict[int, Mapping[tuple[str, str], str]] = {}
+    for folder, m in shards:
+        if m.shard[0] in elsewhere:
+            assert keys_in is not None
+            try:
+                keys_of[m.shard[0]] = keys_in(m.stamp)
+            except (TypeError, ValueError) as exc:
+                raise MergeError(f"{folder}: {MANIFEST} is damaged (its stamp: {exc}); run that shard again") from None
     provided: dict[str, int] = {}
     for folder, m in sorted(shards, key=lambda s: s[1].shard[0]):
         k = m.shard[0]
@@ -331,7 +356,7 @@ def check(
                 raise MergeError(
                     f"{folder}: {r.id} has no result in shard {k}/{n} (it {r.problem}): fix it, then run that shard again"
                 )
-            expected = keys.get((uid, r.id))
+            expected = keys_of.get(k, keys).get((uid, r.id))
             if r.key != expected:
                 raise MergeError(
                     f"{folder}: shard {k}/{n} stored {r.id} under key {r.key[:12]}, this checkout computes "
@@ -350,7 +375,7 @@ def check(
         measured[uid] = u.seconds
     return Merged(
         n, planned, tuple(results), measured, {m.shard[0]: m.wall for _, m in shards}, provided,
-        tuple(left_out), dict(at),
+        tuple(left_out), dict(at), {m.shard[0]: dict(m.stamp) for _, m in shards}, elsewhere,
     )  # fmt: skip
 
 
@@ -361,15 +386,21 @@ def _env(stamp: Mapping[str, Any]) -> str:
 
 def merged_record(merged: Merged, fingerprint: str) -> dict[str, Any]:
     """The JSON of :data:`MERGED`: the shards' count, what each provided and
-    its wall time, which shard gave each key, the units left out on purpose."""
+    its wall time and environment stamp, which shard gave each key, the
+    units left out on purpose, and ``elsewhere``: snippet id → the shard that
+    ran it in another environment than the merge's (a build keys its result
+    by that shard's stamp)."""
     return {
         "schema": MERGED_SCHEMA,
         "count": merged.count,
         "fingerprint": fingerprint,
         "provides": sorted(merged.provided),
         "not_run": list(merged.not_run),
-        "shards": {str(k): {"wall": round(merged.walls[k], 3)} for k in sorted(merged.walls)},
+        "shards": {
+            str(k): {"wall": round(merged.walls[k], 3), "stamp": dict(merged.stamps.get(k, {}))} for k in sorted(merged.walls)
+        },
         "keys": {key: k for key, _, k, _ in sorted(merged.results)},
+        "elsewhere": {sid: k for _, sid, k, _ in sorted(merged.results, key=lambda r: r[1]) if k in merged.elsewhere},
     }
 
 
@@ -388,3 +419,20 @@ def read_merged(cache_dir: Path) -> dict[str, Any] | None:
     if not isinstance(data, dict) or data.get("schema") != MERGED_SCHEMA or not isinstance(data.get("keys"), dict):
         raise ValueError(f"{path} is not a {MERGED_SCHEMA} record")
     return data
+
+
+def elsewhere_stamps(record: Mapping[str, Any]) -> dict[str, Stamp]:
+    """Snippet id → the environment stamp of the shard that ran it, for the
+    snippets of :data:`MERGED` ``record`` that a shard ran in another
+    environment than the merge's.
+
+    :raises ValueError: if the record names a shard without a readable stamp.
+    """
+    shards = record.get("shards") or {}
+    found: dict[str, Stamp] = {}
+    for snippet_id, k in dict(record.get("elsewhere") or {}).items():
+        try:
+            found[str(snippet_id)] = Stamp(**shards[str(k)]["stamp"])
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"{MERGED} names shard {k} for {snippet_id}, but holds no stamp of it ({exc})") from None
+    return found

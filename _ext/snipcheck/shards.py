@@ -14,9 +14,10 @@ a unit without a recorded duration counts :data:`DEFAULT_SECONDS`; ties are
 broken by unit id, then by the lower shard index, so no ordering of the
 input changes the plan.
 
-A unit whose snippets need a requirement this environment does not meet by
-itself (a ``snipcheck_requirements`` name, or ``cuda`` on a machine without
-one) is *routed*: it goes only to a shard started with ``--provides`` for
+A unit whose snippets need ``cuda`` or a ``snipcheck_requirements`` name
+(on every machine alike, with a GPU or without: see
+:func:`snipcheck.requirements.routed`), or another requirement this
+environment does not meet, is *routed*: it goes only to a shard started with ``--provides`` for
 each of them, the least loaded of those, after every unrouted unit is
 packed; a unit no shard provides for is left out of the plan (``None``).
 The unrouted units' plan does not depend on what any shard provides, so a

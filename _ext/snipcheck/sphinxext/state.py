@@ -21,7 +21,7 @@ from ..fingerprint import Fingerprint
 from ..model import Snippet, Stamp
 from ..placement import CodeBlock
 from ..settings import VALUES, Settings
-from ..shard_files import MERGED, read_merged
+from ..shard_files import MERGED, elsewhere_stamps, read_merged
 from ..snippets import find
 from .log import bridge_core_logging, warn
 from .progress import Progress
@@ -57,6 +57,8 @@ class BuildState:
     app: weakref.ref[Sphinx] | None = field(default=None, repr=False)  # for post-transforms (``SphinxTransform.app`` is deprecated)
     protect: tuple[Path, ...] = ()  # the build's source, output and doctree folders: read-only to runs
     merge: dict[str, Any] | None = None  # snipcheck_execute = "merged": the merge's record (snipcheck.shard_files.MERGED)
+    # snippet id -> the environment a --provides shard of the merge ran it in, where not this one
+    elsewhere: dict[str, Stamp] = field(default_factory=dict)
     _executor: Executor | None = field(default=None, repr=False)
     _pid: int = field(default=0, repr=False)
 
@@ -96,7 +98,7 @@ class BuildState:
             provided = tuple(self.merge.get("provides", ())) if self.merge else ()
             self._executor = self.settings.executor(
                 self.stamp, use_cache=self.use_cache, protect=self.protect, may_run=not self.settings.merged,
-                provides=provided,
+                provides=provided, elsewhere=self.elsewhere,
             )  # fmt: skip
             self._pid = os.getpid()
         return self._executor
@@ -152,9 +154,11 @@ def _init(app: Sphinx) -> None:
             if why:
                 warn("config", f"{Path(app.confdir) / 'conf.py'}: {why}", None)
     merge = None
+    elsewhere: dict[str, Stamp] = {}
     if settings.merged:
         try:
             merge = read_merged(settings.cache_dir)
+            elsewhere = elsewhere_stamps(merge) if merge else {}
         except ValueError as exc:
             warn("cache", f"{exc}; snipcheck_execute = 'merged' runs nothing, so no snippet has a result", None)
         else:
@@ -167,7 +171,8 @@ def _init(app: Sphinx) -> None:
                 )
     protect = (Path(app.srcdir), Path(app.outdir), Path(app.doctreedir))
     app._snipcheck_state = BuildState(  # type: ignore[attr-defined]
-        settings, stamp, fingerprint, use_cache, app=weakref.ref(app), protect=protect, merge=merge
+        settings, stamp, fingerprint, use_cache, app=weakref.ref(app), protect=protect, merge=merge,
+        elsewhere=elsewhere,
     )
     _by_env[app.env] = app._snipcheck_state  # type: ignore[attr-defined]
 

@@ -117,7 +117,13 @@ def from_shards(state: state_mod.BuildState, recs: list[SnippetRecord]) -> str:
     taken = [r for r in recs if r.origin == "cache" and r.snippet is not None and r.docname in state.read_now]
     linked = with_later([r.snippet for r in taken if r.snippet is not None])  # a chain cell's key: as its chain ran
     shards = Counter(keys.get(state.executor.key(snippet)) for snippet in linked) if taken else Counter()
-    parts = [f"{shards[k]} result{'s' if shards[k] != 1 else ''} from shard {k}/{count}" for k in range(1, count + 1)]
+    where = state.merge.get("elsewhere", {}) if state.merge else {}
+    there = {int(where[sid]): stamp.label() for sid, stamp in state.elsewhere.items() if sid in where}
+    parts = [
+        f"{shards[k]} result{'s' if shards[k] != 1 else ''} from shard {k}/{count}"
+        + (f" (run in {there[k]})" if k in there else "")
+        for k in range(1, count + 1)
+    ]
     if shards[None]:
         parts.append(f"{shards[None]} from the cache, not from this merge")
     absent = sum(1 for r in recs if r.outcome is not None and NO_RESULT in r.outcome.notes)
