@@ -504,3 +504,49 @@ def test_units_keep_a_chain_whole_and_know_its_cells_a_build_would_still_run() -
 def test_plan_digest_changes_with_the_timings() -> None:
     specs = _units(("a", ()), ("b", ()), ("c", ()))
     assert plan(specs, 2, {"a": 1, "b": 2, "c": 3}).digest != plan(specs, 2, {"a": 3, "b": 2, "c": 1}).digest
+
+
+def test_record_from_shard_writes_what_a_shard_elsewhere_ran_for_a_cell_this_machine_cannot_run(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """issue 24 §1: a cell that needs what this machine lacks (``fakegpu``)
+    is recorded from the result a ``--provides`` shard left in its folder,
+    run in an environment of its own, with no hand-editing; the page names
+    that environment (``stated-env``)."""
+    other = tmp_path / "other-env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(other)], check=True, timeout=120)
+    with (project / "conf.py").open("a") as conf:
+        conf.write('import os\nsnipcheck_python = os.environ.get("SHARD_PYTHON", "")\n')
+    page = project / "b.rst"
+    page.write_text(PAGE_B.replace("   on the fake gpu\n", "   stale text\n"))
+    here = snipcheck_cli(project, "record", "s/gpu", cache=tmp_path / "cache")
+    assert here.returncode == 0 and "s/gpu: not run here (lacks fakegpu); left as is" in here.stdout, here.stdout + here.stderr
+    assert "stale text" in page.read_text()
+    monkeypatch.setenv("SHARD_PYTHON", str(other / "bin" / "python"))
+    assert shard(project, 3, 3, tmp_path / "three", "--provides", "fakegpu").returncode == 0
+    monkeypatch.delenv("SHARD_PYTHON")
+    there = manifest(tmp_path / "three")["stamp"]
+    label = f"Python {there['python']} · {there['device']}"
+    before = {p: p.read_bytes() for p in project.rglob("*") if p.is_file() and p.suffix in (".rst", ".py")}
+
+    missing = snipcheck_cli(project, "record", "--from-shard", str(tmp_path / "three"), "s/a", cache=tmp_path / "cache")
+    assert missing.returncode == 1 and missing.stderr.splitlines()[-1] == (
+        f"error: s/a: no result in {tmp_path / 'three'}: no shard there ran it, or it failed there; "
+        "give the folder of the shard that ran it"
+    ), missing.stderr
+    assert {p: p.read_bytes() for p in before} == before
+
+    out = snipcheck_cli(project, "record", "--from-shard", str(tmp_path / "three"), "s/gpu", cache=tmp_path / "cache")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert f"s/gpu: recorded from shard 3/3 ({label}) (run once there" in out.stdout
+    text = page.read_text()
+    assert "stale text" not in text and "   on the fake gpu\n" in text
+    assert f":stated-env: {label} · {there['platform']}" in text
+    assert {p: p.read_bytes() for p in before if p != page} == {p: b for p, b in before.items() if p != page}
+
+    # a shard of another revision is refused, and nothing is written
+    (project / "snippets" / "s" / "gpu.py").write_text(SOURCES["s/gpu"] + "print('edited')\n")
+    kept = page.read_bytes()
+    stale = snipcheck_cli(project, "record", "--from-shard", str(tmp_path / "three"), cache=tmp_path / "cache")
+    assert stale.returncode == 1 and "shard 3/3 ran another revision of the pages and snippets" in stale.stderr
+    assert page.read_bytes() == kept

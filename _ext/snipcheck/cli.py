@@ -47,7 +47,7 @@ from .compare import judge, terminal_text, truncation_advice
 from .environment import ProbeError, probe
 from .execute import Executor
 from .files import ChangedOnDisk, WriteError, signals_held, write_all, write_atomic
-from .model import Figure, RunResult, Snippet, Stamp
+from .model import Figure, Outcome, RunResult, Snippet, Stamp
 from .normalize import Normalizer
 from .placement import Placement
 from .project import Project, ProjectError
@@ -57,6 +57,8 @@ from .rewrite import Edit, Unwritable, holdable
 from .runner import sandbox
 from .runner.python import HASH_SEED
 from .settings import Settings, absolute_command
+from .shard_command import FromShard, shard_results
+from .shard_files import MergeError
 from .snippets import SnippetError, load
 from .variation import VARIES, Rerun
 from .verify import Report, keep_committed_text, merge, parse_shard, verify
@@ -129,6 +131,11 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("record", parents=[common], help="write actual outputs into the pages as stated outputs")
     p.add_argument("ids", nargs="*", metavar="ID", help="snippet ids (default: every empty or drifted one)")
     p.add_argument("--dry-run", action="store_true", help="show what would change, write nothing")
+    p.add_argument(
+        "--from-shard", action="append", default=[], type=Path, metavar="DIR",
+        help="record the results a shard left in its --out folder (snipcheck execute --shard, run on a machine "
+        "that has what this one lacks, a GPU say) instead of running here (repeatable)",
+    )  # fmt: skip
     p = sub.add_parser("verify", parents=[common], help="run every placed snippet and report drift")
     p.add_argument("--python", help="interpreter to run the snippets (default: snipcheck_python)")
     p.add_argument("--shard", default="1/1", help="run the k-th of n deterministic slices, e.g. 2/8")
@@ -263,8 +270,9 @@ def _command(args: argparse.Namespace) -> int:
         if args.command == "review":
             return _review(project, args, use_cache=use_cache)
         return _record(
-            project, args.ids, dry_run=args.dry_run, use_cache=use_cache, quiet=args.quiet, verbose=args.verbose
-        )
+            project, args.ids, dry_run=args.dry_run, use_cache=use_cache, quiet=args.quiet, verbose=args.verbose,
+            from_shards=args.from_shard,
+        )  # fmt: skip
     except ProjectError as exc:
         return _fail(str(exc), USAGE_ERROR)
 
@@ -415,8 +423,12 @@ def _load_by_id(project: Project, snippet_id: str) -> Snippet:
 
 
 def _record(
-    project: Project, ids: list[str], dry_run: bool, use_cache: bool, quiet: int = 0, verbose: int = 0
+    project: Project, ids: list[str], dry_run: bool, use_cache: bool, quiet: int = 0, verbose: int = 0,
+    from_shards: Sequence[Path] = (),
 ) -> int:
+    """``snipcheck record``; with ``from_shards``, the results a shard left in
+    its folder are recorded instead of runs made here (see
+    :func:`snipcheck.shard_command.shard_results`)."""
     settings = project.settings
     left_out = _left_out(project, "its snippets were not recorded")
     placements = project.placements()
@@ -432,6 +444,21 @@ def _record(
     if stamp is None:
         return 1
     executor = _executor(settings, stamp, use_cache=use_cache)
+    taken: dict[str, FromShard] = {}
+    if from_shards:
+        try:
+            taken = shard_results(project, stamp, from_shards, executor)
+        except MergeError as exc:
+            executor.close()
+            return _fail(f"cannot record from the shard: {exc}")
+        absent = [i for i in ids if i not in taken]
+        for i in absent:
+            print(f"error: {i}: no result in {', '.join(map(str, from_shards))}: no shard there ran it, or it "
+                  "failed there; give the folder of the shard that ran it", file=sys.stderr)  # fmt: skip
+        if absent:
+            executor.close()
+            return 1
+        placements = [p for p in placements if p.snippet_id in taken]
     loaded = []
     status = 1 if left_out else 0
     for p in placements:
@@ -442,9 +469,10 @@ def _record(
             status = 1
             continue
         loaded.append((p, snippet))
-    executor.plan(s for _, s in loaded)
-    for _, snippet in loaded:
-        executor.submit(snippet)
+    if not taken:
+        executor.plan(s for _, s in loaded)
+        for _, snippet in loaded:
+            executor.submit(snippet)
     edits: list[Edit] = []
     drawn: list[tuple[Placement, tuple[Figure, ...]]] = []  # whose figures to write as stated files
     # Every output about to be recorded is produced a second time, afresh and
@@ -454,7 +482,8 @@ def _record(
     rerun = Rerun(lambda hash_seed: _executor(settings, stamp, False, hash_seed), settings.normalizers)
     for p, snippet in loaded:
         where = f"{_where(project, p)}: {p.snippet_id}"
-        outcome = executor.outcome(snippet)
+        shard_run = taken.get(p.snippet_id)
+        outcome = Outcome(shard_run.result, "shard") if shard_run else executor.outcome(snippet)
         if verbose and outcome.result is not None:
             _origin(where, outcome.origin, outcome.result.duration)
         if outcome.origin == "error":
@@ -481,7 +510,7 @@ def _record(
         figures = outcome.result.figures
         if not verdict.diff and any(not c.ok for c in figure_files.check(p.snippet_id, figures, project.srcdir)):
             # only figures changed: their files are written, the page stays as it is
-            again = rerun.other(snippet)
+            again = None if shard_run else rerun.other(snippet)
             why = figure_files.stable(figures, again.figures if again else ())
             if why:
                 print(f"{where}: not recorded: {why}", file=sys.stderr)
@@ -506,15 +535,17 @@ def _record(
             continue
         # What is written must hold on the second run too (its wildcards, if
         # the author wrote any, may cover what varies).
-        unstable = rerun.problem(snippet, body)
-        again = rerun.other(snippet)
+        # (a shard's result cannot run again here: the next merged build compares it)
+        unstable = "" if shard_run else rerun.problem(snippet, body)
+        again = None if shard_run else rerun.other(snippet)
         moved = figure_files.stable(figures, again.figures) if again else None
         unstable = unstable or (f"{VARIES}:\n{moved}" if moved else "")
         if unstable:
             print(f"{where}: not recorded: {unstable}", file=sys.stderr)
             status = 1
             continue
-        options = {"stated-env": f"{stamp.label()} · {stamp.platform}"} if snippet.tags.requires else {}
+        ran_in = outcome.result.stamp
+        options = {"stated-env": f"{ran_in.label()} · {ran_in.platform}"} if snippet.tags.requires else {}
         edits.append(Edit(p, body, options))
         drawn.append((p, figures))
         if dry_run and quiet < 1:
@@ -551,7 +582,9 @@ def _record(
             return _fail(f"cannot write a stated figure: {exc}")
     if quiet < 1:
         for edit in edits:
-            print(f"{_where(project, edit.placement)}: {edit.placement.snippet_id}: recorded")
+            origin = taken.get(edit.placement.snippet_id)
+            whence = f" from {origin.label} (run once there, not again here: the next merged build compares it)" if origin else ""
+            print(f"{_where(project, edit.placement)}: {edit.placement.snippet_id}: recorded{whence}")
         for path in drawn_files:
             print(f"{_rel(path)}: {'written' if path.exists() else 'removed'}")
     return _record_summary(status, len(edits), len(loaded), dry_run, quiet)

@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from . import requirements, shard_files
-from .cache import ResultCache
+from .cache import CacheError, ResultCache
 from .compare import ending, outcome_problem
 from .execute import Executor
 from .files import write_atomic
-from .model import Outcome, Snippet, Stamp
+from .model import Outcome, RunResult, Snippet, Stamp
 from .project import Project
 from .settings import Settings
 from .shards import Unit, plan, units
@@ -224,3 +224,77 @@ def merge_shards(project: Project, stamp: Stamp, folders: Sequence[Path], not_ru
         f"timing file {timings} {'updated' if changed else 'unchanged'}"
     )
     return 0
+
+
+@dataclass(frozen=True)
+class FromShard:
+    """A snippet's result as a shard ran it, for ``snipcheck record --from-shard``.
+
+    :param result: the run's result (its own stamp: where it ran).
+    :param shard: ``(k, n)`` of the shard that ran it.
+    :param folder: that shard's ``--out`` folder.
+    """
+
+    result: RunResult
+    shard: tuple[int, int]
+    folder: Path
+
+    @property
+    def label(self) -> str:
+        """``shard 3/4 (torch … · CUDA (…))``: where it ran, for messages."""
+        return f"shard {self.shard[0]}/{self.shard[1]} ({self.result.stamp.label()})"
+
+
+def shard_results(project: Project, stamp: Stamp, folders: Sequence[Path], executor: Executor) -> dict[str, FromShard]:
+    """Snippet id → its result in one of the shard ``folders`` (``--out``
+    folders of ``snipcheck execute --shard``, perhaps run on another machine:
+    a GPU one), for every snippet a shard holds a result of.
+
+    Each shard must have run this checkout (the project fingerprint); each
+    result's key must be the key this checkout computes for the shard's
+    environment, so no result of other code, tags or inputs is taken.
+
+    :raises snipcheck.shard_files.MergeError: naming the folder, on the first
+        thing wrong; nothing is taken then.
+    :raises snipcheck.project.ProjectError: if the project cannot be read.
+    """
+    here = view(project, stamp, executor)
+    keys_in = _keys_in(here, executor)
+    found: dict[str, FromShard] = {}
+    for folder in folders:
+        m = shard_files.read_manifest(folder)
+        k, n = m.shard
+        if m.fingerprint != here.fingerprint:
+            raise shard_files.MergeError(
+                f"{folder}: shard {k}/{n} ran another revision of the pages and snippets (fingerprint {m.fingerprint}, "
+                f"this checkout {here.fingerprint}): run it again on this checkout"
+            )
+        try:
+            keys = here.keys if dict(m.stamp) == dataclasses.asdict(stamp) else keys_in(m.stamp)
+        except (TypeError, ValueError) as exc:
+            raise shard_files.MergeError(f"{folder}: {shard_files.MANIFEST} is damaged (its stamp: {exc}); run that shard again") from None
+        cache = ResultCache(folder)
+        for unit in m.units:
+            for ran in unit.snippets:
+                if ran.status != "ok":
+                    continue
+                if ran.key != keys.get((unit.id, ran.id)):
+                    raise shard_files.MergeError(
+                        f"{folder}: shard {k}/{n} stored {ran.id} under key {ran.key[:12]}, this checkout computes "
+                        f"{(keys.get((unit.id, ran.id)) or '')[:12]}: run it again on this checkout"
+                    )
+                try:
+                    result = cache.get(ran.key)
+                except CacheError as exc:
+                    raise shard_files.MergeError(f"{folder}: {exc}; run that shard again") from None
+                if result is None:
+                    raise shard_files.MergeError(
+                        f"{folder}: the result of {ran.id} (key {ran.key[:12]}) is not there: copy the shard's whole "
+                        "folder, or run that shard again"
+                    )
+                if ran.id in found:
+                    raise shard_files.MergeError(
+                        f"{folder}: {ran.id} has a result in {found[ran.id].folder} too: give one shard's folder for it"
+                    )
+                found[ran.id] = FromShard(result, (k, n), Path(folder))
+    return found
