@@ -32,6 +32,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
 import sys
 import tomllib
@@ -151,6 +152,41 @@ def docs(session: nox.Session) -> None:
     """Build the chapter; any drift, failed run or bad tag fails the build (-W)."""
     env = reference_env(session, "chapter")
     env.run(session, "sphinx-build", "-W", *SPHINX, *session.posargs)
+
+
+SHARDS = ROOT / "_build" / "shards"
+
+
+@nox.session
+def shard(session: nox.Session) -> None:
+    """Run one shard of the chapter's snippets into _build/shards/: `nox -s shard -- K/N`
+    (one of N, e.g. on a CPU job of a CI matrix), `nox -s shard -- --provides cuda` (a requirement
+    shard: only the cells that need a GPU, on a machine with one); extra arguments go to
+    `snipcheck execute`. Then `nox -s docs-merged` builds the pages from all of them."""
+    args = list(session.posargs)
+    if args and re.fullmatch(r"\d+/\d+", args[0]):
+        k, n = args.pop(0).split("/")
+        out, head = SHARDS / f"shard-{k}-of-{n}", ["--shard", f"{k}/{n}"]
+    elif "--provides" in args:
+        names = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "--provides"]
+        out, head = SHARDS / ("for-" + "-".join(sorted(names))), []
+    else:
+        session.error("give the shard: nox -s shard -- 2/4, or a requirement shard: nox -s shard -- --provides cuda")
+    env = reference_env(session, "chapter")
+    env.run(session, "python", "-m", "snipcheck", "execute", *head, "--out", str(out), *args)
+
+
+@nox.session(name="docs-merged")
+def docs_merged(session: nox.Session) -> None:
+    """Merge every shard under _build/shards/ into the build's cache and build the chapter from
+    it, running nothing (-W: any drift, or a snippet no shard ran, fails it). Extra arguments go
+    to the merge, e.g. `-- --not-run cuda --not-run burn` where no shard provided those."""
+    folders = sorted(str(p) for p in SHARDS.glob("*") if (p / "manifest.json").is_file())
+    if not folders:
+        session.error(f"no shard under {SHARDS}: run nox -s shard -- K/N for each K first")
+    env = reference_env(session, "chapter")
+    env.run(session, "python", "-m", "snipcheck", "execute", "--merge", *folders, *session.posargs)
+    env.run(session, "sphinx-build", "-W", *SPHINX, "-D", "snipcheck_execute=merged")
 
 
 @nox.session

@@ -110,6 +110,11 @@ def shard(root: Path, k: int, n: int, out: Path, *extra: str) -> Any:
     return snipcheck_cli(root, "execute", "--shard", f"{k}/{n}", "--out", str(out), *extra, cache=out)
 
 
+def requirement_shard(root: Path, out: Path, *names: str) -> Any:
+    """``execute --provides NAME... --out OUT``: the shard outside the N that runs only what needs NAME."""
+    return snipcheck_cli(root, "execute", *(a for name in names for a in ("--provides", name)), "--out", str(out), cache=out)
+
+
 def merge(root: Path, cache: Path, *args: str) -> Any:
     return snipcheck_cli(root, "execute", "--merge", *args, cache=cache)
 
@@ -399,7 +404,8 @@ def test_a_snippet_that_fails_in_its_shard_has_no_result_and_the_merge_says_so(p
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        ((), "give --shard K/N --out DIR (run one shard) or --merge DIR... (merge the shards)"),
+        ((), "give --shard K/N --out DIR (run one shard), --provides NAME --out DIR (run what needs NAME) "
+             "or --merge DIR... (merge the shards)"),
         (("--shard", "1/2"), "--shard needs --out DIR, and takes no --not-run (that is the merge's)"),
         (("--merge", "x", "--provides", "fakegpu"), "--merge takes no --out or --provides (those are a shard's)"),
         (("--shard", "3/2", "--out", "x"), "bad shard '3/2': write k/n with 1 <= k <= n, e.g. 2/8"),
@@ -523,7 +529,8 @@ def test_record_from_shard_writes_what_a_shard_elsewhere_ran_for_a_cell_this_mac
     assert here.returncode == 0 and "s/gpu: not run here (lacks fakegpu); left as is" in here.stdout, here.stdout + here.stderr
     assert "stale text" in page.read_text()
     monkeypatch.setenv("SHARD_PYTHON", str(other / "bin" / "python"))
-    assert shard(project, 3, 3, tmp_path / "three", "--provides", "fakegpu").returncode == 0
+    gpu = requirement_shard(project, tmp_path / "three", "fakegpu")
+    assert gpu.returncode == 0, gpu.stdout + gpu.stderr
     monkeypatch.delenv("SHARD_PYTHON")
     there = manifest(tmp_path / "three")["stamp"]
     label = f"Python {there['python']} · {there['device']}"
@@ -538,7 +545,7 @@ def test_record_from_shard_writes_what_a_shard_elsewhere_ran_for_a_cell_this_mac
 
     out = snipcheck_cli(project, "record", "--from-shard", str(tmp_path / "three"), "s/gpu", cache=tmp_path / "cache")
     assert out.returncode == 0, out.stdout + out.stderr
-    assert f"s/gpu: recorded from shard 3/3 ({label}) (run once there" in out.stdout
+    assert f"s/gpu: recorded from the shard for fakegpu ({label}) (run once there" in out.stdout
     text = page.read_text()
     assert "stale text" not in text and "   on the fake gpu\n" in text
     assert f":stated-env: {label} · {there['platform']}" in text
@@ -548,5 +555,60 @@ def test_record_from_shard_writes_what_a_shard_elsewhere_ran_for_a_cell_this_mac
     (project / "snippets" / "s" / "gpu.py").write_text(SOURCES["s/gpu"] + "print('edited')\n")
     kept = page.read_bytes()
     stale = snipcheck_cli(project, "record", "--from-shard", str(tmp_path / "three"), cache=tmp_path / "cache")
-    assert stale.returncode == 1 and "shard 3/3 ran another revision of the pages and snippets" in stale.stderr
+    assert stale.returncode == 1 and "the shard for fakegpu ran another revision of the pages and snippets" in stale.stderr
     assert page.read_bytes() == kept
+
+
+def test_a_requirement_shard_runs_only_what_needs_what_it_provides_and_merges_with_the_n(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """issue 24 §1: ``execute --provides fakegpu`` without ``--shard`` (the
+    GPU machine of a CI matrix, here another interpreter) runs the one
+    snippet that needs it and nothing else, so no output of a snippet that
+    needs nothing is made in its environment; two ``--shard K/2`` run the
+    rest; the merge takes the three, and the final build runs nothing."""
+    other = tmp_path / "other-env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(other)], check=True, timeout=120)
+    with (project / "conf.py").open("a") as conf:
+        conf.write('import os\nsnipcheck_python = os.environ.get("SHARD_PYTHON", "")\n')
+    one, two, gpu = tmp_path / "one", tmp_path / "two", tmp_path / "three"
+    assert shard(project, 1, 2, one).returncode == 0 and shard(project, 2, 2, two).returncode == 0
+    assert "s/gpu" not in ran(one) + ran(two)
+    assert sorted(ran(one) + ran(two)) == ["chain:a:steps", "s/a", "s/b", "s/c", "s/d", "s/e"]
+    monkeypatch.setenv("SHARD_PYTHON", str(other / "bin" / "python"))
+    out = requirement_shard(project, gpu, "fakegpu")
+    monkeypatch.delenv("SHARD_PYTHON")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.startswith("the shard for fakegpu: 1 unit(s), 1 snippet(s) (1 ran, 0 already in ")
+    assert ran(gpu) == ["s/gpu"] and manifest(gpu)["shard"] == {"index": 0, "count": 0}
+
+    # the merge refuses it where it ran what it should not, or not what it should
+    data = manifest(gpu)
+    stolen = manifest(one)["units"][0]
+    (gpu / "manifest.json").write_text(json.dumps({**data, "units": [*data["units"], stolen]}))
+    _refused(
+        project, tmp_path, [one, two, gpu],
+        f"{gpu}: the shard for fakegpu ran {stolen['id']}, which shard 1/2 ({one}) ran too: "
+        "a snippet must run once; run both shards again on one commit",
+    )  # fmt: skip
+    (gpu / "manifest.json").write_text(json.dumps({**data, "units": []}))
+    _refused(
+        project, tmp_path, [one, two, gpu],
+        f"{gpu}: the shard for fakegpu did not run s/gpu, which needs fakegpu: run that shard again",
+    )  # fmt: skip
+    (gpu / "manifest.json").write_text(json.dumps(data))
+    _refused(
+        project, tmp_path, [gpu],
+        "no --shard K/N folder given, only requirement shards (--provides without --shard, which run only what "
+        "needs what they provide): give the --out folder of each --shard K/N run too",
+    )  # fmt: skip
+
+    out = merge(project, tmp_path / "final-cache", str(one), str(two), str(gpu))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert re.search(rf"^the shard for fakegpu \({re.escape(str(gpu))}\): 1 result\(s\), \d+\.\d\d s wall$", out.stdout, re.M)
+    assert "the shard for fakegpu ran in an environment of its own: Python " in out.stdout
+    assert "merged 8 result(s) from 3 shard(s)" in out.stdout
+    final = sphinx_build(project, tmp_path / "final", tmp_path / "final-cache", {"snipcheck_execute": "merged"})
+    assert final.statuscode == 0, final.status + final.warnings_text
+    assert "; this build ran 0, took 8 from the cache" in final.status
+    assert "1 result from the shard for fakegpu (run in Python " in final.status, final.status

@@ -75,21 +75,71 @@ def test_actionlint_fails_on_a_broken_workflow(tmp_path: Path, name: str, old: s
 
 def test_docs_workflow_builds_tests_and_deploys_to_pages() -> None:
     jobs = load("docs.yml")["jobs"]
+    tests = steps_text(jobs["tests"])
+    for command in ("nox -s docs", "nox -s tests", "apt-get install"):
+        assert command in tests
+    assert "graphviz chromium fonts-noto-cjk" in tests  # what .ci/run installs
     build = steps_text(jobs["build"])
-    for command in ("nox -s docs", "nox -s tests", "actions/upload-pages-artifact", "apt-get install"):
-        assert command in build
-    assert "graphviz chromium fonts-noto-cjk" in build  # what .ci/run installs
+    assert "actions/upload-pages-artifact" in build and "graphviz chromium fonts-noto-cjk" in build
     assert "actions/deploy-pages" in steps_text(jobs["deploy"])
-    assert jobs["deploy"]["needs"] == "build"
+    assert jobs["deploy"]["needs"] == ["build", "tests"]
     # the browser tests need axe-core in tests/axe (SNIPCHECK_REQUIRE_BROWSER=1 makes it a failure):
     # Node, then the locked install, before the tests run
-    steps = jobs["build"]["steps"]
+    steps = jobs["tests"]["steps"]
     runs = [step.get("run", "") for step in steps]
     axe = next((i for i, run in enumerate(runs) if "npm ci --prefix tests/axe" in run), None)
     assert axe is not None, "docs.yml does not run npm ci --prefix tests/axe"
     assert axe < next(i for i, run in enumerate(runs) if "nox -s tests" in run)
     assert any(step.get("uses", "").startswith("actions/setup-node@") for step in steps[:axe])
     assert jobs["deploy"]["permissions"] == {"pages": "write", "id-token": "write"}
+
+
+def _plan(cpu: str, gpu: str, not_run: str = "burn") -> dict[str, str]:
+    """Run the docs workflow's plan step as the runner would, with its env; its outputs."""
+    workflow = load("docs.yml")
+    (step,) = workflow["jobs"]["plan"]["steps"]
+    out = REPO / "_build" / "test-plan-output"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text("")
+    env = {**workflow["env"], "CPU_SHARDS": cpu, "GPU_RUNNER": gpu, "NOT_RUN": not_run, "GITHUB_OUTPUT": str(out)}
+    subprocess.run(["bash", "-e", "-c", step["run"]], env={**env, "PATH": "/usr/bin:/bin"}, check=True, timeout=60)
+    lines = out.read_text().splitlines()
+    out.unlink()
+    return dict(line.split("=", 1) for line in lines)
+
+
+def test_docs_workflow_is_a_matrix_of_cpu_shards_an_optional_gpu_shard_and_a_merged_build() -> None:
+    """issue 24 §1: the matrix form, set at the top of the file (CPU_SHARDS,
+    GPU_RUNNER); the plan step's outputs, run as the runner runs it."""
+    workflow = load("docs.yml")
+    jobs = workflow["jobs"]
+    assert {"CPU_SHARDS", "GPU_RUNNER", "NOT_RUN"} <= set(workflow["env"])
+    assert _plan("3", "") == {"shard": '["1/3", "2/3", "3/3"]', "gpu": "", "not_run": "--not-run burn --not-run cuda"}
+    assert _plan("2", "gpu-h200") == {"shard": '["1/2", "2/2"]', "gpu": "gpu-h200", "not_run": "--not-run burn"}
+    # CPU shards: one job per entry of the plan, each runs its shard and keeps the folder nox writes
+    shard = jobs["shard"]
+    assert shard["strategy"]["matrix"]["shard"] == "${{ fromJSON(needs.plan.outputs.shard) }}"
+    assert 'nox -s shard -- "${{ matrix.shard }}"' in steps_text(shard)
+    upload = next(s for s in shard["steps"] if s.get("uses", "").startswith("actions/upload-artifact@"))
+    assert upload["with"]["path"] == "_build/shards/${{ steps.name.outputs.artifact }}"
+    naming = next(s for s in shard["steps"] if s.get("id") == "name")
+    named = subprocess.run(
+        ["bash", "-c", naming["run"].replace('"$GITHUB_OUTPUT"', "/dev/stdout")],
+        env={"SHARD": "2/3", "PATH": "/usr/bin:/bin"}, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert named.stdout == "artifact=shard-2-of-3\n"  # the folder `nox -s shard -- 2/3` writes (noxfile.SHARDS)
+    # the GPU shard: only where GPU_RUNNER names a runner, on it, running what needs CUDA
+    gpu = jobs["gpu"]
+    assert gpu["if"] == "needs.plan.outputs.gpu != ''" and gpu["runs-on"] == "${{ needs.plan.outputs.gpu }}"
+    assert "nox -s shard -- --provides cuda" in steps_text(gpu) and "container" not in gpu
+    assert gpu["env"]["PIP_EXTRA_INDEX_URL"] == ""  # PyPI's CUDA build of the pinned torch
+    # the build: every shard's folder, the merge and a build that runs nothing, then Pages
+    build = jobs["build"]
+    assert build["needs"] == ["plan", "shard", "gpu"] and build["container"] == shard["container"]
+    download = next(s for s in build["steps"] if s.get("uses", "").startswith("actions/download-artifact@"))
+    assert download["with"] == {"pattern": "shard-*", "path": "_build/shards"}
+    assert "nox -s docs-merged -- ${{ needs.plan.outputs.not_run }}" in steps_text(build)
+    assert "skipped" in build["if"]  # a workflow without a GPU runner still builds
 
 
 def test_verify_workflow_shards_each_torch_and_merges_the_shards() -> None:

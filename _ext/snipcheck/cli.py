@@ -153,7 +153,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, help="the folder a shard writes its results and manifest.json into")
     p.add_argument(
         "--provides", action="append", default=[], metavar="NAME",
-        help="this shard provides a requirement (cuda, or a snipcheck_requirements name): the snippets that need it run here (repeatable)",
+        help="this shard provides a requirement (cuda, or a snipcheck_requirements name): the snippets that need it run here "
+        "(repeatable); without --shard, a shard outside the N that runs only those, on a machine of its own (a GPU one)",
     )  # fmt: skip
     p.add_argument("--merge", nargs="+", type=Path, metavar="DIR", help="merge these shards' folders into the build's cache")
     p.add_argument(
@@ -638,9 +639,14 @@ def _execute(project: Project, args: argparse.Namespace) -> int:
     from .shard_files import MergeError
 
     settings = project.settings
-    if bool(args.shard) == bool(args.merge):
-        return _fail("give --shard K/N --out DIR (run one shard) or --merge DIR... (merge the shards)", USAGE_ERROR)
-    if args.shard and (args.out is None or args.not_run):
+    running = bool(args.shard or args.provides) and not args.merge
+    if running == bool(args.merge):
+        return _fail(
+            "give --shard K/N --out DIR (run one shard), --provides NAME --out DIR (run what needs NAME) "
+            "or --merge DIR... (merge the shards)",
+            USAGE_ERROR,
+        )
+    if running and (args.out is None or args.not_run):
         return _fail("--shard needs --out DIR, and takes no --not-run (that is the merge's)", USAGE_ERROR)
     if args.merge and (args.out is not None or args.provides):
         return _fail("--merge takes no --out or --provides (those are a shard's)", USAGE_ERROR)
@@ -665,14 +671,14 @@ def _execute(project: Project, args: argparse.Namespace) -> int:
         _executors.append(executor)
         return executor
 
-    if args.shard and "cuda" in args.provides and not stamp.cuda:
+    if running and "cuda" in args.provides and not stamp.cuda:
         return _fail(
             f"--provides cuda, but the snippet interpreter's torch sees no CUDA device here ({stamp.label()}): "
             "start this shard on a machine with a GPU, or route a feature of your own (snipcheck_requirements)",
             USAGE_ERROR,
         )
-    if args.shard:
-        return run_shard(project, stamp, shard, args.out, args.provides, make)
+    if running:
+        return run_shard(project, stamp, shard if args.shard else None, args.out, args.provides, make)
     try:
         return merge_shards(project, stamp, args.merge, args.not_run, make)
     except MergeError as exc:

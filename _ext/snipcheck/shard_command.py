@@ -32,7 +32,7 @@ from .files import write_atomic
 from .model import Outcome, RunResult, Snippet, Stamp
 from .project import Project
 from .settings import Settings
-from .shards import Unit, plan, units
+from .shards import Unit, for_provided, plan, units
 from .snippets import SnippetError
 from .verify import chapter_fingerprint
 
@@ -104,14 +104,18 @@ def _status(snippet: Snippet, outcome: Outcome, stored: bool) -> tuple[str, str]
 
 
 def run_shard(
-    project: Project, stamp: Stamp, shard: tuple[int, int], out: Path, provides: Sequence[str], make: MakeExecutor
+    project: Project, stamp: Stamp, shard: tuple[int, int] | None, out: Path, provides: Sequence[str], make: MakeExecutor
 ) -> int:
-    """Run shard ``shard`` of ``project`` into ``out``; print what it did; return the exit status
-    (1 when a snippet of the shard has no result, 0 otherwise).
+    """Run shard ``shard`` (``(k, n)``) of ``project`` into ``out``, or, for
+    ``None``, the requirement shard of ``provides`` (the units that need what
+    it provides, and nothing else: :func:`snipcheck.shards.for_provided`);
+    print what it did; return the exit status (1 when a snippet of the shard
+    has no result, 0 otherwise).
 
     :raises snipcheck.project.ProjectError: if the project cannot be read.
     """
-    k, n = shard
+    k, n = shard or (0, 0)
+    name = f"shard {k}/{n}" if shard else "the shard for " + ", ".join(sorted(set(provides)))
     out = out.resolve()
     # The shard's folder is its cache; the configured runner always (a switch to plain
     # subprocesses for a few runs would store under another runner's keys than the build's).
@@ -120,8 +124,8 @@ def run_shard(
     try:
         here = view(project, stamp, executor)
         durations = shard_files.read_timings(settings.timings_file or settings.root / "snipcheck-timings.json")
-        planned = plan(here.units, n, durations, {k: provides})
-        mine = planned.of(k)
+        planned = plan(here.units, n or 1, durations, {k: provides} if shard else {})
+        mine = planned.of(k) if shard else for_provided(here.units, provides)
         started = time.monotonic()
         wanted = [s for uid in mine for s in here.snippets[uid]]
         executor.plan(wanted)
@@ -147,16 +151,17 @@ def run_shard(
     finally:
         executor.close()
     manifest = shard_files.Manifest(
-        shard, here.fingerprint, dataclasses.asdict(stamp), planned.digest, tuple(sorted(set(provides))), wall, tuple(ran)
-    )
+        (k, n), here.fingerprint, dataclasses.asdict(stamp), planned.digest if shard else "",
+        tuple(sorted(set(provides))), wall, tuple(ran),
+    )  # fmt: skip
     path = shard_files.write_manifest(out, manifest)
     for line in failed:
         print(f"error: {line}", file=sys.stderr)
     count = sum(len(u.snippets) for u in ran)
+    loads = f"planned {planned.loads[k - 1]:.2f} s, shards' planned spread {planned.spread:.2f} s; " if shard else ""
     print(
-        f"shard {k}/{n}: {len(mine)} unit(s), {count} snippet(s) ({executor.ran} ran, {executor.cached} already in {out}), "
-        f"{wall:.2f} s wall; planned {planned.loads[k - 1]:.2f} s, shards' planned spread {planned.spread:.2f} s; "
-        f"manifest: {path}"
+        f"{name}: {len(mine)} unit(s), {count} snippet(s) ({executor.ran} ran, {executor.cached} already in {out}), "
+        f"{wall:.2f} s wall; {loads}manifest: {path}"
     )
     return 1 if failed else 0
 
@@ -210,17 +215,17 @@ def merge_shards(project: Project, stamp: Stamp, folders: Sequence[Path], not_ru
     record = shard_files.merged_record(merged, here.fingerprint)
     write_atomic(settings.cache_dir / shard_files.MERGED, (json.dumps(record, indent=1) + "\n").encode("utf-8"))
     changed = shard_files.write_timings(timings, durations, merged.measured, [u.id for u in here.units])
-    n = merged.count
-    counts = {k: sum(1 for _, _, j, _ in merged.results if j == k) for k in range(1, n + 1)}
-    for k in range(1, n + 1):
-        print(f"shard {k}/{n} ({merged.folders[k]}): {counts[k]} result(s), {merged.walls[k]:.2f} s wall")
+    every = sorted(merged.walls)
+    counts = {k: sum(1 for _, _, j, _ in merged.results if j == k) for k in every}
+    for k in every:
+        print(f"{merged.name(k)} ({merged.folders[k]}): {counts[k]} result(s), {merged.walls[k]:.2f} s wall")
     for k in sorted(merged.elsewhere):
-        print(f"shard {k}/{n} ran in an environment of its own: {Stamp(**merged.stamps[k]).label()}; its pages say so")
-    walls = merged.walls.values()
+        print(f"{merged.name(k)} ran in an environment of its own: {Stamp(**merged.stamps[k]).label()}; its pages say so")
+    walls = [merged.walls[k] for k in every if k <= merged.count]
     print(f"spread: {merged.spread:.2f} s (slowest shard {max(walls):.2f} s, fastest {min(walls):.2f} s)")
     left = f"; not run here on purpose: {', '.join(merged.not_run)}" if merged.not_run else ""
     print(
-        f"merged {len(merged.results)} result(s) from {n} shard(s) into {settings.cache_dir}{left}; "
+        f"merged {len(merged.results)} result(s) from {len(every)} shard(s) into {settings.cache_dir}{left}; "
         f"timing file {timings} {'updated' if changed else 'unchanged'}"
     )
     return 0
@@ -231,18 +236,18 @@ class FromShard:
     """A snippet's result as a shard ran it, for ``snipcheck record --from-shard``.
 
     :param result: the run's result (its own stamp: where it ran).
-    :param shard: ``(k, n)`` of the shard that ran it.
+    :param shard: the shard that ran it: ``shard 3/4``, ``the shard for cuda``.
     :param folder: that shard's ``--out`` folder.
     """
 
     result: RunResult
-    shard: tuple[int, int]
+    shard: str
     folder: Path
 
     @property
     def label(self) -> str:
         """``shard 3/4 (torch … · CUDA (…))``: where it ran, for messages."""
-        return f"shard {self.shard[0]}/{self.shard[1]} ({self.result.stamp.label()})"
+        return f"{self.shard} ({self.result.stamp.label()})"
 
 
 def shard_results(project: Project, stamp: Stamp, folders: Sequence[Path], executor: Executor) -> dict[str, FromShard]:
@@ -264,9 +269,10 @@ def shard_results(project: Project, stamp: Stamp, folders: Sequence[Path], execu
     for folder in folders:
         m = shard_files.read_manifest(folder)
         k, n = m.shard
+        name = f"shard {k}/{n}" if k > 0 else "the shard for " + ", ".join(m.provides)
         if m.fingerprint != here.fingerprint:
             raise shard_files.MergeError(
-                f"{folder}: shard {k}/{n} ran another revision of the pages and snippets (fingerprint {m.fingerprint}, "
+                f"{folder}: {name} ran another revision of the pages and snippets (fingerprint {m.fingerprint}, "
                 f"this checkout {here.fingerprint}): run it again on this checkout"
             )
         try:
@@ -280,7 +286,7 @@ def shard_results(project: Project, stamp: Stamp, folders: Sequence[Path], execu
                     continue
                 if ran.key != keys.get((unit.id, ran.id)):
                     raise shard_files.MergeError(
-                        f"{folder}: shard {k}/{n} stored {ran.id} under key {ran.key[:12]}, this checkout computes "
+                        f"{folder}: {name} stored {ran.id} under key {ran.key[:12]}, this checkout computes "
                         f"{(keys.get((unit.id, ran.id)) or '')[:12]}: run it again on this checkout"
                     )
                 try:
@@ -296,5 +302,5 @@ def shard_results(project: Project, stamp: Stamp, folders: Sequence[Path], execu
                     raise shard_files.MergeError(
                         f"{folder}: {ran.id} has a result in {found[ran.id].folder} too: give one shard's folder for it"
                     )
-                found[ran.id] = FromShard(result, (k, n), Path(folder))
+                found[ran.id] = FromShard(result, name, Path(folder))
     return found

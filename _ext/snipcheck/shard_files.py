@@ -24,14 +24,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from .cache import CacheError, ResultCache
 from .files import write_atomic
 from .model import RunResult, Stamp
-from .shards import Plan, Unit, plan
+from .shards import Plan, Unit, for_provided, plan
 
 __all__ = [
     "MANIFEST", "MERGED", "Manifest", "MergeError", "Merged", "Ran", "UnitRun",
@@ -209,11 +209,19 @@ class Merged:
     folders: Mapping[int, Path] = field(default_factory=dict)
     stamps: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)
     elsewhere: frozenset[int] = frozenset()
+    names: Mapping[int, str] = field(default_factory=dict)
+
+    def name(self, k: int) -> str:
+        """``shard 2/3``, or ``the shard for cuda`` for a requirement shard
+        (numbered after the ``count`` shards)."""
+        return self.names.get(k, f"shard {k}/{self.count}")
 
     @property
     def spread(self) -> float:
-        """The slowest shard's wall time less the fastest one's, in seconds."""
-        return max(self.walls.values()) - min(self.walls.values())
+        """The slowest shard's wall time less the fastest one's, in seconds
+        (of the ``count`` shards: a requirement shard runs on a machine of its own)."""
+        walls = [w for k, w in self.walls.items() if k <= self.count]
+        return max(walls) - min(walls)
 
 
 def check(
@@ -246,8 +254,23 @@ def check(
     """
     if not shards:
         raise MergeError("no shard folder given: name the --out folder of each shard")
-    first_dir, first = shards[0]
+    numbered = [(f, m) for f, m in shards if m.shard[0] > 0]
+    if not numbered:
+        raise MergeError(
+            "no --shard K/N folder given, only requirement shards (--provides without --shard, which run only what "
+            "needs what they provide): give the --out folder of each --shard K/N run too"
+        )
+    first_dir, first = numbered[0]
     n = first.shard[1]
+    # A requirement shard (--provides without --shard) stands outside the N: it is numbered after them here.
+    extra = sorted(((f, m) for f, m in shards if m.shard[0] <= 0), key=lambda s: (s[1].provides, str(s[0])))
+    for f, m in extra:
+        if not m.provides:
+            raise MergeError(f"{f}: {MANIFEST} is damaged (a shard outside the N that provides nothing); run that shard again")
+    shards = [*numbered, *((f, replace(m, shard=(n + i, n))) for i, (f, m) in enumerate(extra, start=1))]
+    names = {m.shard[0]: f"shard {m.shard[0]}/{n}" for _, m in numbered}
+    names.update({m.shard[0]: "the shard for " + ", ".join(m.provides) for _, m in shards[len(numbered):]})
+    routed_only = {m.shard[0]: for_provided(units, m.provides) for _, m in shards[len(numbered):]}
     at: dict[int, Path] = {}
     for folder, m in shards:
         k = m.shard[0]
@@ -265,12 +288,12 @@ def check(
         k = m.shard[0]
         if m.fingerprint != fingerprint:
             raise MergeError(
-                f"{folder}: shard {k}/{n} ran another revision of the pages and snippets (fingerprint {m.fingerprint}, "
+                f"{folder}: {names[k]} ran another revision of the pages and snippets (fingerprint {m.fingerprint}, "
                 f"this checkout {fingerprint}): run it again on this checkout"
             )
         if dict(m.stamp) != dict(stamp) and not (m.provides and keys_in is not None):
             raise MergeError(
-                f"{folder}: shard {k}/{n} ran in another environment ({_env(m.stamp)}; here {_env(stamp)}): "
+                f"{folder}: {names[k]} ran in another environment ({_env(m.stamp)}; here {_env(stamp)}): "
                 "run every shard and the merge in one environment (only a shard started with --provides may run "
                 "in one of its own)"
             )
@@ -289,12 +312,12 @@ def check(
         for name in m.provides:
             if name in provided:
                 raise MergeError(
-                    f"{folder}: shard {k}/{n} provides {name}, as does shard {provided[name]}/{n} ({at[provided[name]]}): "
+                    f"{folder}: {names[k]} provides {name}, as does {names[provided[name]]} ({at[provided[name]]}): "
                     f"give --provides {name} to one shard only"
                 )
             provided[name] = k
-    planned = plan(units, n, durations, {m.shard[0]: m.provides for _, m in shards})
-    for folder, m in shards:
+    planned = plan(units, n, durations, {m.shard[0]: m.provides for _, m in numbered})
+    for folder, m in numbered:
         if m.plan != planned.digest:
             raise MergeError(
                 f"{folder}: shard {m.shard[0]}/{n} planned from another timing file (plan {m.plan}, here {planned.digest}): "
@@ -307,15 +330,24 @@ def check(
             if u.id in ran_in:
                 j = ran_in[u.id][0]
                 raise MergeError(
-                    f"{folder}: shard {k}/{n} ran {u.id}, which shard {j}/{n} ({at[j]}) ran too: "
+                    f"{folder}: {names[k]} ran {u.id}, which {names[j]} ({at[j]}) ran too: "
                     "a snippet must run once; run both shards again on one commit"
                 )
             ran_in[u.id] = (k, u)
     by_id = {u.id: u for u in units}
     for uid, (k, _) in sorted(ran_in.items()):
         if uid not in by_id:
-            raise MergeError(f"{at[k]}: shard {k}/{n} ran {uid}, which this checkout does not place: run it again on this checkout")
-        if planned.assignment[uid] != k:
+            raise MergeError(f"{at[k]}: {names[k]} ran {uid}, which this checkout does not place: run it again on this checkout")
+        if k in routed_only:
+            if uid not in routed_only[k] or planned.assignment[uid] is not None:
+                needs = ", ".join(by_id[uid].requires) or "nothing"
+                owner = planned.assignment[uid]
+                also = f", and the plan gives it to shard {owner}/{n}" if owner is not None else ""
+                raise MergeError(
+                    f"{at[k]}: {names[k]} ran {uid}, which needs {needs}{also}: a shard outside the N runs only what "
+                    "needs what it provides; run it again on this checkout"
+                )
+        elif planned.assignment[uid] != k:
             owner = planned.assignment[uid]
             given = f"shard {owner}/{n}" if owner is not None else "no shard"
             raise MergeError(
@@ -330,6 +362,11 @@ def check(
             raise MergeError(
                 f"{at[owner]}: shard {owner}/{n} did not run {unit.id}, which the plan gives it: run that shard again"
             )
+        for k, routed in routed_only.items():
+            if unit.id in routed:
+                raise MergeError(
+                    f"{at[k]}: {names[k]} did not run {unit.id}, which needs {', '.join(unit.requires)}: run that shard again"
+                )
         lacking = [r for r in unit.requires if r not in not_run]
         if lacking:
             raise MergeError(
@@ -348,18 +385,18 @@ def check(
         folder = at[k]
         if tuple(r.id for r in u.snippets) != by_id[uid].snippets:
             raise MergeError(
-                f"{folder}: shard {k}/{n} ran {uid} as {', '.join(r.id for r in u.snippets)}, this checkout places "
+                f"{folder}: {names[k]} ran {uid} as {', '.join(r.id for r in u.snippets)}, this checkout places "
                 f"{', '.join(by_id[uid].snippets)}: run it again on this checkout"
             )
         for r in u.snippets:
             if r.status != "ok":
                 raise MergeError(
-                    f"{folder}: {r.id} has no result in shard {k}/{n} (it {r.problem}): fix it, then run that shard again"
+                    f"{folder}: {r.id} has no result in {names[k]} (it {r.problem}): fix it, then run that shard again"
                 )
             expected = keys_of.get(k, keys).get((uid, r.id))
             if r.key != expected:
                 raise MergeError(
-                    f"{folder}: shard {k}/{n} stored {r.id} under key {r.key[:12]}, this checkout computes "
+                    f"{folder}: {names[k]} stored {r.id} under key {r.key[:12]}, this checkout computes "
                     f"{(expected or '')[:12]}: run it again on this checkout"
                 )
             try:
@@ -375,7 +412,7 @@ def check(
         measured[uid] = u.seconds
     return Merged(
         n, planned, tuple(results), measured, {m.shard[0]: m.wall for _, m in shards}, provided,
-        tuple(left_out), dict(at), {m.shard[0]: dict(m.stamp) for _, m in shards}, elsewhere,
+        tuple(left_out), dict(at), {m.shard[0]: dict(m.stamp) for _, m in shards}, elsewhere, names,
     )  # fmt: skip
 
 
@@ -397,7 +434,8 @@ def merged_record(merged: Merged, fingerprint: str) -> dict[str, Any]:
         "provides": sorted(merged.provided),
         "not_run": list(merged.not_run),
         "shards": {
-            str(k): {"wall": round(merged.walls[k], 3), "stamp": dict(merged.stamps.get(k, {}))} for k in sorted(merged.walls)
+            str(k): {"name": merged.name(k), "wall": round(merged.walls[k], 3), "stamp": dict(merged.stamps.get(k, {}))}
+            for k in sorted(merged.walls)
         },
         "keys": {key: k for key, _, k, _ in sorted(merged.results)},
         "elsewhere": {sid: k for _, sid, k, _ in sorted(merged.results, key=lambda r: r[1]) if k in merged.elsewhere},

@@ -24,6 +24,12 @@ The unrouted units' plan does not depend on what any shard provides, so a
 shard that knows only its own ``--provides`` plans them as every other does
 (:attr:`Plan.digest`).
 
+A *requirement shard* (``snipcheck execute --provides NAME`` without
+``--shard``) stands outside the ``N``: it runs the routed units whose
+requirements it provides, and nothing else (:func:`for_provided`), so a
+machine of another kind (a GPU one, with its own torch build) runs only what
+needs it, and no output of a unit that needs nothing is made there.
+
 Pure core: standard library and :mod:`snipcheck.model`.
 """
 
@@ -36,7 +42,7 @@ from dataclasses import dataclass
 
 from .model import Snippet
 
-__all__ = ["DEFAULT_SECONDS", "Plan", "Unit", "plan", "units"]
+__all__ = ["DEFAULT_SECONDS", "Plan", "Unit", "for_provided", "plan", "units"]
 
 #: Planned seconds of a unit the timing file does not know yet (a new snippet).
 DEFAULT_SECONDS = 1.0
@@ -154,3 +160,10 @@ def plan(
     unrouted = sorted((u.id, assignment[u.id]) for u in ordered if not u.requires)
     digest = hashlib.sha256(json.dumps([count, unrouted]).encode("utf-8")).hexdigest()[:16]
     return Plan(count, assignment, tuple(round(x, 3) for x in loads), digest)
+
+
+def for_provided(all_units: Iterable[Unit], provides: Collection[str]) -> list[str]:
+    """The ids of the routed units a requirement shard providing ``provides``
+    runs: those that need something, all of it in ``provides``; sorted."""
+    given = set(provides)
+    return sorted(u.id for u in all_units if u.requires and set(u.requires) <= given)

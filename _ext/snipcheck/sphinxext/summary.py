@@ -119,10 +119,13 @@ def from_shards(state: state_mod.BuildState, recs: list[SnippetRecord]) -> str:
     shards = Counter(keys.get(state.executor.key(snippet)) for snippet in linked) if taken else Counter()
     where = state.merge.get("elsewhere", {}) if state.merge else {}
     there = {int(where[sid]): stamp.label() for sid, stamp in state.elsewhere.items() if sid in where}
+    recorded = state.merge.get("shards", {}) if state.merge else {}
+    every = sorted({*range(1, count + 1), *(int(k) for k in recorded if str(k).isdigit())})
     parts = [
-        f"{shards[k]} result{'s' if shards[k] != 1 else ''} from shard {k}/{count}"
+        f"{shards[k]} result{'s' if shards[k] != 1 else ''} from "
+        + str((recorded.get(str(k)) or {}).get("name") or f"shard {k}/{count}")
         + (f" (run in {there[k]})" if k in there else "")
-        for k in range(1, count + 1)
+        for k in every
     ]
     if shards[None]:
         parts.append(f"{shards[None]} from the cache, not from this merge")
