@@ -382,3 +382,77 @@ def test_the_burn_page_explains_its_two_environments(chapter_html: Path) -> None
     # the rustc of this build is named by the environment box, never typed into the note
     here = re.search(r"rustc \d+\.\d+\.\d+", reference)[0]
     assert here not in note or here == "rustc 1.99.0"
+
+
+def _panels(html_dir: Path) -> dict[str, list[str]]:
+    """Each built page's output panels and environment stamps, as HTML, with the
+    stamp's origin ("result from the cache", a run's duration) left out: the
+    one build ran them, the other took them from the merge."""
+    found = {}
+    for page in sorted(p for p in html_dir.rglob("*.html") if not p.relative_to(html_dir).parts[0].startswith("_")):
+        soup = html(page)
+        for stamp in soup.select("p.snipcheck-stamp"):
+            parts = stamp.get_text().split(" · ")
+            stamp.string = " · ".join(p for p in parts if not re.fullmatch(r"\d+\.\d\d s|result from the cache|缓存的运行结果", p))
+        found[page.relative_to(html_dir).as_posix()] = [
+            str(node) for node in soup.select("div.snipcheck-output, p.snipcheck-stamp")
+        ]
+    return found
+
+
+def _timings_masked(panels: dict[str, list[str]]) -> dict[str, list[str]]:
+    """``panels`` with every decimal fraction replaced: a snippet that prints
+    how long something took prints another time on every run (its stated
+    output says so with a wildcard), so two builds agree on all but those."""
+    return {page: [re.sub(r"\d+\.\d+", "<t>", p) for p in found] for page, found in panels.items()}
+
+
+def test_the_chapter_on_four_shards_merged_builds_running_nothing_into_the_pages_of_one_machine(
+    tmp_path: Path, chapter_html: Path
+) -> None:
+    """issue 24: the chapter, as four local shards, their merge and a build
+    with ``snipcheck_execute = "merged"``: the build runs nothing and its
+    pages show what the one-machine build shows."""
+    project = tmp_path / "project"
+    project.mkdir()
+    for name in ("docs", "snippets"):
+        shutil.copytree(REPO / name, project / name, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("conf.py", "pyproject.toml", "snipcheck-timings.json"):
+        shutil.copy2(REPO / name, project / name)
+    env = {k: v for k, v in os.environ.items() if k != "SNIPCHECK_CACHE_DIR"}
+    cli = [sys.executable, "-m", "snipcheck", "--root", str(project), "execute"]
+    shards = [
+        subprocess.Popen(
+            [*cli, "--shard", f"{k}/4", "--out", str(tmp_path / f"shard-{k}")], cwd=project, env=env,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        for k in range(1, 5)
+    ]  # fmt: skip
+    for k, proc in enumerate(shards, start=1):
+        out, err = proc.communicate(timeout=900)
+        assert proc.returncode == 0, out + err
+        assert out.startswith(f"shard {k}/4: "), out
+    cache = tmp_path / "merged-cache"
+    merged = subprocess.run(
+        [*cli, "--merge", *(str(tmp_path / f"shard-{k}") for k in range(1, 5)), "--not-run", "cuda", "--not-run", "burn"],
+        cwd=project, env={**env, "SNIPCHECK_CACHE_DIR": str(cache)}, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    out = tmp_path / "out"
+    args = [
+        sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html", "-c", ".", "-d", str(out / "doctrees"),
+        "-D", f"snipcheck_report_dir={out / 'report'}", "-D", "snipcheck_execute=merged", "docs", str(out / "html"),
+    ]  # fmt: skip
+    final = subprocess.run(
+        args, cwd=project, env={**env, "SNIPCHECK_CACHE_DIR": str(cache)}, capture_output=True, text=True, timeout=900,
+        check=False,
+    )  # fmt: skip
+    assert final.returncode == 0, final.stdout + final.stderr
+    assert "; this build ran 0, took " in final.stdout and "0 runnable snippets without a result" in final.stdout
+    report = json.loads((out / "report" / "report.json").read_text())
+    assert report["execution"]["runs"] == 0
+    single, sharded = _panels(chapter_html), _panels(out / "html")
+    assert sum(map(len, single.values())) > 120, single.keys()  # the panels were found
+    assert _timings_masked(sharded) == _timings_masked(single)
+    differing = [(page, a) for page in single for a, b in zip(single[page], sharded[page]) if a != b]
+    assert len(differing) <= 3, differing  # only the chapter's few timings differ at all
