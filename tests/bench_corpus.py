@@ -8,7 +8,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def corpus(dest: Path, count: int, per_page: int = 25, conf: Path = ROOT / "conf.py") -> Path:
+def corpus(dest: Path, count: int, per_page: int = 25, conf: Path = ROOT / "conf.py", busy: float = 0.0) -> Path:
     """A project of ``count`` small torch snippets on pages of ``per_page``
     (the seeds' site: 400 pages of 25 for 10,000).
 
@@ -16,7 +16,8 @@ def corpus(dest: Path, count: int, per_page: int = 25, conf: Path = ROOT / "conf
     by ``record`` (which would run every snippet twice more); the cold build
     compares every one of them with a real run, and its exit status is shown.
     ``conf``: the ``conf.py`` it starts from (another checkout's, to measure
-    that checkout).
+    that checkout).  ``busy``: seconds of CPU work each snippet does first
+    (a tutorial's cell does more than one in-place multiply).
     """
     (dest / "docs").mkdir(parents=True)
     (dest / "snippets" / "gen").mkdir(parents=True)
@@ -31,8 +32,9 @@ def corpus(dest: Path, count: int, per_page: int = 25, conf: Path = ROOT / "conf
         body = [f"# {page}\n"]
         for i in range(start, min(start + per_page, count)):
             n, k = i % 7 + 2, i % 5 + 1
+            work = f"import time\nt0 = time.perf_counter()\nwhile time.perf_counter() - t0 < {busy}:\n    pass\n" if busy else ""
             (dest / "snippets" / "gen" / f"s{i:05d}.py").write_text(
-                "import torch\n"
+                work + "import torch\n"
                 f"x = torch.arange({n}.0)\n"
                 "before = x.data_ptr()\n"
                 f"x.mul_({k})\n"

@@ -1,6 +1,6 @@
 """Benchmark: one machine's cold build against N shards, their merge and a final build.
 
-    python tests/bench_shards.py [--size 10000] [--shards 4]
+    python tests/bench_shards.py [--size 10000] [--shards 4] [--busy SECONDS]
 
 The generated corpus of ``--size`` small torch snippets (:mod:`bench_corpus`,
 pages of 25) is built
@@ -80,12 +80,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=10_000, help="snippets in the corpus")
     parser.add_argument("--shards", type=int, default=4, help="shards of the sharded build")
+    parser.add_argument("--busy", type=float, default=0.0, help="seconds of CPU work each snippet does before it prints")
     args = parser.parse_args()
     n = args.shards
     with tempfile.TemporaryDirectory(prefix="bench-shards-") as name:
         tmp = Path(name)
-        project = corpus(tmp / "corpus", args.size)
-        print(f"corpus of {args.size} snippets, {os.cpu_count()} CPUs; shards run one after another", flush=True)
+        project = corpus(tmp / "corpus", args.size, busy=args.busy)
+        work = f", each busy {args.busy} s first" if args.busy else ""
+        print(f"corpus of {args.size} snippets{work}, {os.cpu_count()} CPUs; shards run one after another", flush=True)
         cold, _ = sphinx(project, tmp / "single", tmp / "single-cache")
         print(f"one machine, cold build: {cold:7.1f} s", flush=True)
         rounds = []
@@ -107,7 +109,7 @@ def main() -> None:
                 flush=True,
             )
         print()
-        print(f"| build ({args.size} snippets, {os.cpu_count()} CPUs) | wall (s) | vs one machine |")
+        print(f"| build ({args.size} snippets{work}, {os.cpu_count()} CPUs) | wall (s) | vs one machine |")
         print("|---|---:|---:|")
         print(f"| one machine, cold | {cold:.1f} | 1.00 |")
         for label, walls, merge, final, path in rounds:
