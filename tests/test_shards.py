@@ -11,6 +11,7 @@ word for word, with the cache left untouched.  The plan itself
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -180,6 +181,7 @@ def test_three_shards_merge_and_the_final_build_runs_nothing(project: Path, tmp_
     final = sphinx_build(project, tmp_path / "final", tmp_path / "final-cache", {"snipcheck_execute": "merged"})
     assert final.statuscode == 0, final.status + final.warnings_text
     assert "; this build ran 0, took 8 from the cache" in final.status
+    assert "taking the merged shards' results... " in final.status and "running snippets" not in final.status
     counts = {k: len([u for u in manifest(folders[k - 1])["units"] for _ in u["snippets"]]) for k in (1, 2, 3)}
     words = ", ".join(f"{counts[k]} result{'s' if counts[k] != 1 else ''} from shard {k}/3" for k in (1, 2, 3))
     assert words + ", 0 runnable snippets without a result (this build runs nothing)" in final.status
@@ -612,3 +614,101 @@ def test_a_requirement_shard_runs_only_what_needs_what_it_provides_and_merges_wi
     assert final.statuscode == 0, final.status + final.warnings_text
     assert "; this build ran 0, took 8 from the cache" in final.status
     assert "1 result from the shard for fakegpu (run in Python " in final.status, final.status
+
+
+def test_a_merged_build_judges_every_page_anew_whatever_an_earlier_build_kept(
+    project: Path, tmp_path: Path, probe_cache: Path
+) -> None:
+    """A merged build's results come from the last merge, not the sources:
+    one that keeps an earlier build's doctrees must not show what that build
+    took (a helper's green that lied: a new merge, an emptied cache, a
+    requirement now merged as not run, and the pages stayed as they were)."""
+    folders = run_three(project, tmp_path)
+    cache = tmp_path / "final-cache"
+    assert merge(project, cache, *map(str, folders)).returncode == 0
+    merged = {"snipcheck_execute": "merged"}
+    first = sphinx_build(project, tmp_path / "final", cache, merged)
+    assert first.statuscode == 0 and "this build ran 0, took 8 from the cache" in first.status, first.warnings_text
+    # merged again without the shard that provided fakegpu: s/gpu is not run here now
+    out = merge(project, cache, *map(str, folders[:2]), "--not-run", "fakegpu")
+    assert out.returncode == 1  # shard 3/3 is one of the three: it cannot be left out
+    again = [tmp_path / "one-of-2", tmp_path / "two-of-2"]
+    for k, folder in enumerate(again, start=1):
+        fresh_cache(folder, probe_cache)
+        assert shard(project, k, 2, folder).returncode == 0
+    out = merge(project, cache, *map(str, again), "--not-run", "fakegpu")
+    assert out.returncode == 0, out.stdout + out.stderr
+    second = sphinx_build(project, tmp_path / "final", cache, merged)
+    assert second.statuscode == 0, second.warnings_text
+    assert "1 not run here (needs fakegpu)" in second.status, second.status
+    assert "this build re-read no page" not in second.status
+    # the cache emptied: no result for anything, and the build fails
+    shutil.rmtree(cache / "results")
+    third = sphinx_build(project, tmp_path / "final", cache, merged)
+    assert third.statuscode == 1
+    assert "7 runnable snippets without a result (this build runs nothing)" in third.status, third.status
+
+
+def test_merge_refuses_an_entry_changed_after_its_shard_wrote_it(project: Path, tmp_path: Path) -> None:
+    """A result whose bytes are not those the shard wrote (its output edited by
+    hand, another entry copied over it) is refused: the manifest holds each
+    entry's SHA-256."""
+    folders = run_three(project, tmp_path)
+    unit = manifest(folders[0])["units"][0]
+    cell = unit["snippets"][0]
+    entry = next((folders[0] / "results").rglob(f"{cell['key']}.json"))
+    data = json.loads(entry.read_text())
+    text = json.dumps(data)
+    assert '"text": "' in text
+    entry.write_text(text.replace('"text": "', '"text": "edited ', 1))
+    found = hashlib.sha256(entry.read_bytes()).hexdigest()
+    _refused(
+        project, tmp_path, folders,
+        f"{folders[0]}: the result of {cell['id']} (key {cell['key'][:12]}) is not what the shard stored (its bytes "
+        f"changed since, sha256 {found[:12]}, the manifest says {cell['sha256'][:12]}): copy the shard's whole folder "
+        "again, or run that shard again",
+    )  # fmt: skip
+
+
+def test_a_merge_run_again_takes_the_same_shards_though_the_first_rewrote_the_timing_file(
+    project: Path, tmp_path: Path
+) -> None:
+    folders = run_three(project, tmp_path)
+    first = merge(project, tmp_path / "final-cache", *map(str, folders))
+    assert first.returncode == 0 and "timing file" in first.stdout and "updated" in first.stdout, first.stdout
+    again = merge(project, tmp_path / "final-cache", *map(str, folders))
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "merged 8 result(s) from 3 shard(s)" in again.stdout
+    # shards that planned from two timing files are still refused
+    shutil.rmtree(tmp_path / "final-cache")
+    data = manifest(folders[1])
+    data["timings"] = {**data["timings"], "s/a": 9.0}
+    (folders[1] / "manifest.json").write_text(json.dumps(data))
+    _refused(
+        project, tmp_path, folders,
+        f"{folders[1]}: shard 2/3 planned from another timing file than shard 1/3 ({folders[0]}): run every shard on one commit",
+    )  # fmt: skip
+
+
+def test_merge_names_a_contradiction_a_missing_folder_and_a_damaged_manifest(project: Path, tmp_path: Path) -> None:
+    folders = run_three(project, tmp_path)
+    _refused(
+        project, tmp_path, folders,
+        f"--not-run fakegpu, but shard 3/3 ({folders[2]}) provides it: drop --not-run fakegpu, or leave that shard out",
+        "--not-run", "fakegpu",
+    )  # fmt: skip
+    gone = tmp_path / "nowhere"
+    _refused(project, tmp_path, [*folders[:2], gone], f"{gone}: no such folder: give the --out folder of each shard")
+    data = manifest(folders[0])
+    del data["units"]
+    (folders[0] / "manifest.json").write_text(json.dumps(data))
+    _refused(
+        project, tmp_path, folders,
+        f"{folders[0]}: manifest.json is damaged (it has no key 'units'); run that shard again",
+    )  # fmt: skip
+    (folders[0] / "manifest.json").unlink()
+    _refused(
+        project, tmp_path, folders,
+        f"{folders[0]}: no manifest.json: the shard did not finish (a shard writes it last: was it stopped?) or this "
+        "is not the --out folder of a snipcheck execute --shard run; run the shard again, or give its folder",
+    )  # fmt: skip

@@ -43,7 +43,15 @@ _SCHEMA = 1
 
 
 class CacheError(Exception):
-    """A cache entry that exists but cannot be used (the message says why)."""
+    """A cache entry that exists but cannot be used.
+
+    :param reason: what is wrong with it, without what a build does about
+        it (the message says that), e.g. ``"schema or key mismatch"``.
+    """
+
+    def __init__(self, message: str, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason or message
 
 
 def cache_key(
@@ -167,7 +175,8 @@ class ResultCache:
         except OSError as exc:
             raise CacheError(
                 f"cannot read cache entry {path} ({exc.strerror}); the snippet was run again; "
-                "remove that path if this repeats"
+                "remove that path if this repeats",
+                f"cannot read it: {exc.strerror}",
             ) from None
         try:
             data = json.loads(raw)
@@ -175,7 +184,7 @@ class ResultCache:
                 raise ValueError("schema or key mismatch")
             return RunResult.from_json(data["result"])
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise CacheError(f"cache entry {path} is corrupt ({exc}); it was discarded and the snippet re-run") from None
+            raise CacheError(f"cache entry {path} is corrupt ({exc}); it was discarded and the snippet re-run", str(exc)) from None
 
     def put(self, key: str, snippet_id: str, result: RunResult) -> None:
         """Store ``result`` atomically (readers see the old entry or the new

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from . import requirements, shard_files
-from .cache import CacheError, ResultCache
+from .cache import ResultCache
 from .compare import ending, outcome_problem
 from .execute import Executor
 from .files import write_atomic
@@ -145,14 +145,15 @@ def run_shard(
                     seconds += outcome.result.duration
                 if status != "ok":
                     failed.append(f"{snippet.id}: {problem}")
-                cells.append(shard_files.Ran(snippet.id, key, status, problem))
+                digest = shard_files.entry_sha256(out, key) if status == "ok" else ""
+                cells.append(shard_files.Ran(snippet.id, key, status, problem, digest))
             ran.append(shard_files.UnitRun(uid, seconds, tuple(cells)))
         wall = time.monotonic() - started
     finally:
         executor.close()
     manifest = shard_files.Manifest(
         (k, n), here.fingerprint, dataclasses.asdict(stamp), planned.digest if shard else "",
-        tuple(sorted(set(provides))), wall, tuple(ran),
+        tuple(sorted(set(provides))), wall, tuple(ran), durations if shard else None,
     )  # fmt: skip
     path = shard_files.write_manifest(out, manifest)
     for line in failed:
@@ -279,7 +280,6 @@ def shard_results(project: Project, stamp: Stamp, folders: Sequence[Path], execu
             keys = here.keys if dict(m.stamp) == dataclasses.asdict(stamp) else keys_in(m.stamp)
         except (TypeError, ValueError) as exc:
             raise shard_files.MergeError(f"{folder}: {shard_files.MANIFEST} is damaged (its stamp: {exc}); run that shard again") from None
-        cache = ResultCache(folder)
         for unit in m.units:
             for ran in unit.snippets:
                 if ran.status != "ok":
@@ -289,15 +289,7 @@ def shard_results(project: Project, stamp: Stamp, folders: Sequence[Path], execu
                         f"{folder}: {name} stored {ran.id} under key {ran.key[:12]}, this checkout computes "
                         f"{(keys.get((unit.id, ran.id)) or '')[:12]}: run it again on this checkout"
                     )
-                try:
-                    result = cache.get(ran.key)
-                except CacheError as exc:
-                    raise shard_files.MergeError(f"{folder}: {exc}; run that shard again") from None
-                if result is None:
-                    raise shard_files.MergeError(
-                        f"{folder}: the result of {ran.id} (key {ran.key[:12]}) is not there: copy the shard's whole "
-                        "folder, or run that shard again"
-                    )
+                result = shard_files.read_entry(Path(folder), ran)
                 if ran.id in found:
                     raise shard_files.MergeError(
                         f"{folder}: {ran.id} has a result in {found[ran.id].folder} too: give one shard's folder for it"

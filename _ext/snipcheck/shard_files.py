@@ -22,6 +22,7 @@ Pure core: standard library and snipcheck's core modules.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -61,12 +62,15 @@ class Ran:
         not run) or ``not-run`` (the shard lacked a requirement).
     :param problem: for ``failed`` and ``not-run``, what happened, as the
         end of a sentence about the snippet (``"raised KeyError: 'x'"``).
+    :param sha256: for ``ok``, the SHA-256 (hex) of its entry's bytes as the
+        shard wrote them: the merge takes no entry changed since.
     """
 
     id: str
     key: str
     status: str
     problem: str = ""
+    sha256: str = ""
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,7 @@ class Manifest:
     provides: tuple[str, ...]
     wall: float
     units: tuple[UnitRun, ...] = ()
+    timings: Mapping[str, float] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -99,9 +104,12 @@ class Manifest:
             "plan": self.plan,
             "provides": list(self.provides),
             "wall": round(self.wall, 3),
+            # the seconds it planned with (the timing file, as the shard read it)
+            **({"timings": dict(sorted(self.timings.items()))} if self.timings is not None else {}),
             "units": [
                 {"id": u.id, "seconds": round(u.seconds, 3),
-                 "snippets": [{"id": r.id, "key": r.key, "status": r.status, "problem": r.problem} for r in u.snippets]}
+                 "snippets": [{"id": r.id, "key": r.key, "status": r.status, "problem": r.problem,
+                               **({"sha256": r.sha256} if r.sha256 else {})} for r in u.snippets]}
                 for u in self.units
             ],
         }  # fmt: skip
@@ -115,14 +123,19 @@ class Manifest:
         units = tuple(
             UnitRun(
                 str(u["id"]), float(u["seconds"]),
-                tuple(Ran(str(r["id"]), str(r["key"]), str(r["status"]), str(r.get("problem", ""))) for r in u["snippets"]),
+                tuple(
+                    Ran(str(r["id"]), str(r["key"]), str(r["status"]), str(r.get("problem", "")), str(r.get("sha256", "")))
+                    for r in u["snippets"]
+                ),
             )
             for u in data["units"]
         )  # fmt: skip
         shard = (int(data["shard"]["index"]), int(data["shard"]["count"]))
+        timings = data.get("timings")
         return cls(
             shard, str(data["fingerprint"]), dict(data["stamp"]), str(data["plan"]),
             tuple(str(p) for p in data["provides"]), float(data["wall"]), units,
+            {str(k): float(v) for k, v in timings.items()} if isinstance(timings, dict) else None,
         )  # fmt: skip
 
 
@@ -145,12 +158,17 @@ def read_manifest(folder: Path) -> Manifest:
     try:
         return Manifest.from_json(json.loads(path.read_bytes()))
     except FileNotFoundError:
+        if not Path(folder).is_dir():
+            raise MergeError(f"{folder}: no such folder: give the --out folder of each shard") from None
         raise MergeError(
-            f"{folder}: no {MANIFEST}: not the --out folder of a snipcheck execute --shard run; give that folder"
+            f"{folder}: no {MANIFEST}: the shard did not finish (a shard writes it last: was it stopped?) or this is "
+            "not the --out folder of a snipcheck execute --shard run; run the shard again, or give its folder"
         ) from None
     except OSError as exc:
         raise MergeError(f"{folder}: cannot read {MANIFEST} ({exc.strerror or exc}); copy the shard's folder again") from None
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+    except KeyError as exc:
+        raise MergeError(f"{folder}: {MANIFEST} is damaged (it has no key {exc}); run that shard again") from None
+    except (ValueError, TypeError, AttributeError) as exc:
         raise MergeError(f"{folder}: {MANIFEST} is damaged ({exc}); run that shard again") from None
 
 
@@ -316,6 +334,24 @@ def check(
                     f"give --provides {name} to one shard only"
                 )
             provided[name] = k
+    for name in not_run:
+        if name in provided:
+            k = provided[name]
+            raise MergeError(
+                f"--not-run {name}, but {names[k]} ({at[k]}) provides it: drop --not-run {name}, or leave that shard out"
+            )
+    # The plan is the one the shards made: from the seconds they planned with (their manifests hold
+    # them), so a merge run again after the first rewrote the timing file still checks it.
+    with_timings = [(f, m) for f, m in numbered if m.timings is not None]
+    if with_timings:
+        f0, m0 = with_timings[0]
+        for folder, m in numbered:
+            if m.timings != m0.timings:
+                raise MergeError(
+                    f"{folder}: shard {m.shard[0]}/{n} planned from another timing file than shard {m0.shard[0]}/{n} "
+                    f"({f0}): run every shard on one commit"
+                )
+        durations = dict(m0.timings or {})
     planned = plan(units, n, durations, {m.shard[0]: m.provides for _, m in numbered})
     for folder, m in numbered:
         if m.plan != planned.digest:
@@ -391,7 +427,7 @@ def check(
         for r in u.snippets:
             if r.status != "ok":
                 raise MergeError(
-                    f"{folder}: {r.id} has no result in {names[k]} (it {r.problem}): fix it, then run that shard again"
+                    f"{folder}: {r.id} has no result in {names[k]} (it {r.problem or 'failed'}): fix it, then run that shard again"
                 )
             expected = keys_of.get(k, keys).get((uid, r.id))
             if r.key != expected:
@@ -399,21 +435,48 @@ def check(
                     f"{folder}: {names[k]} stored {r.id} under key {r.key[:12]}, this checkout computes "
                     f"{(expected or '')[:12]}: run it again on this checkout"
                 )
-            try:
-                result = ResultCache(folder).get(r.key)
-            except CacheError as exc:
-                raise MergeError(f"{folder}: {exc}; run that shard again") from None
-            if result is None:
-                raise MergeError(
-                    f"{folder}: the result of {r.id} (key {r.key[:12]}) is not there: copy the shard's whole folder, "
-                    "or run that shard again"
-                )
+            result = read_entry(folder, r)
             results.append((r.key, r.id, k, result))
         measured[uid] = u.seconds
     return Merged(
         n, planned, tuple(results), measured, {m.shard[0]: m.wall for _, m in shards}, provided,
         tuple(left_out), dict(at), {m.shard[0]: dict(m.stamp) for _, m in shards}, elsewhere, names,
     )  # fmt: skip
+
+
+def entry_sha256(folder: Path, key: str) -> str:
+    """SHA-256 (hex) of the bytes of ``key``'s entry in the shard folder ``folder``.
+
+    :raises OSError: if it cannot be read.
+    """
+    return hashlib.sha256(ResultCache(folder).path(key).read_bytes()).hexdigest()
+
+
+def read_entry(folder: Path, ran: Ran) -> RunResult:
+    """The result a shard stored for ``ran``, as it stored it.
+
+    :raises MergeError: naming the folder and the snippet, if the entry is
+        missing, unreadable, damaged, or not the bytes the shard wrote.
+    """
+    redo = "copy the shard's whole folder again, or run that shard again"
+    try:
+        found = entry_sha256(folder, ran.key)
+    except FileNotFoundError:
+        raise MergeError(f"{folder}: the result of {ran.id} (key {ran.key[:12]}) is not there: {redo}") from None
+    except OSError as exc:
+        raise MergeError(f"{folder}: cannot read the result of {ran.id} ({exc.strerror or exc}): {redo}") from None
+    if ran.sha256 and found != ran.sha256:
+        raise MergeError(
+            f"{folder}: the result of {ran.id} (key {ran.key[:12]}) is not what the shard stored (its bytes changed "
+            f"since, sha256 {found[:12]}, the manifest says {ran.sha256[:12]}): {redo}"
+        )
+    try:
+        result = ResultCache(folder).get(ran.key)
+    except CacheError as exc:
+        raise MergeError(f"{folder}: the result of {ran.id} is damaged ({exc.reason}): {redo}") from None
+    if result is None:
+        raise MergeError(f"{folder}: the result of {ran.id} (key {ran.key[:12]}) is not there: {redo}")
+    return result
 
 
 def _env(stamp: Mapping[str, Any]) -> str:

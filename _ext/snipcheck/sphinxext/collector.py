@@ -9,7 +9,10 @@ summary and the report, and decide which documents must be read again:
 * a document with a drifted, failed or timed-out snippet is re-read on every
   build until fixed, so its warnings (and ``-W``) never go quiet;
 * when the snippet interpreter's stamp changes (a new torch), every document
-  with snippets is re-read (``env-get-outdated``).
+  with snippets is re-read (``env-get-outdated``); so is it in every build
+  that takes its results from a merge of shards (``snipcheck_execute =
+  "merged"``) and the first one after such a build: a new merge changes the
+  results without changing a source.
 """
 
 from __future__ import annotations
@@ -192,7 +195,13 @@ class SnippetCollector(EnvironmentCollector):
         previous = getattr(env, "snipcheck_stamp", None)
         env.snipcheck_stamp = stamp  # type: ignore[attr-defined]
         all_records = records(env)
+        was_merged = getattr(env, "snipcheck_merged", False)
+        env.snipcheck_merged = state.settings.merged  # type: ignore[attr-defined]
         if previous is not None and stamp is not None and previous != stamp:
+            return sorted(set(all_records) | set(getattr(env, "snipcheck_claims", {})))
+        if state.settings.merged or was_merged:
+            # A merged build's results come from outside the sources (the last merge, the
+            # cache): each one judges every page anew, whatever an earlier build kept.
             return sorted(set(all_records) | set(getattr(env, "snipcheck_claims", {})))
         bad = {d for d, recs in all_records.items() if any(r.status in PROBLEMS for r in recs)}
         bad |= {d for d, cl in getattr(env, "snipcheck_claims", {}).items() if any(c.status == "drift" for c in cl)}

@@ -42,15 +42,16 @@ class Progress:
     :param total: how many snippets will be judged (the pending records).
     :param verbosity: Sphinx's ``-v`` count (``app.config.verbosity``): from
         1 on, every line stays, as Sphinx's own progress does.
+    :param merged: the build runs nothing (``snipcheck_execute = "merged"``):
+        the line says it takes the results of the merged shards.
     """
 
-    def __init__(self, total: int, verbosity: int) -> None:
+    def __init__(self, total: int, verbosity: int, merged: bool = False) -> None:
         self.total = total
         self.done = 0
         self._feed = _Feed()
-        self._lines: Iterator[str] = status_iterator(
-            self._feed, __("running snippets... "), "darkgreen", total, verbosity, stringify_func=str
-        )
+        summary = __("taking the merged shards' results... ") if merged else __("running snippets... ")
+        self._lines: Iterator[str] = status_iterator(self._feed, summary, "darkgreen", total, verbosity, stringify_func=str)
 
     def step(self, snippet_id: str) -> None:
         """Show that the build now waits for ``snippet_id`` (before waiting);

@@ -87,7 +87,7 @@ def resolve(app: Sphinx, env: BuildEnvironment) -> list[str]:
         for rec in pending:
             assert rec.snippet is not None
             executor.submit(rec.snippet)
-        state.progress = Progress(len(pending), app.config.verbosity)
+        state.progress = Progress(len(pending), app.config.verbosity, merged=state.settings.merged)
         if _judges_while_writing(app):
             now = _cited(env, state.read_now)
             pending = [r for r in pending if r.snippet_id in now[0] or (r.docname, r.serial) in now[1]]
