@@ -614,6 +614,11 @@ def test_a_requirement_shard_runs_only_what_needs_what_it_provides_and_merges_wi
     assert final.statuscode == 0, final.status + final.warnings_text
     assert "; this build ran 0, took 8 from the cache" in final.status
     assert "1 result from the shard for fakegpu (run in Python " in final.status, final.status
+    # a drift there is recorded from that shard's folder: record here cannot run it
+    (project / "b.rst").write_text(PAGE_B.replace("   on the fake gpu\n", "   stale text\n"))
+    drifted = sphinx_build(project, tmp_path / "final", tmp_path / "final-cache", {"snipcheck_execute": "merged"})
+    assert drifted.statuscode == 1
+    assert f"if the new output is right, record it: snipcheck record --from-shard {gpu} s/gpu" in drifted.warnings_text
 
 
 def test_a_merged_build_judges_every_page_anew_whatever_an_earlier_build_kept(

@@ -497,7 +497,10 @@ def merged_record(merged: Merged, fingerprint: str) -> dict[str, Any]:
         "provides": sorted(merged.provided),
         "not_run": list(merged.not_run),
         "shards": {
-            str(k): {"name": merged.name(k), "wall": round(merged.walls[k], 3), "stamp": dict(merged.stamps.get(k, {}))}
+            str(k): {
+                "name": merged.name(k), "folder": str(merged.folders.get(k, "")), "wall": round(merged.walls[k], 3),
+                "stamp": dict(merged.stamps.get(k, {})),
+            }
             for k in sorted(merged.walls)
         },
         "keys": {key: k for key, _, k, _ in sorted(merged.results)},

@@ -48,7 +48,7 @@ from typing import Any, cast
 
 from ..model import RunResult, Snippet, Stamp
 from . import sandbox
-from .capture import Streams, run_captured_cells
+from .capture import RunError, Streams, run_captured_cells
 from .python import (
     BOOTSTRAP_DIR,
     DEFAULT_MEMORY_LIMIT,
@@ -214,6 +214,15 @@ class ForkServer:
             raise ForkServerError("the fork server exited before starting a slot")
         return _Slot(mine, answer[0]["pid"], warm)
 
+    def interrupted(self, wait: float = 1.0) -> bool:
+        """Whether the server ended by SIGINT (a Ctrl-C sent to the whole
+        process group, which the command is handling), waiting up to ``wait``
+        seconds for it to end."""
+        try:
+            return self._proc.wait(timeout=wait) == -signal.SIGINT
+        except subprocess.TimeoutExpired:
+            return False
+
     def _read(self) -> None:
         while True:
             try:
@@ -364,6 +373,8 @@ class ForkRunner:
             try:
                 return cast(RunResult, self._run_on(server, snippet, timeout, output_limit))
             except ForkServerError as exc:
+                if server.interrupted():  # Ctrl-C: the command stops its runs and says so; nothing to run again
+                    raise RunError("interrupted (Ctrl-C)") from None
                 log.warning("snipcheck: fork server failed (%s); running %s again", exc, snippet.id)
 
     def run_chain(self, cells: Sequence[Snippet], *, timeouts: Sequence[float], output_limit: int) -> list[RunResult]:
@@ -376,6 +387,8 @@ class ForkRunner:
             try:
                 return cast("list[RunResult]", self._run_on(server, cells, timeouts, output_limit))
             except ForkServerError as exc:
+                if server.interrupted():  # Ctrl-C: the command stops its runs and says so; nothing to run again
+                    raise RunError("interrupted (Ctrl-C)") from None
                 log.warning("snipcheck: fork server failed (%s); running %s again", exc, cells[0].id)
 
     def _run_on(

@@ -33,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import pickle
 import re
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,9 +43,10 @@ from sphinx.builders.singlehtml import SingleFileHTMLBuilder
 from sphinx.locale import __
 from sphinx.util import logging
 
+from .. import requirements
 from ..cache import write_atomic
 from ..compare import Verdict, judge, truncation_advice
-from ..model import Outcome
+from ..model import Outcome, Snippet
 from ..variation import seed_hint
 from . import claims, figures, index
 from . import state as state_mod
@@ -238,9 +240,25 @@ def _report(app: Sphinx, rec: SnippetRecord, verdict: Verdict, status: str, prob
             hint = rec.snippet is not None and seed_hint(rec.snippet, state.settings.seed)
             if hint:
                 message += f"\n{hint}"
-            command = state.settings.record_command.format(id=rec.snippet_id)
+            command = _from_shard(state, rec.snippet) or state.settings.record_command.format(id=rec.snippet_id)
             message += f"\nif the new output is right, record it: {command}"
     warn(subtype, message, where)
+
+
+def _from_shard(state: state_mod.BuildState, snippet: Snippet | None) -> str:
+    """``snipcheck record --from-shard FOLDER ID`` for a snippet of a merged
+    build that ran in a shard of its own environment, or needs what this
+    machine lacks (so ``record`` here cannot run it); ``""`` otherwise."""
+    if snippet is None or not state.settings.merged or not state.merge or state.stamp is None:
+        return ""
+    lacking = requirements.missing(snippet.tags.requires, state.stamp, state.settings.provides)
+    if snippet.id not in state.elsewhere and not lacking:
+        return ""
+    k = state.merge.get("elsewhere", {}).get(snippet.id)
+    if k is None:
+        k = state.merge.get("keys", {}).get(state.executor.key(snippet))
+    folder = (state.merge.get("shards", {}).get(str(k)) or {}).get("folder") if k is not None else None
+    return f"snipcheck record --from-shard {shlex.quote(folder) if folder else 'SHARD_FOLDER'} {snippet.id}"
 
 
 def _clip(line: str, width: int = _DIFF_WIDTH) -> str:
