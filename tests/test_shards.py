@@ -111,6 +111,17 @@ def shard(root: Path, k: int, n: int, out: Path, *extra: str) -> Any:
     return snipcheck_cli(root, "execute", "--shard", f"{k}/{n}", "--out", str(out), *extra, cache=out)
 
 
+def other_environment(root: Path, tmp: Path) -> Path:
+    """"Another machine": a fresh virtual environment without torch (so another
+    environment stamp), whose interpreter runs the snippets of a command
+    started with ``SHARD_PYTHON`` set to its ``bin/python``; its folder."""
+    other = tmp / "other-env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(other)], check=True, timeout=120)
+    with (root / "conf.py").open("a") as conf:
+        conf.write('import os\nsnipcheck_python = os.environ.get("SHARD_PYTHON", "")\n')
+    return other
+
+
 def requirement_shard(root: Path, out: Path, *names: str) -> Any:
     """``execute --provides NAME... --out OUT``: the shard outside the N that runs only what needs NAME."""
     return snipcheck_cli(root, "execute", *(a for name in names for a in ("--provides", name)), "--out", str(out), cache=out)
@@ -280,10 +291,7 @@ def test_a_provides_shard_may_run_in_an_environment_of_its_own_and_its_pages_nam
     keyed by its stamp; the final build takes them from the cache, runs
     nothing, and the page of the snippet that needed it names the
     environment it ran in, not the build's."""
-    other = tmp_path / "other-env"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(other)], check=True, timeout=120)
-    with (project / "conf.py").open("a") as conf:
-        conf.write('import os\nsnipcheck_python = os.environ.get("SHARD_PYTHON", "")\n')
+    other = other_environment(project, tmp_path)
     folders = [tmp_path / "one", tmp_path / "two", tmp_path / "three"]
     for k, folder in enumerate(folders[:2], start=1):
         assert shard(project, k, 3, folder).returncode == 0
@@ -521,10 +529,7 @@ def test_record_from_shard_writes_what_a_shard_elsewhere_ran_for_a_cell_this_mac
     is recorded from the result a ``--provides`` shard left in its folder,
     run in an environment of its own, with no hand-editing; the page names
     that environment (``stated-env``)."""
-    other = tmp_path / "other-env"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(other)], check=True, timeout=120)
-    with (project / "conf.py").open("a") as conf:
-        conf.write('import os\nsnipcheck_python = os.environ.get("SHARD_PYTHON", "")\n')
+    other = other_environment(project, tmp_path)
     page = project / "b.rst"
     page.write_text(PAGE_B.replace("   on the fake gpu\n", "   stale text\n"))
     here = snipcheck_cli(project, "record", "s/gpu", cache=tmp_path / "cache")
@@ -569,10 +574,7 @@ def test_a_requirement_shard_runs_only_what_needs_what_it_provides_and_merges_wi
     snippet that needs it and nothing else, so no output of a snippet that
     needs nothing is made in its environment; two ``--shard K/2`` run the
     rest; the merge takes the three, and the final build runs nothing."""
-    other = tmp_path / "other-env"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(other)], check=True, timeout=120)
-    with (project / "conf.py").open("a") as conf:
-        conf.write('import os\nsnipcheck_python = os.environ.get("SHARD_PYTHON", "")\n')
+    other = other_environment(project, tmp_path)
     one, two, gpu = tmp_path / "one", tmp_path / "two", tmp_path / "three"
     assert shard(project, 1, 2, one).returncode == 0 and shard(project, 2, 2, two).returncode == 0
     assert "s/gpu" not in ran(one) + ran(two)
