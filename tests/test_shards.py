@@ -144,6 +144,11 @@ def manifest(folder: Path) -> dict[str, Any]:
     return json.loads((folder / "manifest.json").read_text())  # type: ignore[no-any-return]
 
 
+def write_manifest(folder: Path, data: dict[str, Any]) -> None:
+    """Put ``data`` in ``folder``'s manifest, as a damaged or forged shard would."""
+    (folder / "manifest.json").write_text(json.dumps(data))
+
+
 def ran(folder: Path) -> list[str]:
     return [u["id"] for u in manifest(folder)["units"]]
 
@@ -268,7 +273,7 @@ def test_merge_refuses_a_shard_of_another_environment(project: Path, tmp_path: P
     data = manifest(folders[1])
     here = dict(data["stamp"])
     data["stamp"]["env"] = "0123456789ab"
-    (folders[1] / "manifest.json").write_text(json.dumps(data))
+    write_manifest(folders[1], data)
 
     def env(stamp: dict[str, Any]) -> str:
         parts = [f"{n} {stamp[n]}" for n in ("python", "torch", "device", "platform", "rustc") if stamp.get(n)]
@@ -340,7 +345,7 @@ def test_merge_refuses_a_unit_run_in_two_shards(project: Path, tmp_path: Path) -
     one, two = manifest(folders[0]), manifest(folders[1])
     stolen = one["units"][0]
     two["units"].append(stolen)
-    (folders[1] / "manifest.json").write_text(json.dumps(two))
+    write_manifest(folders[1], two)
     _refused(
         project, tmp_path, folders,
         f"{folders[1]}: shard 2/3 ran {stolen['id']}, which shard 1/3 ({folders[0]}) ran too: "
@@ -352,7 +357,7 @@ def test_merge_refuses_a_unit_run_in_no_shard(project: Path, tmp_path: Path) -> 
     folders = run_three(project, tmp_path)
     data = manifest(folders[0])
     dropped = data["units"].pop()
-    (folders[0] / "manifest.json").write_text(json.dumps(data))
+    write_manifest(folders[0], data)
     _refused(
         project, tmp_path, folders,
         f"{folders[0]}: shard 1/3 did not run {dropped['id']}, which the plan gives it: run that shard again",
@@ -589,18 +594,18 @@ def test_a_requirement_shard_runs_only_what_needs_what_it_provides_and_merges_wi
     # the merge refuses it where it ran what it should not, or not what it should
     data = manifest(gpu)
     stolen = manifest(one)["units"][0]
-    (gpu / "manifest.json").write_text(json.dumps({**data, "units": [*data["units"], stolen]}))
+    write_manifest(gpu, {**data, "units": [*data["units"], stolen]})
     _refused(
         project, tmp_path, [one, two, gpu],
         f"{gpu}: the shard for fakegpu ran {stolen['id']}, which shard 1/2 ({one}) ran too: "
         "a snippet must run once; run both shards again on one commit",
     )  # fmt: skip
-    (gpu / "manifest.json").write_text(json.dumps({**data, "units": []}))
+    write_manifest(gpu, {**data, "units": []})
     _refused(
         project, tmp_path, [one, two, gpu],
         f"{gpu}: the shard for fakegpu did not run s/gpu, which needs fakegpu: run that shard again",
     )  # fmt: skip
-    (gpu / "manifest.json").write_text(json.dumps(data))
+    write_manifest(gpu, data)
     _refused(
         project, tmp_path, [gpu],
         "no --shard K/N folder given, only requirement shards (--provides without --shard, which run only what "
@@ -689,8 +694,7 @@ def test_a_merge_run_again_takes_the_same_shards_though_the_first_rewrote_the_ti
     # shards that planned from two timing files are still refused
     shutil.rmtree(tmp_path / "final-cache")
     data = manifest(folders[1])
-    data["timings"] = {**data["timings"], "s/a": 9.0}
-    (folders[1] / "manifest.json").write_text(json.dumps(data))
+    write_manifest(folders[1], {**data, "timings": {**data["timings"], "s/a": 9.0}})
     _refused(
         project, tmp_path, folders,
         f"{folders[1]}: shard 2/3 planned from another timing file than shard 1/3 ({folders[0]}): run every shard on one commit",
@@ -708,7 +712,7 @@ def test_merge_names_a_contradiction_a_missing_folder_and_a_damaged_manifest(pro
     _refused(project, tmp_path, [*folders[:2], gone], f"{gone}: no such folder: give the --out folder of each shard")
     data = manifest(folders[0])
     del data["units"]
-    (folders[0] / "manifest.json").write_text(json.dumps(data))
+    write_manifest(folders[0], data)
     _refused(
         project, tmp_path, folders,
         f"{folders[0]}: manifest.json is damaged (it has no key 'units'); run that shard again",
