@@ -456,3 +456,32 @@ def test_the_chapter_on_four_shards_merged_builds_running_nothing_into_the_pages
     assert _timings_masked(sharded) == _timings_masked(single)
     differing = [(page, a) for page in single for a, b in zip(single[page], sharded[page]) if a != b]
     assert len(differing) <= 3, differing  # only the chapter's few timings differ at all
+
+
+_CLOCKS = {  # a call that reads a clock, in each language's code
+    "py": re.compile(
+        r"\b(?:time\.(?:time|perf_counter|thread_time|process_time|monotonic)(?:_ns)?\(|timeit\.|"
+        r"datetime\.now\(|datetime\.datetime\.now\(|benchmark\.Timer\()"
+    ),
+    "rs": re.compile(r"\b(?:Instant|SystemTime)::now\("),
+}
+
+
+def test_no_stated_output_rests_on_a_clock(chapter_placements: list[Placement]) -> None:
+    """A snippet that reads a clock prints something that changes with the
+    machine's load: its stated output must match that part with a wildcard
+    (``[..]``), never state a figure or a comparison of times.  A compare of
+    two timings ("the compiled one is nearer in-place") passed idle and
+    flipped beside the CI's other builds: a flaky red."""
+    project, _ = Project.load(REPO)
+    readers = []
+    for placement in chapter_placements:
+        snippet = project.snippet(placement)
+        clock = _CLOCKS.get(Path(snippet.path).suffix.lstrip("."))
+        if placement.stated and clock is not None and clock.search(snippet.source):
+            readers.append(placement.snippet_id)
+            assert "[..]" in placement.stated, (
+                f"{placement.source}:{placement.line}: snippet {placement.snippet_id!r} reads a clock, and its stated "
+                "output has no [..] for what the clock gives: print no figure or comparison of times, or match it with [..]"
+            )
+    assert readers == ["debugging/fix"], readers  # the one that prints a time, with [..]
