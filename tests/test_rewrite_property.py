@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from snipcheck.placement import OUTPUT_SEPARATOR
 from snipcheck.rewrite import Edit, Unwritable, apply, holdable
 from snipcheck.sourcetext import SourceText
 from snipcheck.sphinxext.index import Reader
@@ -39,6 +40,7 @@ BODY_LINE = st.one_of(
 )
 BODY = st.lists(BODY_LINE, min_size=0, max_size=4).map("\n".join)
 ENDS = st.sampled_from(["\n", "\r\n", "\r"])
+CODE = st.lists(st.sampled_from(["x = 1", "print(x)", "    y = ':a:'", "# ---", "s = '```'"]), min_size=1, max_size=3)
 
 
 @st.composite
@@ -51,9 +53,12 @@ def myst_page(draw: st.DrawFn) -> tuple[list[str], list[str]]:
         sid = f"g/s{n}"
         ids.append(sid)
         fence = draw(st.sampled_from(["```", "````", "~~~", ":::"]))
-        head = [f"{fence}{{snippet}} {sid}"]
+        cell = draw(st.booleans())  # a snippet-code cell: code, the separator, then the output
+        head = [f"{fence}{{{'snippet-code' if cell else 'snippet'}}} {sid}"]
         head += draw(st.sampled_from([[], [":stated-env: torch 9 · CPU"], ["---", "stated-env: y", "---"]]))
         body = [line for line in draw(BODY).split("\n") if not re.match(r"^ {0,3}(`{3,}|~{3,}|:{3,})", line)]
+        if cell:
+            body = [*draw(CODE), OUTPUT_SEPARATOR, *body]
         if head[1:] and body and not body[0].strip():
             body = body[1:]
         if not head[1:] and body and (body[0].startswith((":", "---")) or not body[0].strip()):
@@ -77,15 +82,18 @@ def rst_page(draw: st.DrawFn) -> tuple[list[str], list[str]]:
         sid = f"g/r{n}"
         ids.append(sid)
         indent = draw(st.sampled_from(["", "nested"]))
-        block = [f".. snippet:: {sid}"]
+        cell = draw(st.booleans())
+        block = [f".. {'snippet-code' if cell else 'snippet'}:: {sid}"]
         if draw(st.booleans()):
             block.append("   :stated-env: torch 9 · CPU")
         body = [line.rstrip() for line in draw(BODY).split("\n")]
-        while body and not body[0]:
+        while body and not body[0] and not cell:
             body.pop(0)
         while body and not body[-1]:
             body.pop()
         body = [line for line in body if "\t" not in line]
+        if cell:
+            body = [*draw(CODE), OUTPUT_SEPARATOR, *body]
         if body:
             block += ["", *["   " + line if line else "" for line in body]]
         if indent == "nested":
@@ -147,7 +155,7 @@ def check(project: tuple[Path, Reader], docname: str, suffix: str, raw: bytes, m
         options = data.draw(st.sampled_from([{}, {"stated-env": "torch 10 · CPU"}]))
         edits.append(Edit(old[i], data.draw(BODY), options))
     text = SourceText.read(path, markup)
-    if any(holdable(e.body, markup) for e in edits):
+    if any(holdable(e.body, markup, cell=e.placement.code_lines > 0) for e in edits):
         with pytest.raises(Unwritable):
             apply(text, edits)
         return
@@ -171,6 +179,10 @@ def check(project: tuple[Path, Reader], docname: str, suffix: str, raw: bytes, m
     before = SourceText.from_bytes(path, raw, markup)
     after = SourceText.from_bytes(path, new_raw, markup)
     assert outside(before, regions(old, before)) == outside(after, regions(new, after))
+    for o, n in zip(old, new, strict=True):  # a cell's code and separator: never touched
+        assert n.code_lines == o.code_lines
+        code = [before.line(i) for i in range(o.options_end, o.head_end)]
+        assert [after.line(i) for i in range(n.options_end, n.head_end)] == code
 
 
 # Derandomized: the same 300 pages on every run, so the suite is never red by

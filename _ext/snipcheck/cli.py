@@ -529,7 +529,7 @@ def _record(
             print(f"{where}: not recorded: {exc}", file=sys.stderr)
             status = 1
             continue
-        why = p.writable or holdable(body, p.markup)
+        why = p.writable or holdable(body, p.markup, cell=p.code_lines > 0)
         if why:
             print(f"{where}: not recorded: {why}", file=sys.stderr)
             status = 1

@@ -27,6 +27,20 @@ from dataclasses import asdict, dataclass
 #: Fence kinds: how the directive is written.
 KINDS = ("backtick", "tilde", "colon", "rst")
 
+#: The line that ends a cell's code and begins its stated output, in a
+#: ``snippet-code`` directive (whitespace around it is ignored).  Neither a
+#: Python nor a Rust statement, so no program holds it as a line of code.
+OUTPUT_SEPARATOR = "--- output ---"
+
+
+def split_cell(content: list[str]) -> int | None:
+    """The index of the :data:`OUTPUT_SEPARATOR` line in a directive's
+    content lines (the first one), or ``None`` when there is none."""
+    for i, line in enumerate(content):
+        if line.strip() == OUTPUT_SEPARATOR:
+            return i
+    return None
+
 
 @dataclass(frozen=True)
 class Placement:
@@ -62,6 +76,11 @@ class Placement:
     :param digest: SHA-256 (hex) of ``source``'s bytes as the parser read
         them, ``""`` when unknown: a rewrite refuses a file whose bytes differ
         (another process wrote it since), and the index re-reads its page.
+    :param code_lines: for a cell (a ``snippet-code`` directive that states
+        its output after the :data:`OUTPUT_SEPARATOR` line), how many lines of
+        its content come before the stated output: the code and the
+        separator.  They lie between the option block and ``head_end``, and a
+        rewrite never touches them.  0 for a ``snippet`` directive.
     """
 
     snippet_id: str
@@ -81,6 +100,7 @@ class Placement:
     writable: str = ""
     chain: str = ""
     digest: str = ""
+    code_lines: int = 0
 
     def option(self, name: str) -> str | None:
         """The raw value of option ``name``, or ``None`` when not given."""
@@ -90,6 +110,12 @@ class Placement:
     def location(self) -> str:
         """``path:line`` of the directive (the path as recorded)."""
         return f"{self.source}:{self.line}"
+
+    @property
+    def options_end(self) -> int:
+        """0-based index one past the option block (and the blank line after
+        it): ``head_end``, or for a cell the first line of its code."""
+        return self.head_end - self.code_lines
 
     @property
     def body_line(self) -> int:

@@ -51,8 +51,13 @@ class Edit:
     options: Mapping[str, str] = field(default_factory=dict)
 
 
-def holdable(body: str, markup: str) -> str | None:
-    """Why ``markup`` cannot state ``body`` exactly, or ``None`` if it can."""
+def holdable(body: str, markup: str, cell: bool = False) -> str | None:
+    """Why ``markup`` cannot state ``body`` exactly, or ``None`` if it can.
+
+    :param cell: the body follows a cell's output separator, not the
+        directive's head: a reStructuredText cell keeps a leading blank line
+        and indentation (the code above sets the body's indentation).
+    """
     for number, line in enumerate(body.split("\n"), start=1):
         for char, name in {**UNICODE_BREAKS, "\r": "a carriage return (U+000D)"}.items():
             if char in line:
@@ -80,6 +85,13 @@ def holdable(body: str, markup: str) -> str | None:
             "drops them); print something visible, or strip the output in the snippet"
         )
     texts = [line for line in body.split("\n") if line.strip()]
+    if markup == "rst" and cell and body and not body.split("\n")[-1].strip():
+        return (
+            "the output ends with a blank line, which a reStructuredText directive body cannot hold; "
+            "print without it, or place the snippet in a MyST page"
+        )
+    if cell:
+        return None
     if markup == "rst" and texts and all(line[0] in " \t" for line in texts):
         return (
             "every line of the output starts with whitespace, which reStructuredText takes for the "
@@ -108,7 +120,7 @@ def apply(text: SourceText, edits: Sequence[Edit]) -> None:
         p = edit.placement
         if p.writable:
             raise Unwritable(f"{p.location}: snippet {p.snippet_id!r} cannot be rewritten: {p.writable}")
-        why = holdable(edit.body, p.markup)
+        why = holdable(edit.body, p.markup, cell=p.code_lines > 0)
         if why:
             raise Unwritable(f"{p.location}: snippet {p.snippet_id!r}: {why}")
         if p.markup == "rst":
@@ -152,13 +164,14 @@ def _apply_myst(text: SourceText, edit: Edit) -> None:
     p = edit.placement
     body = edit.body.split("\n") if edit.body != "" else []
     opening = p.line - 1
-    head = [text.line(i) for i in range(opening + 1, p.head_end)]
+    head = [text.line(i) for i in range(opening + 1, p.options_end)]
     has_block = any(line.strip() for line in head)
+    cell = p.code_lines > 0  # the body follows the cell's code: no option block can be misread there
     options = dict(p.options)
     changed = any(options.get(k) != v for k, v in edit.options.items())
     options.update(edit.options)
     fence = _fence_for(body, p.fence)
-    if changed or (not has_block and (options or needs_guard(edit.body))):
+    if changed or (not has_block and (options or (needs_guard(edit.body) and not cell))):
         new_head = [f":{k}: {v}" if v else f":{k}:" for k, v in options.items()] or ["---", "---"]
         new_head.append("")
         has_block = True
@@ -178,13 +191,13 @@ def _apply_myst(text: SourceText, edit: Edit) -> None:
             text.replace(opening, opening + 1, [first[:at] + fence + first[at + len(p.fence) :]])
     else:
         text.replace(p.head_end, p.body_end, block)
-    if new_head is None and has_block and lines and needs_guard(edit.body) and head[-1].strip():
+    if new_head is None and not cell and has_block and lines and needs_guard(edit.body) and head[-1].strip():
         # Without a blank line after the option block, myst-parser would take
         # the body's blank first line for the separator, or its first line
         # for one more option.
         text.replace(p.head_end, p.head_end, [_blank(p.prefix)])
     if new_head is not None:
-        text.replace(opening + 1, p.head_end, [p.prefix + line if line else _blank(p.prefix) for line in new_head])
+        text.replace(opening + 1, p.options_end, [p.prefix + line if line else _blank(p.prefix) for line in new_head])
 
 
 # --- reStructuredText ---------------------------------------------------------------
@@ -193,7 +206,9 @@ def _apply_myst(text: SourceText, edit: Edit) -> None:
 def _apply_rst(text: SourceText, edit: Edit) -> None:
     p = edit.placement
     lines = [p.prefix + line if line else "" for line in (edit.body.split("\n") if edit.body != "" else [])]
-    if p.body_end > p.head_end:  # an existing body
+    if p.code_lines:  # a cell: the output lines follow its separator directly
+        text.replace(p.head_end, p.body_end, lines)
+    elif p.body_end > p.head_end:  # an existing body
         if lines:
             text.replace(p.head_end, p.body_end, lines)
         else:

@@ -72,61 +72,10 @@ class SnippetDirective(SphinxDirective):
     option_spec: ClassVar[dict[str, Any]] = {"stated-env": directives.unchanged, "chain": directives.unchanged}
 
     def run(self) -> list[nodes.Node]:
-        state = state_mod.for_env(self.env)
         if not self.arguments:
             warn("tag", self._missing_id(), self.get_location())
             return []
-        snippet_id = self.arguments[0]
-        placement = index.capture(self, snippet_id)
-        serial = len(index.placements(self.env)[self.env.docname]) - 1
-        docname = self.env.docname
-        where = self._where(placement.source, placement.line)
-        base = SnippetRecord(
-            docname,
-            placement.line,
-            snippet_id,
-            "pending",
-            "none",
-            serial=serial,
-            where=where,
-            stated=placement.stated,
-            stated_env=self.options.get("stated-env"),
-        )
-        node = render.snippet_node(None, snippet_id)
-        code = index.code_in(self.env, docname, snippet_id)
-        try:
-            snippet = state.load(snippet_id, code)
-        except SnippetError as exc:
-            if exc.path:
-                self.env.note_dependency(str(state.root / exc.path))
-            at = f" ({exc.path}:{exc.line})" if exc.path and exc.line else (f" ({exc.path})" if exc.path else "")
-            subtype = "tag" if exc.line else "missing"
-            message = exc.message if snippet_id in exc.message else f"snippet {snippet_id!r}: {exc.message}"
-            warn(subtype, message + at, self.get_location())
-            add(self.env, _replace(base, status="error", problems=(exc.message,)))
-            node += render.error_box(f"snippet {snippet_id}{at}: {exc.message}")
-            return [node]
-        linked = chain.link(self.env, docname, serial, snippet)
-        if isinstance(linked, Broken):
-            warn("exec", f"snippet {snippet_id!r} is not run: {linked.message}", self.get_location())
-            add(self.env, _replace(base, status="error", problems=(linked.message,)))
-            node += render.error_box(f"snippet {snippet_id}: {linked.message}")
-            return [node]
-        snippet = linked
-        self.env.note_dependency(snippet.abspath)
-        dependencies.note(self.env, snippet)  # helpers, declared data files and variables
-        for req in snippet.tags.requires:
-            try:
-                requirements.check(req, state.settings.provides, state.settings.requirements)
-            except requirements.RequirementError as exc:
-                warn("tag", f"snippet {snippet_id!r} ({snippet.path}): {exc}", self.get_location())
-        if code is None:  # code written in the page is shown where it is written
-            node += render.code_block(snippet)
-        node += render.pending_output(serial)
-        add(self.env, _replace(base, snippet=snippet))
-        if state.execute and state.in_main_process and state.planned:
-            state.executor.submit(snippet)  # runs while the rest of the pages are read
-        return [node]
+        return place(self, self.arguments[0])
 
     def _missing_id(self) -> str:
         return missing_id(self)
@@ -134,13 +83,77 @@ class SnippetDirective(SphinxDirective):
     def _is_myst(self) -> bool:
         return is_myst(self)
 
-    def _where(self, source: str, line: int) -> str:
-        """``path:line`` of the directive, relative to the source directory when inside it."""
+
+def place(directive: SphinxDirective, snippet_id: str, code_lines: int = 0) -> list[nodes.Node]:
+    """Place ``snippet_id`` where ``directive`` stands: record its placement,
+    load and link the snippet, start its run, and return the output node (a
+    placeholder that :mod:`.fill` renders when the page is written).
+
+    Called from the ``snippet`` directive's ``run``, and from a cell's
+    (:mod:`.code`), with ``code_lines`` its content lines before the stated
+    output.  Bad input warns at the directive's line and gives an error box
+    in its place; the build carries on.
+    """
+    state = state_mod.for_env(directive.env)
+    placement = index.capture(directive, snippet_id, code_lines)
+    serial = len(index.placements(directive.env)[directive.env.docname]) - 1
+    docname = directive.env.docname
+    where = _where(directive.env.srcdir, placement.source, placement.line)
+    base = SnippetRecord(
+        docname,
+        placement.line,
+        snippet_id,
+        "pending",
+        "none",
+        serial=serial,
+        where=where,
+        stated=placement.stated,
+        stated_env=directive.options.get("stated-env"),
+    )
+    node = render.snippet_node(None, snippet_id)
+    code = index.code_in(directive.env, docname, snippet_id)
+    try:
+        snippet = state.load(snippet_id, code)
+    except SnippetError as exc:
+        if exc.path:
+            directive.env.note_dependency(str(state.root / exc.path))
+        at = f" ({exc.path}:{exc.line})" if exc.path and exc.line else (f" ({exc.path})" if exc.path else "")
+        subtype = "tag" if exc.line else "missing"
+        message = exc.message if snippet_id in exc.message else f"snippet {snippet_id!r}: {exc.message}"
+        warn(subtype, message + at, directive.get_location())
+        add(directive.env, _replace(base, status="error", problems=(exc.message,)))
+        node += render.error_box(f"snippet {snippet_id}{at}: {exc.message}")
+        return [node]
+    linked = chain.link(directive.env, docname, serial, snippet)
+    if isinstance(linked, Broken):
+        warn("exec", f"snippet {snippet_id!r} is not run: {linked.message}", directive.get_location())
+        add(directive.env, _replace(base, status="error", problems=(linked.message,)))
+        node += render.error_box(f"snippet {snippet_id}: {linked.message}")
+        return [node]
+    snippet = linked
+    directive.env.note_dependency(snippet.abspath)
+    dependencies.note(directive.env, snippet)  # helpers, declared data files and variables
+    for req in snippet.tags.requires:
         try:
-            shown = Path(source).resolve().relative_to(self.env.srcdir).as_posix()
-        except ValueError:
-            shown = source
-        return f"{shown}:{line}"
+            requirements.check(req, state.settings.provides, state.settings.requirements)
+        except requirements.RequirementError as exc:
+            warn("tag", f"snippet {snippet_id!r} ({snippet.path}): {exc}", directive.get_location())
+    if code is None:  # code written in the page is shown where it is written
+        node += render.code_block(snippet)
+    node += render.pending_output(serial)
+    add(directive.env, _replace(base, snippet=snippet))
+    if state.execute and state.in_main_process and state.planned:
+        state.executor.submit(snippet)  # runs while the rest of the pages are read
+    return [node]
+
+
+def _where(srcdir: str | Path, source: str, line: int) -> str:
+    """``path:line`` of the directive, relative to the source directory when inside it."""
+    try:
+        shown = Path(source).resolve().relative_to(srcdir).as_posix()
+    except ValueError:
+        shown = source
+    return f"{shown}:{line}"
 
 
 def _replace(record: SnippetRecord, **changes: Any) -> SnippetRecord:

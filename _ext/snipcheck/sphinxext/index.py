@@ -95,7 +95,7 @@ def chain_of(directive: SphinxDirective) -> str:
     return str(directive.env.temp_data.get(CHAIN, ""))
 
 
-def capture(directive: SphinxDirective, snippet_id: str) -> Placement:
+def capture(directive: SphinxDirective, snippet_id: str, code_lines: int = 0) -> Placement:
     """Record the placement of ``snippet_id`` by ``directive`` in the index.
 
     Called from the directive's ``run`` (while Sphinx reads the page).  The
@@ -104,12 +104,15 @@ def capture(directive: SphinxDirective, snippet_id: str) -> Placement:
     lines.  A placement whose body cannot be located in its file, or whose file
     is not what the parser read, is recorded with ``writable`` saying why.
 
+    :param code_lines: for a cell (``snippet-code`` with an output
+        separator), the content lines before its stated output (code and
+        separator); the stated output is the rest of the content.
     :return: the placement, also appended to :func:`placements`.
     """
     env = directive.env
     source, line = directive.get_source_info()
     markup = "myst" if type(directive.state).__module__.startswith("myst_parser") else "rst"
-    stated = "\n".join(directive.content)
+    stated = "\n".join(list(directive.content)[code_lines:])
     options = tuple((str(k), "" if v is None else str(v)) for k, v in directive.options.items())
     if source and not os.path.isabs(source) and os.path.exists(source):
         # docutils names an included file relative to the working directory
@@ -127,9 +130,10 @@ def capture(directive: SphinxDirective, snippet_id: str) -> Placement:
         "options": options,
         "stated": stated,
         "chain": chain_of(directive),
+        "code_lines": code_lines,
     }
     try:
-        geometry = _geometry(directive, path, markup, line or directive.lineno)
+        geometry = _geometry(directive, path, markup, line or directive.lineno, code_lines)
     except _NotWritable as exc:
         geometry = {"kind": "", "fence": "", "head_end": 0, "body_end": 0, "closed": False, "prefix": ""}
         geometry["writable"] = str(exc)
@@ -185,7 +189,7 @@ CHANGED_WHILE_READ = (
 )
 
 
-def _geometry(directive: SphinxDirective, path: Path, markup: str, line: int) -> dict[str, Any]:
+def _geometry(directive: SphinxDirective, path: Path, markup: str, line: int, code_lines: int) -> dict[str, Any]:
     env = directive.env
     if path.suffix == ".ipynb":
         raise _NotWritable("it sits in a notebook cell; edit the notebook's stated output by hand, from a real run")
@@ -214,6 +218,8 @@ def _geometry(directive: SphinxDirective, path: Path, markup: str, line: int) ->
     else:
         geometry = _rst_geometry(directive, text, opening, content)
     _check_body(text, geometry, content)
+    if code_lines:  # a cell: the body region a rewrite replaces is the stated output after the separator
+        geometry["head_end"] += code_lines
     return geometry
 
 
@@ -566,7 +572,7 @@ class Reader:
         self._texts = {str(Path(p).resolve()): t for p, t in (texts or {}).items()}
         env = self.app.env
         for docname in docnames:
-            placements(env).pop(docname, None)
+            PlacementCollector().clear_doc(self.app, env, docname)  # a page read again: its code blocks too
             self.app.builder.read_doc(docname, _cache=False)
         return {d: list(placements(env).get(d, [])) for d in docnames}
 
