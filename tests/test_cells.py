@@ -141,3 +141,26 @@ def test_an_output_option_on_code_without_a_separator_says_what_to_do(tmp_path: 
     (warning,) = built.warnings
     assert "index.md:3" in warning and "option 'stated-env' belongs to its output" in warning
     assert "add a line '--- output ---' after the code" in warning
+
+
+@pytest.mark.parametrize("page", ["index.md", "other.rst"])
+def test_new_cell_prints_a_cell_that_records_and_builds(cells: Path, tmp_path: Path, cache_dir: Path, page: str) -> None:
+    """``snipcheck new ID --cell``: nothing written, a cell in the project's
+    markup printed; pasted into a page, it records and builds clean."""
+    if page == "other.rst":
+        (cells / "index.md").rename(cells / "first.md")
+        (cells / "index.rst").write_text("Index\n=====\n\n.. toctree::\n\n   other\n   first\n")
+    made = snipcheck_cli(cells, "new", "scaffold/cell", "--cell", "--expect", "ZeroDivisionError", cache=cache_dir)
+    assert made.returncode == 0, made.stderr
+    assert not (cells / "snippets").exists()
+    pasted = made.stdout.split(":\n\n", 1)[1].split("\n\nthen fill in", 1)[0]
+    assert pasted.splitlines()[0] == ("```{snippet-code} scaffold/cell" if page == "index.md" else ".. snippet-code:: scaffold/cell")
+    assert "record it" not in made.stdout and "snipcheck record scaffold/cell" in made.stdout
+    target = cells / page
+    indent = "" if page == "index.md" else "   "
+    target.write_text(target.read_text() + "\n" + pasted.replace(f'{indent}print("sum:"', f'{indent}1 / 0\n{indent}print("sum:"') + "\n")
+    done = snipcheck_cli(cells, "record", cache=cache_dir)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "ZeroDivisionError: division by zero" in target.read_text().split("--- output ---")[-1]
+    built = sphinx_build(cells, tmp_path / "build", cache_dir)
+    assert built.statuscode == 0 and built.warnings == [], built.warnings_text

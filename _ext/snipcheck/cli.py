@@ -179,6 +179,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--rust", action="store_true", help="a Rust snippet (.rs) instead of Python")
     p.add_argument("--expect", default="ok", help='what it must end with, e.g. "RuntimeError"')
     p.add_argument("--requires", action="append", default=[], help="a requirement, e.g. cuda (repeatable)")
+    p.add_argument("--cell", action="store_true", help="write no file: print a cell (code, then '--- output ---') to paste into a page")
     sub.add_parser("normalizers", parents=[common], help="list the normalizers and what each does")
     return parser
 
@@ -249,7 +250,7 @@ def _command(args: argparse.Namespace) -> int:
         if args.command == "new":
             return scaffold.new(
                 project.settings, args.id, rust=args.rust, expect=args.expect, requires=args.requires,
-                srcdir=project.srcdir, written=_written,
+                srcdir=project.srcdir, written=_written, in_page=args.cell,
             )  # fmt: skip
         if args.command in ("verify", "accept", "review") and _left_out(
             project, f"{args.command} reads every page, so it did nothing"

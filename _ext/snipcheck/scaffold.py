@@ -1,4 +1,5 @@
-"""``snipcheck new ID``: create a snippet file and print its directive.
+"""``snipcheck new ID``: create a snippet file and print its directive
+(``--cell``: print a cell holding the code, to paste into a page).
 
 The new file holds a small starting point that needs nothing beyond the
 standard library and, when the snippet needs tags, a tag block at its end (so
@@ -19,6 +20,7 @@ from pathlib import Path
 from . import tags as tags_mod
 from .files import signals_held
 from .model import Tags
+from .placement import OUTPUT_SEPARATOR
 from .requirements import RequirementError, check
 from .settings import Settings
 from .snippets import SUFFIXES, SnippetError, check_id
@@ -67,6 +69,17 @@ def directive(snippet_id: str, markup: str) -> str:
     return f".. snippet:: {snippet_id}"
 
 
+def cell(snippet_id: str, markup: str, code: str, language: str = "python") -> str:
+    """A cell placing ``snippet_id``: a ``snippet-code`` directive holding
+    ``code``, then the output separator and no output yet, in ``markup``."""
+    lines = [*code.rstrip("\n").split("\n"), OUTPUT_SEPARATOR]
+    option = [] if language == "python" else [f":language: {language}"]
+    if markup == "myst":
+        return "\n".join([f"```{{snippet-code}} {snippet_id}", *option, *lines, "```"])
+    head = [f".. snippet-code:: {snippet_id}", *("   " + o for o in option), ""]
+    return "\n".join([*head, *("   " + line if line else "" for line in lines)])
+
+
 def new(
     settings: Settings,
     snippet_id: str,
@@ -76,6 +89,7 @@ def new(
     requires: list[str],
     srcdir: Path | None = None,
     written: list[Path] | None = None,
+    in_page: bool = False,
 ) -> int:
     """Create ``<snippets dir>/<id>.py`` (or ``.rs``) and print the directive to paste.
 
@@ -88,6 +102,8 @@ def new(
         the project root); its markup decides the directive's syntax.
     :param written: the new file is appended to it once written (for the
         command line's message after a Ctrl-C).
+    :param in_page: write no file: print a cell (:func:`cell`) holding the
+        code, to paste into a page.
     :return: exit status: 0 when created, 1 when the file exists or the id,
         tags or requirements are invalid (the message on stderr says which;
         nothing is written then).
@@ -114,13 +130,18 @@ def new(
         print(f"error: {exc.message}", file=sys.stderr)
         return 1
     text = (RUST if rust else PYTHON) + (f"\n{block}\n" if block else "")
+    pages = (srcdir or settings.source_dir or settings.root).resolve()
+    if in_page:
+        print("paste this cell into a page where the code belongs (its code and output live in the page):\n")
+        print(cell(snippet_id, page_markup(pages), text, language) + "\n")
+        print(f"then fill in its output from a real run: {settings.record_command.format(id=snippet_id)}")
+        return 0
     path.parent.mkdir(parents=True, exist_ok=True)
     with signals_held():  # a Ctrl-C between creating and filling it would leave an empty file
         with open(path, "x", encoding="utf-8") as f:  # "x": never overwrite
             f.write(text)
         if written is not None:
             written.append(path)
-    pages = (srcdir or settings.source_dir or settings.root).resolve()
     root = settings.root.resolve()
     print(f"created {_shown(path, root)}")
     where = "a page" if pages == root else f"a page under {_shown(pages, root)}/"
