@@ -13,12 +13,15 @@ re-runs nothing.  The executor tests run in-process (one "build" per call of
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import html
@@ -446,3 +449,41 @@ def test_the_environment_box_names_the_fingerprint_and_main_distributions(tmp_pa
     assert f"Python {found.stamp.python}" in box and "numpy 2.4.6" in box
     assert f"torch {found.fingerprint.version('torch')}" in box
     assert "3 of them from the cache" in box
+
+
+def _described(**changes: Any) -> dict[str, Any]:
+    base = {
+        "executable": "/venv/bin/python", "python": "3.11.7", "paths": ["/lib/a", "/lib/b"],
+        "distributions": {"numpy": "2.4.6", "torch": "2.13.0"}, "variables": {"PATH": "a" * 12, "LD_LIBRARY_PATH": None},
+    }  # fmt: skip
+    return {**base, **changes}
+
+
+def test_describe_names_each_variable_by_a_digest_of_its_value_never_the_value(tmp_path: Path) -> None:
+    fp = fingerprint.compute("/py", "3.11", fingerprint.scan([str(tmp_path)]), {"PATH": "/secret/bin", "X": None})
+    described = fingerprint.describe(fp)
+    assert described["variables"] == {"PATH": hashlib.sha256(b"/secret/bin").hexdigest()[:12], "X": None}
+    assert "/secret/bin" not in json.dumps(described)
+    assert described["paths"] == [str(tmp_path)] and described["executable"] == "/py"
+
+
+@pytest.mark.parametrize(
+    ("there", "said"),
+    [
+        (_described(), []),
+        (_described(python="3.11.9"), ["Python 3.11.9 there, 3.11.7 here"]),
+        (_described(distributions={"numpy": "2.3.5", "torch": "2.13.0", "rich": "13"}),
+         ["numpy 2.3.5 there, 2.4.6 here", "only there: rich 13"]),
+        (_described(distributions={"numpy": "2.4.6"}), ["only here: torch 2.13.0"]),
+        (_described(variables={"PATH": "b" * 12, "LD_LIBRARY_PATH": None}), ["variable PATH"]),
+        (_described(variables={"PATH": "a" * 12, "LD_LIBRARY_PATH": "c" * 12}), ["variable LD_LIBRARY_PATH"]),
+        (_described(paths=["/lib/a", "/lib/c"]), ["sys.path entries only there: /lib/c", "sys.path entries only here: /lib/b"]),
+        (_described(paths=["/lib/b", "/lib/a"]), ["the order of sys.path"]),
+        (_described(executable="/other/bin/python", distributions={f"d{i}": "1" for i in range(5)}),
+         ["interpreter /other/bin/python there, /venv/bin/python here",
+          "only there: d0 1, d1 1, d2 1 and 2 more", "only here: numpy 2.4.6, torch 2.13.0"]),
+        ({"executable": "/venv/bin/python"}, []),  # damaged: the caller says only that the ids differ
+    ],
+)  # fmt: skip
+def test_differences_say_what_another_environment_changes(there: dict[str, Any], said: list[str]) -> None:
+    assert fingerprint.differences(there, _described()) == said

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -287,6 +288,31 @@ def test_merge_refuses_a_shard_of_another_environment(project: Path, tmp_path: P
     )  # fmt: skip
 
 
+def test_merge_refusing_another_environment_names_what_differs(project: Path, tmp_path: Path) -> None:
+    """The refusal of a shard of another environment says what differs: the
+    manifest holds what its environment id was made from (distributions,
+    interpreter, sys.path, a digest of each passed-through variable's value,
+    never the value)."""
+    folders = run_three(project, tmp_path)
+    data = manifest(folders[1])
+    described = data["environment"]
+    assert described["variables"]["PATH"] != os.environ["PATH"] and len(described["variables"]["PATH"]) == 12
+    numpy = described["distributions"]["numpy"]
+    data["stamp"]["env"] = "0123456789ab"
+    described["distributions"] = {**described["distributions"], "numpy": "1.0.0", "left-pad": "0.1"}
+    described["variables"] = {**described["variables"], "PATH": "000000000000"}
+    write_manifest(folders[1], data)
+    out = merge(project, tmp_path / "final-cache", *map(str, folders))
+    assert out.returncode == 1, out.stdout + out.stderr
+    last = out.stderr.splitlines()[-1]
+    assert f"; it differs in: numpy 1.0.0 there, {numpy} here; variable PATH; only there: left-pad 0.1): run every" in last
+    # an older manifest, without the description, is refused as before: by its id
+    del data["environment"]
+    write_manifest(folders[1], data)
+    out = merge(project, tmp_path / "final-cache", *map(str, folders))
+    assert out.returncode == 1 and "ran in another environment" in out.stderr and "differs in" not in out.stderr
+
+
 def test_a_provides_shard_may_run_in_an_environment_of_its_own_and_its_pages_name_it(
     project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -338,6 +364,13 @@ def test_a_provides_shard_may_run_in_an_environment_of_its_own_and_its_pages_nam
     monkeypatch.delenv("SHARD_PYTHON")
     out = merge(project, tmp_path / "cache", str(folders[0]), str(again), str(folders[2]))
     assert out.returncode == 1 and "shard 2/3 ran in another environment" in out.stderr, out.stderr
+    # ... naming what differs, from what each environment id was made from
+    ours, theirs = manifest(folders[0])["environment"], manifest(again)["environment"]
+    only_here = sorted(set(ours["distributions"]) - set(theirs["distributions"]))
+    assert "torch" in only_here and len(only_here) > 3
+    assert f"; it differs in: interpreter {other / 'bin' / 'python'} there, " in out.stderr, out.stderr
+    first = ", ".join(f"{d} {ours['distributions'][d]}" for d in only_here[:3])
+    assert f"; only here: {first} and {len(only_here) - 3} more" in out.stderr, out.stderr
 
 
 def test_merge_refuses_a_unit_run_in_two_shards(project: Path, tmp_path: Path) -> None:

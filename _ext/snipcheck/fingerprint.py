@@ -176,3 +176,60 @@ def compute(
         distributions=tuple(seen.items()),
         variables=variables_,
     )
+
+
+def describe(fingerprint: Fingerprint) -> dict[str, Any]:
+    """What ``fingerprint`` hashed, as JSON, for a shard's manifest: the
+    interpreter, its ``sys.version``, ``sys.path``, each distribution's version
+    and, for each passed-through variable, 12 hex digits of the SHA-256 of its
+    value (``None`` when unset), never the value itself: a manifest travels
+    as a CI artifact.  :func:`differences` compares two of these.
+    """
+    return {
+        "executable": fingerprint.executable,
+        "python": fingerprint.python,
+        "paths": list(fingerprint.paths),
+        "distributions": dict(fingerprint.distributions),
+        "variables": {
+            name: None if value is None else hashlib.sha256(value.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+            for name, value in fingerprint.variables
+        },
+    }
+
+
+def differences(there: Mapping[str, Any], here: Mapping[str, Any], names: int = 3) -> list[str]:
+    """How the environment ``there`` differs from ``here`` (both :func:`describe`),
+    in words, most telling first: ``"interpreter /a there, /b here"``,
+    ``"Python 3.11.9 there, 3.11.7 here"``, ``"numpy 2.3.5 there, 2.4.6 here"``
+    (each changed version), ``"variable PATH"``, then the distributions and
+    ``sys.path`` entries found on one side only, one item a side, naming
+    ``names`` of them and counting the rest (``"only here: torch 2.13.0,
+    rich 13 and 4 more"``).  ``[]`` when nothing differs, or when a
+    description is damaged (the caller then says only that the ids differ).
+    """
+
+    def listed(what: str, items: list[str]) -> list[str]:
+        if not items:
+            return []
+        more = f" and {len(items) - names} more" if len(items) > names else ""
+        return [f"{what}: {', '.join(items[:names])}{more}"]
+
+    try:
+        found: list[str] = []
+        for name, what in (("interpreter", "executable"), ("Python", "python")):
+            if there[what] != here[what]:
+                found.append(f"{name} {there[what]} there, {here[what]} here")
+        theirs, ours = dict(there["distributions"]), dict(here["distributions"])
+        found += [f"{d} {theirs[d]} there, {ours[d]} here" for d in sorted(theirs.keys() & ours.keys()) if theirs[d] != ours[d]]
+        their_vars, our_vars = dict(there["variables"]), dict(here["variables"])
+        found += [f"variable {v}" for v in sorted(their_vars.keys() | our_vars.keys()) if their_vars.get(v) != our_vars.get(v)]
+        found += listed("only there", [f"{d} {theirs[d]}" for d in sorted(theirs.keys() - ours.keys())])
+        found += listed("only here", [f"{d} {ours[d]}" for d in sorted(ours.keys() - theirs.keys())])
+        their_paths, our_paths = list(there["paths"]), list(here["paths"])
+        found += listed("sys.path entries only there", [p for p in their_paths if p not in our_paths])
+        found += listed("sys.path entries only here", [p for p in our_paths if p not in their_paths])
+        if not found and their_paths != our_paths:
+            found.append("the order of sys.path")
+    except (KeyError, TypeError, AttributeError):
+        return []
+    return found

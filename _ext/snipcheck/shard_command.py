@@ -27,8 +27,10 @@ from typing import Any
 from . import requirements, shard_files
 from .cache import ResultCache
 from .compare import ending, outcome_problem
+from .environment import ProbeError, probe_environment
 from .execute import Executor
 from .files import write_atomic
+from .fingerprint import describe
 from .model import Outcome, RunResult, Snippet, Stamp
 from .project import Project
 from .settings import Settings
@@ -154,6 +156,7 @@ def run_shard(
     manifest = shard_files.Manifest(
         (k, n), here.fingerprint, dataclasses.asdict(stamp), planned.digest if shard else "",
         tuple(sorted(set(provides))), wall, tuple(ran), durations if shard else None,
+        _environment(project, stamp),
     )  # fmt: skip
     path = shard_files.write_manifest(out, manifest)
     for line in failed:
@@ -165,6 +168,17 @@ def run_shard(
         f"{wall:.2f} s wall; {loads}manifest: {path}"
     )
     return 1 if failed else 0
+
+
+def _environment(project: Project, stamp: Stamp) -> dict[str, Any] | None:
+    """What ``stamp``'s environment id was made from (:func:`snipcheck.fingerprint.describe`),
+    from the probe (its answers are cached: a few milliseconds); ``None`` where
+    the probe fails now or finds another environment than ``stamp``'s."""
+    try:
+        found = probe_environment(project.settings.python, project.settings.cache_dir)
+    except ProbeError:
+        return None
+    return describe(found.fingerprint) if found.stamp.env == stamp.env else None
 
 
 def _keys_in(here: View, executor: Executor) -> Callable[[Mapping[str, Any]], dict[tuple[str, str], str]]:
@@ -205,8 +219,9 @@ def merge_shards(project: Project, stamp: Stamp, folders: Sequence[Path], not_ru
     timings = settings.timings_file or settings.root / "snipcheck-timings.json"
     durations = shard_files.read_timings(timings)
     merged = shard_files.check(
-        shards, here.units, here.keys, here.fingerprint, dataclasses.asdict(stamp), durations, not_run, keys_in
-    )
+        shards, here.units, here.keys, here.fingerprint, dataclasses.asdict(stamp), durations, not_run, keys_in,
+        _environment(project, stamp),
+    )  # fmt: skip
     cache = ResultCache(settings.cache_dir)
     why = cache.unwritable()
     if why:

@@ -31,6 +31,7 @@ from typing import Any
 
 from .cache import CacheError, ResultCache
 from .files import write_atomic
+from .fingerprint import differences
 from .model import RunResult, Stamp
 from .shards import Plan, Unit, for_provided, plan
 
@@ -94,6 +95,9 @@ class Manifest:
     wall: float
     units: tuple[UnitRun, ...] = ()
     timings: Mapping[str, float] | None = None
+    #: what its environment id was made from (:func:`snipcheck.fingerprint.describe`),
+    #: for the merge to say how another environment differs; ``None`` in older manifests
+    environment: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -106,6 +110,7 @@ class Manifest:
             "wall": round(self.wall, 3),
             # the seconds it planned with (the timing file, as the shard read it)
             **({"timings": dict(sorted(self.timings.items()))} if self.timings is not None else {}),
+            **({"environment": dict(self.environment)} if self.environment is not None else {}),
             "units": [
                 {"id": u.id, "seconds": round(u.seconds, 3),
                  "snippets": [{"id": r.id, "key": r.key, "status": r.status, "problem": r.problem,
@@ -132,10 +137,12 @@ class Manifest:
         )  # fmt: skip
         shard = (int(data["shard"]["index"]), int(data["shard"]["count"]))
         timings = data.get("timings")
+        environment = data.get("environment")
         return cls(
             shard, str(data["fingerprint"]), dict(data["stamp"]), str(data["plan"]),
             tuple(str(p) for p in data["provides"]), float(data["wall"]), units,
             {str(k): float(v) for k, v in timings.items()} if isinstance(timings, dict) else None,
+            environment if isinstance(environment, dict) else None,
         )  # fmt: skip
 
 
@@ -251,6 +258,7 @@ def check(
     durations: Mapping[str, float],
     not_run: Sequence[str] = (),
     keys_in: Callable[[Mapping[str, Any]], Mapping[tuple[str, str], str]] | None = None,
+    environment: Mapping[str, Any] | None = None,
 ) -> Merged:
     """Check the shards' manifests against the merging checkout and read their entries.
 
@@ -268,6 +276,9 @@ def check(
     :param not_run: requirements declared not run here (``--not-run``).
     :param keys_in: ``stamp`` → the keys this checkout computes for a run in
         that environment (as ``keys``); ``None``: every shard must run here.
+    :param environment: what the checkout's environment id was made from
+        (:func:`snipcheck.fingerprint.describe`): a refusal of a shard run
+        in another environment then names what differs.
     :raises MergeError: at the first thing wrong (see the module docstring).
     """
     if not shards:
@@ -311,9 +322,9 @@ def check(
             )
         if dict(m.stamp) != dict(stamp) and not (m.provides and keys_in is not None):
             raise MergeError(
-                f"{folder}: {names[k]} ran in another environment ({_env(m.stamp)}; here {_env(stamp)}): "
-                "run every shard and the merge in one environment (only a shard started with --provides may run "
-                "in one of its own)"
+                f"{folder}: {names[k]} ran in another environment ({_env(m.stamp)}; here {_env(stamp)}"
+                f"{_differing(m.environment, environment)}): run every shard and the merge in one environment "
+                "(only a shard started with --provides may run in one of its own)"
             )
     elsewhere = frozenset(m.shard[0] for _, m in shards if dict(m.stamp) != dict(stamp))
     keys_of: dict[int, Mapping[tuple[str, str], str]] = {}
@@ -477,6 +488,13 @@ def read_entry(folder: Path, ran: Ran) -> RunResult:
     if result is None:
         raise MergeError(f"{folder}: the result of {ran.id} (key {ran.key[:12]}) is not there: {redo}")
     return result
+
+
+def _differing(there: Mapping[str, Any] | None, here: Mapping[str, Any] | None) -> str:
+    """``"; it differs in: numpy 2.3.5 there, 2.4.6 here; variable PATH"``, or ``""`` where
+    a manifest does not say what its environment id was made from."""
+    found = differences(there, here) if there is not None and here is not None else []
+    return "; it differs in: " + "; ".join(found) if found else ""
 
 
 def _env(stamp: Mapping[str, Any]) -> str:
