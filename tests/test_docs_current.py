@@ -28,7 +28,7 @@ def test_the_readme_names_both_report_formats_and_every_field_of_the_verify_repo
     assert f'"schema": "{SCHEMA}"' in README
     assert f'"{BUILD_SCHEMA}"' in README
     assert re.findall(r'"snipcheck-(?:verify|build)/\d+"', README) == [f'"{SCHEMA}"', f'"{BUILD_SCHEMA}"']
-    verify = json.loads((SCHEMAS / "verify-report-2.schema.json").read_text(encoding="utf-8"))
+    verify = json.loads((SCHEMAS / "verify-report-3.schema.json").read_text(encoding="utf-8"))
     table = dict(re.findall(r"^\| `([a-z_]+)` \| (.*) \|$", README, re.M))
     assert set(verify["properties"]) - {"schema"} <= set(table)
     fields = set(re.findall(r"`([a-z_]+)`", table["snippets"]))

@@ -15,7 +15,7 @@ import pytest
 from helpers import snipcheck_cli
 from snipcheck import report_file
 from snipcheck.model import Stamp
-from snipcheck.verify import Report, SnippetReport
+from snipcheck.verify import IN_MEMORY, Report, SnippetReport
 
 GOOD = Report(
     Stamp("3.11.7", "2.13.0+cpu", "CPU", "Linux x86_64"),
@@ -25,7 +25,7 @@ GOOD = Report(
     total=1,
     fingerprint="0123456789abcdef",
 ).to_json()
-WHY = "(schema snipcheck-verify/2; was it written by `snipcheck verify`?)"
+WHY = "(schema snipcheck-verify/3; was it written by `snipcheck verify`?)"
 
 
 def without(*path: str | int) -> dict[str, Any]:
@@ -112,11 +112,11 @@ def test_a_key_of_the_wrong_type_or_value_is_named_with_what_it_holds(
          "write it again with `snipcheck verify --json`"),
         (b"\xff{}", "not a verify report: not UTF-8 text (byte 0: invalid start byte)"),
         (b"[1, 2]", "not a snipcheck verify report: it holds a JSON list, where a report holds an object (a verify "
-         'report is the JSON object `snipcheck verify --json FILE` writes, with "schema": "snipcheck-verify/2")'),
+         'report is the JSON object `snipcheck verify --json FILE` writes, with "schema": "snipcheck-verify/3")'),
         (json.dumps(without("schema")).encode(), "not a snipcheck verify report: it has no 'schema' key (a verify "
-         'report is the JSON object `snipcheck verify --json FILE` writes, with "schema": "snipcheck-verify/2")'),
-        (json.dumps(with_value("snipcheck-verify/3", "schema")).encode(), 'a report of schema "snipcheck-verify/3", '
-         "which this snipcheck cannot read (it reads snipcheck-verify/2 and snipcheck-verify/1); verify again with "
+         'report is the JSON object `snipcheck verify --json FILE` writes, with "schema": "snipcheck-verify/3")'),
+        (json.dumps(with_value("snipcheck-verify/4", "schema")).encode(), 'a report of schema "snipcheck-verify/4", '
+         "which this snipcheck cannot read (it reads snipcheck-verify/3, snipcheck-verify/2 and snipcheck-verify/1); verify again with "
          "this snipcheck, or use the snipcheck that wrote it"),
         (b'{"schema": "snipcheck-build/1", "snippets": []}', "not a verify report but the build's report.json "
          "(written by sphinx-build) (schema snipcheck-build/1); give the file `snipcheck verify --json FILE` writes"),
@@ -142,6 +142,16 @@ def test_an_older_report_without_the_later_optional_keys_is_still_read(tmp_path:
     report = tmp_path / "old.json"
     report.write_text(json.dumps(old))
     assert report_file.read(report).snippets[0].status == "drifted"
+
+
+@pytest.mark.parametrize(("schema", "as_run"), [("snipcheck-verify/1", "new"), ("snipcheck-verify/2", "new"), ("snipcheck-verify/3", None)])
+def test_the_outputs_of_a_report_before_3_are_as_they_ran(tmp_path: Path, schema: str, as_run: str | None) -> None:
+    # /3 writes what varies from run to run as [..] (snipcheck.steady): accepting from it
+    # writes its actual output only where no such mask is left; /1 and /2 hold outputs as they ran
+    report = tmp_path / "r.json"
+    report.write_text(json.dumps(with_value(schema, "schema")))
+    read = report_file.read(report).snippets[0]
+    assert (read.actual, read.run_actual, read.output) == ("new", as_run, "new")
 
 
 PAGE = "# T\n\n```{snippet} f/a\nold\n```\n"
@@ -190,6 +200,6 @@ def test_the_checked_keys_are_the_fields_the_report_is_built_from() -> None:
 
     from snipcheck.model import Stamp as StampFields
 
-    fields = {f.name for f in dataclasses.fields(SnippetReport)} - {"figures"}
+    fields = {f.name for f in dataclasses.fields(SnippetReport)} - set(IN_MEMORY)
     assert set(report_file._SNIPPET) == fields
     assert set(report_file._STAMP) == {f.name for f in dataclasses.fields(StampFields)}

@@ -176,3 +176,20 @@ def test_accept_and_review_refuse_an_output_that_depends_on_the_hash_seed(fruit:
     done = snipcheck(fruit, command, *args, answers="a\n")
     assert done.returncode == 0, done.stdout + done.stderr
     assert stated(fruit) == ["['apple', 'banana', 'cherry', 'damson', 'elder', 'fig', 'grape', 'hazel']\nnew"]
+
+
+def test_a_saved_review_keeps_each_output_as_it_ran(tmp_path: Path) -> None:
+    # A report's JSON form writes what varies from run to run as [..] (snipcheck.steady); a
+    # review begun after a verify run saves that form, and accepting after a pause must still
+    # write the output the run printed, not the mask.
+    from snipcheck.review import Review
+
+    ran = SnippetReport(
+        "d/a", "docs/index.md", 3, "drifted", diff="-old\n+x", stated="old", actual="at 0x[..]", run_actual="at 0x7f3a2c1b9e50"
+    )
+    path = tmp_path / "review.json"
+    Review(Report(STAMP, "", (1, 1), (ran,))).save(path)
+    loaded = Review.load(path)
+    assert loaded is not None
+    assert loaded.report.snippets[0].actual == "at 0x[..]"
+    assert loaded.report.snippets[0].output == "at 0x7f3a2c1b9e50"

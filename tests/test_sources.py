@@ -204,7 +204,7 @@ def test_14_accept_and_review_outside_a_git_checkout_refuse_before_running_anyth
     [
         ("[1, 2]", ": not a snipcheck verify report: it holds a JSON list, where a report holds an object"),
         ("not json", ": not JSON (Expecting value: line 1 column 1 (char 0))"),
-        ('{"schema": "snipcheck-verify/2"}', ": not a complete snipcheck verify report: key 'stamp' is missing"),
+        ('{"schema": "snipcheck-verify/3"}', ": not a complete snipcheck verify report: key 'stamp' is missing"),
     ],
 )
 def test_13_a_bad_report_file_gets_a_clear_error_and_no_traceback(tmp_path: Path, content: str, message: str) -> None:

@@ -79,7 +79,8 @@ def plan(
     result = Plan()
     by_place = {(p.snippet_id, _rel(Path(p.source), root)): p for p in placements}
     for snippet in report.snippets:
-        if snippet.status != "drifted" or snippet.actual is None or (only and snippet.id not in only):
+        output = snippet.output  # as it ran; from a report file, as the file holds it
+        if snippet.status != "drifted" or output is None or (only and snippet.id not in only):
             continue
         placement = by_place.get((snippet.id, snippet.doc))
         if placement is None:
@@ -88,7 +89,7 @@ def plan(
         if placement.stated != snippet.stated:
             result.skipped.append((snippet.id, f"{snippet.doc}:{placement.line} was edited since the report; verify again"))
             continue
-        if figure_files.placeholders(snippet.actual) and not snippet.figures:
+        if figure_files.placeholders(output) and not snippet.figures:
             result.skipped.append((
                 snippet.id,
                 (
@@ -103,9 +104,15 @@ def plan(
             result.accepted.append(snippet.id)
             continue
         try:
-            body = to_record(placement.stated, snippet.actual, normalizers)
+            body = to_record(placement.stated, output, normalizers)
         except Unrecordable as exc:
-            result.skipped.append((snippet.id, f"{snippet.doc}:{placement.line}: not accepted: {exc}"))
+            why = str(exc)
+            if snippet.run_actual is None:  # read from a report file, which masks what varies
+                why = (
+                    f"{why} (a verify report file writes each part of an output that varies from run to run "
+                    "as [..]; accept without --report, which runs the snippet, or record it)"
+                )
+            result.skipped.append((snippet.id, f"{snippet.doc}:{placement.line}: not accepted: {why}"))
             continue
         options = {}
         if placement.option("stated-env") is not None:

@@ -201,6 +201,15 @@ def _block_at(p: Sequence[Line], start: int, end: int) -> list[tuple[str, ...]]:
     return block
 
 
+def anchored(pattern: Pattern, i: int, held: set[int]) -> bool:
+    """Whether the ``...`` at stated line ``i`` keeps an anchor: the start or
+    end of the output, or a neighbouring stated line that still matches."""
+    lines = pattern.lines
+    before = next((q for q in range(i - 1, -1, -1) if lines[q] is not None), None)
+    after = next((q for q in range(i + 1, len(lines)) if lines[q] is not None), None)
+    return before is None or after is None or before in held or after in held
+
+
 # --- the diff -------------------------------------------------------------------
 
 

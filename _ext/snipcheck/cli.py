@@ -38,7 +38,7 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from . import __version__, normalize, report_file, report_format, scaffold
 from . import accept as accept_mod
@@ -48,7 +48,6 @@ from .environment import ProbeError, probe
 from .execute import Executor
 from .files import ChangedOnDisk, WriteError, signals_held, write_all, write_atomic
 from .model import Figure, Outcome, RunResult, Snippet, Stamp
-from .normalize import Normalizer
 from .placement import Placement
 from .project import Project, ProjectError
 from .recording import Unrecordable, to_record
@@ -61,7 +60,7 @@ from .shard_command import FromShard, shard_results
 from .shard_files import MergeError
 from .snippets import SnippetError, load
 from .variation import VARIES, Rerun
-from .verify import Report, keep_committed_text, merge, parse_shard, verify
+from .verify import Report, merge, parse_shard, verify
 
 USAGE_ERROR = 2
 #: Exit status after a Ctrl-C: 128 + SIGINT, as a shell reports an interrupted command.
@@ -264,7 +263,7 @@ def _command(args: argparse.Namespace) -> int:
             report = _verify(project, args.python, shard, use_cache=use_cache, quiet=args.quiet, verbose=args.verbose)
             if report is None:
                 return 1
-            return _emit(report, args.json, args.html, project.settings.normalizers, quiet=args.quiet)
+            return _emit(report, args.json, args.html, quiet=args.quiet)
         if args.command == "execute":
             return _execute(project, args)
         if args.command == "accept":
@@ -697,18 +696,13 @@ def _progress(done: int, total: int, snippet_id: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
 
-def _write_report(path: Path, report: Report, normalizers: Sequence[Normalizer] = ()) -> bool:
-    """Write the JSON report only when it changed, keeping the committed text
-    of outputs that say the same after ``normalizers``
-    (:func:`snipcheck.verify.keep_committed_text`): a committed report stays untouched.
+def _write_report(path: Path, report: Report) -> bool:
+    """Write the JSON report only when it changed: a report holds nothing that
+    varies from run to run (:mod:`snipcheck.steady`), so a committed one
+    stays untouched by a run that found nothing new.
 
     :return: whether the file was written."""
-    try:
-        old: Any = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        old = None
-    new = keep_committed_text(report.to_json(), old, normalizers)
-    data = (json.dumps(new, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+    data = (json.dumps(report.to_json(), ensure_ascii=False, indent=1) + "\n").encode("utf-8")
     try:
         if path.read_bytes() == data:
             return False
@@ -722,7 +716,6 @@ def _emit(
     report: Report,
     json_path: Path | None,
     html_path: Path | None,
-    normalizers: Sequence[Normalizer] = (),
     quiet: int = 0,
 ) -> int:
     """Print the report (with ``quiet`` 2 or more, only what does not hold, on
@@ -734,7 +727,7 @@ def _emit(
     else:
         print(report_format.terminal(report, color=use_color(sys.stdout)))
     with signals_held():  # both reports, or (a Ctrl-C before the first) neither
-        if json_path and _write_report(json_path, report, normalizers):
+        if json_path and _write_report(json_path, report):
             _written.append(json_path)
         if html_path:
             write_atomic(html_path, report_format.html(report).encode("utf-8"))

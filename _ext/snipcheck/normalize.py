@@ -12,6 +12,11 @@ Two kinds:
   equivalent runs (line numbers inside torch's own files).  They are applied
   to both sides just before comparing, never to what readers see.
 
+A compare-only normalizer of what changes with every run of the same code
+(a time, a process id, a memory address) also has a **mask**: the text with
+each such part written as the wildcard ``[..]``.  The verify report, which is
+committed, holds its outputs masked so (:mod:`snipcheck.steady`).
+
 The snippet's own line numbers are never touched: they are the reader's.
 
 Pure core: standard library only.
@@ -32,12 +37,15 @@ class Normalizer:
     :param func: the rewrite.
     :param display: ``True`` if the rewrite may be shown to readers.
     :param doc: one line saying what it does.
+    :param mask: for a normalizer of what changes from run to run, the text
+        with each such part replaced by ``[..]``; ``None`` for the others.
     """
 
     name: str
     func: Callable[[str], str]
     display: bool
     doc: str
+    mask: Callable[[str], str] | None = None
 
     def __call__(self, text: str) -> str:
         return self.func(text)
@@ -46,13 +54,18 @@ class Normalizer:
 REGISTRY: dict[str, Normalizer] = {}
 
 
-def register(name: str, *, display: bool) -> Callable[[Callable[[str], str]], Callable[[str], str]]:
+def register(
+    name: str, *, display: bool, mask: Callable[[str], str] | None = None
+) -> Callable[[Callable[[str], str]], Callable[[str], str]]:
     """Decorator adding a function to :data:`REGISTRY` under ``name``; its
-    docstring's first line becomes the normalizer's description."""
+    docstring's first line becomes the normalizer's description.
+
+    :param mask: see :attr:`Normalizer.mask`.
+    """
 
     def deco(func: Callable[[str], str]) -> Callable[[str], str]:
         doc = (func.__doc__ or "").strip().splitlines()[0] if func.__doc__ else ""
-        REGISTRY[name] = Normalizer(name, func, display, doc)
+        REGISTRY[name] = Normalizer(name, func, display, doc, mask)
         return func
 
     return deco
@@ -106,7 +119,13 @@ def torch_triggered_internally(text: str) -> str:
     return _TRIGGERED.sub("(Triggered internally at torch's C++ source.)", text)
 
 
-@register("memory-addresses", display=False)
+def _masks(pattern: re.Pattern[str], replacement: str) -> Callable[[str], str]:
+    """A :attr:`Normalizer.mask`: ``pattern``'s matches become ``replacement``
+    (which writes the varying part as ``[..]``)."""
+    return lambda text: pattern.sub(replacement, text)
+
+
+@register("memory-addresses", display=False, mask=_masks(_ADDRESS, "0x[..]"))
 def memory_addresses(text: str) -> str:
     """Memory addresses such as ``0x7f3a2c1b9e50`` become ``0x...``."""
     return _ADDRESS.sub("0x...", text)
@@ -114,9 +133,11 @@ def memory_addresses(text: str) -> str:
 
 # torch's own log lines (torch._logging, glog's layout): level, date and time, process id, file:line].
 _TORCH_LOG = re.compile(r"^([IWEF])\d{4} \d\d:\d\d:\d\d\.\d{6} +\d+ ([\w./-]+\.py):\d+\]", re.MULTILINE)
+# Its date, time and process id (the line number moves between releases, not runs).
+_TORCH_LOG_RUN = re.compile(r"^([IWEF])\d{4} \d\d:\d\d:\d\d\.\d{6} +\d+ (?=[\w./-]+\.py:\d+\])", re.MULTILINE)
 
 
-@register("torch-log-prefix", display=False)
+@register("torch-log-prefix", display=False, mask=_masks(_TORCH_LOG_RUN, r"\g<1>[..] "))
 def torch_log_prefix(text: str) -> str:
     """The date, time, process id and line number at the start of torch's own log lines (``W1201 20:31:19.251000 22 torch/utils/cpp_extension.py:183]``) become ``MMDD hh:mm:ss.ffffff PID`` and ``N``: they change with every run."""
     return _TORCH_LOG.sub(lambda m: f"{m.group(1)}MMDD hh:mm:ss.ffffff PID {m.group(2)}:N]", text)
@@ -141,7 +162,7 @@ def torch_no_cuda_runtime(text: str) -> str:
 _RUST_THREAD = re.compile(r"(thread '[^'\n]*') \(\d+\)")
 
 
-@register("rust-thread-ids", display=False)
+@register("rust-thread-ids", display=False, mask=_masks(_RUST_THREAD, r"\g<1> ([..])"))
 def rust_thread_ids(text: str) -> str:
     """The thread id in Rust panic messages, ``thread 'main' (4242) panicked``, becomes ``(N)``: it changes with every run."""
     return _RUST_THREAD.sub(lambda m: m.group(1) + " (N)", text)
@@ -184,6 +205,15 @@ def for_display(text: str, normalizers: Iterable[Normalizer]) -> str:
     """Apply only the display normalizers (what readers and the chapter source see)."""
     for n in pipeline(normalizers, masking=False):
         text = n(text)
+    return text
+
+
+def mask_runs(text: str, normalizers: Iterable[Normalizer]) -> str:
+    """``text`` with every part that changes from run to run written ``[..]``
+    (each normalizer's :attr:`Normalizer.mask`, in the configured order)."""
+    for n in normalizers:
+        if n.mask is not None:
+            text = n.mask(text)
     return text
 
 

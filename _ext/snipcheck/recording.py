@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .alignment import align, holds
+from .alignment import align, anchored, holds
 from .normalize import Normalizer, for_compare
-from .wildcards import INLINE, LINES, Pattern, fit, has_markers, parse, prepare, show, uses_wildcards
+from .wildcards import INLINE, LINES, fit, has_markers, parse, prepare, show, uses_wildcards
 
 
 class Unrecordable(ValueError):
@@ -82,7 +82,7 @@ def _keep(
         elif op.kind in "=~+":
             out.append(shown[op.j])
             sources.append(op.j)
-        elif op.kind == "..." and _anchored(pattern, op.i, held):
+        elif op.kind == "..." and anchored(pattern, op.i, held):
             out.append(LINES)
             sources.append(None)
         elif op.kind == "...":
@@ -92,12 +92,3 @@ def _keep(
     if None not in sources or not uses_wildcards(body) or not holds(body, actual, normalizers):
         return None
     return out, sources
-
-
-def _anchored(pattern: Pattern, i: int, held: set[int]) -> bool:
-    """Whether the ``...`` at stated line ``i`` keeps an anchor: the start or
-    end of the output, or a neighbouring stated line that still matches."""
-    lines = pattern.lines
-    before = next((q for q in range(i - 1, -1, -1) if lines[q] is not None), None)
-    after = next((q for q in range(i + 1, len(lines)) if lines[q] is not None), None)
-    return before is None or after is None or before in held or after in held

@@ -1,9 +1,9 @@
 """Reading a verify report file, with one clear line for whatever is wrong with it.
 
 ``merge``, ``accept --report``, ``review --report`` and the versions page read
-the JSON that ``snipcheck verify --json`` writes (schema ``snipcheck-verify/2``,
-documented in ``schemas/verify-report-2.schema.json``; ``snipcheck-verify/1``
-is still read).  :func:`read` checks every key that
+the JSON that ``snipcheck verify --json`` writes (schema ``snipcheck-verify/3``,
+documented in ``schemas/verify-report-3.schema.json``; ``snipcheck-verify/2``
+and ``/1`` are still read).  :func:`read` checks every key that
 :meth:`snipcheck.verify.Report.from_json` needs, and its type, before building
 the report, so a damaged or foreign file is refused with a message that names
 the file, the key (as a path: ``shard.index``, ``snippets[3].status``), what
@@ -175,7 +175,7 @@ def parse(data: Any, name: str) -> Report:
             "give the file `snipcheck verify --json FILE` writes"
         )
     if schema not in (SCHEMA, *OLD_SCHEMAS):
-        known = " and ".join((SCHEMA, *OLD_SCHEMAS))
+        known = ", ".join((SCHEMA, *OLD_SCHEMAS)[:-1]) + " and " + OLD_SCHEMAS[-1]
         raise ReportError(
             f"{name}: a report of schema {_shown(schema)}, which this snipcheck cannot read (it reads {known}); "
             "verify again with this snipcheck, or use the snipcheck that wrote it"

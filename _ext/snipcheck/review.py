@@ -15,6 +15,7 @@ Pure core: standard library and snipcheck's core modules.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -55,7 +56,11 @@ class Review:
         return not self.undecided
 
     def to_json(self) -> dict[str, object]:
-        return {"schema": "snipcheck-review/1", "report": self.report.to_json(), "decisions": self.decisions}
+        """The state file's form: the report, the decisions, and the outputs as
+        they ran (a report's JSON form writes what varies as ``[..]``, which
+        accepting must not write into a page)."""
+        ran = {s.id: s.run_actual for s in self.report.snippets if s.run_actual is not None}
+        return {"schema": "snipcheck-review/1", "report": self.report.to_json(), "decisions": self.decisions, "ran": ran}
 
     @classmethod
     def load(cls, path: Path) -> Review | None:
@@ -78,7 +83,11 @@ class Review:
             report = report_file.parse(data.get("report"), f"{path} (the report under review)")
         except report_file.ReportError as exc:
             raise ValueError(f"{exc}; remove {path} to start the review afresh") from None
-        return cls(report, dict(decisions))
+        ran = data.get("ran", {})
+        if not isinstance(ran, dict) or not all(isinstance(v, str) for v in ran.values()):
+            raise ValueError(f"{path}: its key 'ran' is damaged; remove the file to start the review afresh")
+        snippets = tuple(dataclasses.replace(s, run_actual=ran.get(s.id)) for s in report.snippets)
+        return cls(dataclasses.replace(report, snippets=snippets), dict(decisions))
 
     def save(self, path: Path) -> None:
         write_atomic(path, (json.dumps(self.to_json(), ensure_ascii=False, indent=1) + "\n").encode("utf-8"))

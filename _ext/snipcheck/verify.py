@@ -41,17 +41,25 @@ from . import figures as figure_files
 from .compare import judge, masking_normalizers, text_diff, truncation_advice
 from .execute import Executor
 from .model import Figure, Snippet, Stamp
-from .normalize import Normalizer, for_compare
 from .placement import Placement, fingerprint
 from .settings import Settings
 from .snippets import SnippetError, load
+from .steady import problem as steady_problem
+from .steady import steady
 
-SCHEMA = "snipcheck-verify/2"
-#: Older schemas :meth:`Report.from_json` still reads (for the versions page).
-OLD_SCHEMAS = ("snipcheck-verify/1",)
+SCHEMA = "snipcheck-verify/3"
+#: Older schemas :meth:`Report.from_json` still reads (for the versions page,
+#: merge, accept and review): /2 added ``fingerprint``; /3 writes what varies
+#: from run to run as wildcards (:mod:`snipcheck.steady`), where /1 and /2
+#: hold each output as it ran.
+OLD_SCHEMAS = ("snipcheck-verify/2", "snipcheck-verify/1")
 #: Per-snippet fields that vary from run to run: shown in the terminal and the
 #: HTML page, left out of the JSON file (which is committed).
 VOLATILE = ("duration", "origin")
+#: Per-snippet fields kept in memory only, for accept and review after a run:
+#: the figures' images and the output as it ran (what varies stays out of the
+#: committed report: see :mod:`snipcheck.steady`).
+IN_MEMORY = ("figures", "run_actual")
 STATUSES = ("unchanged", "drifted", "failing", "not-run", "error")
 #: A changed line is environment-wide when it appears in the diffs of at least
 #: this share of the snippets that ran (and in at least two of them).
@@ -71,6 +79,11 @@ class SnippetReport:
     :param masked: for ``unchanged`` snippets, the compare-only normalizers
         that hid a difference (e.g. ``torch-line-numbers``).
     :param figures: the run's figures (for ``accept``); not in the JSON form.
+    :param run_actual: the actual output as the run printed it (after the
+        display normalizers), for ``accept`` and ``review`` after this run;
+        not in the JSON form.  ``actual``, ``diff`` and ``masked_diff`` write
+        what varies from run to run as wildcards (:mod:`snipcheck.steady`),
+        so the committed report is the same for every run of the same code.
     """
 
     id: str
@@ -88,6 +101,13 @@ class SnippetReport:
     masked: tuple[str, ...] = ()
     masked_diff: str = ""
     figures: tuple[Figure, ...] = field(default=(), repr=False)
+    run_actual: str | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def output(self) -> str | None:
+        """The output to write into the page on accepting: as it ran, or
+        (for a report read from a file) as the report holds it."""
+        return self.run_actual if self.run_actual is not None else self.actual
 
 
 @dataclass(frozen=True)
@@ -134,14 +154,13 @@ class Report:
         return not any(s.status in ("drifted", "failing", "error") for s in self.snippets)
 
     def to_json(self) -> dict[str, Any]:
-        """The documented JSON form: deterministic for the same chapter, runs
-        and environment (no timings), so a committed report only changes when
-        a result does."""
+        """The documented JSON form: deterministic for the same chapter and
+        environment (no timings; outputs as :mod:`snipcheck.steady` writes
+        them), so a committed report only changes when a result does."""
 
         def snippet(s: SnippetReport) -> dict[str, Any]:
             data = dataclasses.asdict(dataclasses.replace(s, figures=()))
-            data.pop("figures")  # images stay out of the committed report
-            for name in VOLATILE:
+            for name in VOLATILE + IN_MEMORY:
                 data.pop(name)
             return data
 
@@ -171,11 +190,15 @@ class Report:
             found = data.get("schema") if isinstance(data, dict) else type(data).__name__
             raise ValueError(f"not a {SCHEMA} report (found {found!r})")
 
+        as_run = data.get("schema") in OLD_SCHEMAS  # outputs as they ran: nothing masked
+
         def snip(d: dict[str, Any]) -> SnippetReport:
             d = dict(d)
             d["problems"] = tuple(d.get("problems", ()))
             d["missing"] = tuple(d.get("missing", ()))
             d["masked"] = tuple(d.get("masked", ()))
+            if as_run:
+                d["run_actual"] = d.get("actual")
             return SnippetReport(**d)
 
         return cls(
@@ -216,39 +239,6 @@ def file_loader(settings: Settings) -> Loader:
     """Loads each placement's snippet from its file (for code written in pages, see
     :meth:`snipcheck.project.Project.snippet`)."""
     return lambda p: load(p.snippet_id, settings.snippets_dir, settings.root)
-
-
-def keep_committed_text(new: dict[str, Any], old: dict[str, Any] | None, normalizers: Sequence[Normalizer]) -> dict[str, Any]:
-    """``new`` (a report's JSON form) with the texts of ``old`` (the report
-    already on disk) wherever the two say the same after ``normalizers``.
-
-    An actual output may hold what changes on every run and is masked when
-    comparing (torch's log lines carry the time and a process id: the
-    ``torch-log-prefix`` normalizer); the committed report then keeps the
-    text it has, so a re-run that found nothing new changes no byte of it.
-
-    :param new: from :meth:`Report.to_json`; changed in place and returned.
-    :param old: the JSON form read from the existing file, or ``None``.
-    """
-    if not isinstance(old, dict):
-        return new
-
-    def same(a: object, b: object) -> bool:
-        return isinstance(a, str) and isinstance(b, str) and for_compare(a, normalizers) == for_compare(b, normalizers)
-
-    before = {s.get("id"): s for s in old.get("snippets", ()) if isinstance(s, dict)}
-    for entry in new["snippets"]:
-        was = before.get(entry["id"])
-        if was and was.get("status") == entry["status"] and same(was.get("actual"), entry["actual"]):
-            for name in ("actual", "diff", "masked_diff"):
-                if same(was.get(name), entry[name]):
-                    entry[name] = was[name]
-    wide = [c for c in old.get("environment_wide", ()) if isinstance(c, dict)]
-    for change in new.get("environment_wide", ()):
-        match = next((c for c in wide if c.get("sign") == change["sign"] and same(c.get("text"), change["text"])), None)
-        if match is not None:
-            change["text"] = match["text"]
-    return new
 
 
 def chapter_fingerprint(settings: Settings, placements: Sequence[Placement], loader: Loader | None = None) -> str:
@@ -307,7 +297,8 @@ def verify(
         if progress is not None:
             progress(done, len(loaded), p.snippet_id)
         if outcome.origin == "error":
-            reports.append(SnippetReport(p.snippet_id, doc, p.line, "error", outcome.notes, stated=p.stated))
+            problems = tuple(steady_problem(n) for n in outcome.notes)
+            reports.append(SnippetReport(p.snippet_id, doc, p.line, "error", problems, stated=p.stated))
             continue
         if outcome.result is None and outcome.stopped:  # its requirements are met: an earlier cell stopped it
             reports.append(SnippetReport(p.snippet_id, doc, p.line, "failing", (outcome.stopped,), stated=p.stated))
@@ -331,23 +322,26 @@ def verify(
         drawn = figure_files.problems(p.snippet_id, figures, srcdir or settings.source_dir or settings.root)
         if drawn and status == "unchanged":
             status = "drifted"
+        masked_diff = (
+            text_diff(p.stated, verdict.actual, settings.normalizers, *labels, masking=False) if verdict.ok else ""
+        )
+        shown = steady(p.stated, verdict.actual, settings.normalizers, labels, diff=verdict.diff, masked_diff=masked_diff)
         reports.append(
             SnippetReport(
                 p.snippet_id,
                 doc,
                 p.line,
                 status,
-                problems + drawn,
-                verdict.diff,
+                tuple(steady_problem(sentence) for sentence in problems + drawn),
+                shown.diff,
                 p.stated,
-                verdict.actual,
+                shown.actual,
                 duration=outcome.result.duration,
                 origin=outcome.origin,
                 masked=masking_normalizers(p.stated, verdict.actual, settings.normalizers) if verdict.ok else (),
-                masked_diff=text_diff(p.stated, verdict.actual, settings.normalizers, labels[0], labels[1], masking=False)
-                if verdict.ok
-                else "",
+                masked_diff=shown.masked_diff,
                 figures=figures,
+                run_actual=verdict.actual,
             )
         )
     reports.sort(key=lambda r: (r.doc, r.line))
