@@ -15,10 +15,12 @@ Test folders lie under ``/var/tmp``, not ``/tmp``: each snippet run has a
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from snipcheck.environment import probe
@@ -117,6 +119,19 @@ def app_params(request, app_params, tmp_path: Path, rootdir: Path, cache_dir: Pa
     overrides.setdefault("snipcheck_fork_min_runs", 0)
     kwargs["confoverrides"] = overrides
     return type(app_params)(args, kwargs)
+
+
+@pytest.fixture(scope="session")
+def loaded_noxfile() -> ModuleType:
+    """noxfile.py, loaded once per test session: loading it registers its
+    sessions in nox's one registry, and a second load warned once a session
+    ("FutureWarning: The session 'docs' has already been registered")."""
+    spec = importlib.util.spec_from_file_location("snipcheck_noxfile", REPO / "noxfile.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.fixture(scope="session")

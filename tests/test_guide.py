@@ -33,7 +33,7 @@ from bs4 import BeautifulSoup
 from conftest import REPO
 from snipcheck import cli, normalize, settings, tags
 from snipcheck.sphinxext import log
-from test_noxfile import loaded_noxfile, noxfile, session  # noqa: F401  (the noxfile under a recording stand-in)
+from test_noxfile import noxfile, session  # noqa: F401  (the noxfile under a recording stand-in)
 
 GUIDE = REPO / "guide"
 SCHEMAS = REPO / "_ext" / "snipcheck" / "schemas"

@@ -48,17 +48,6 @@ class Recorder:
         return self.calls[-1][1]["env"]["VIRTUAL_ENV"]
 
 
-@pytest.fixture(scope="module")
-def loaded_noxfile() -> ModuleType:
-    """noxfile.py, loaded once (nox registers its sessions when it loads)."""
-    spec = importlib.util.spec_from_file_location("snipcheck_noxfile", REPO / "noxfile.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture
 def noxfile(loaded_noxfile: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     """noxfile.py with its environments under this test's temporary directory."""
@@ -168,3 +157,35 @@ def test_13_a_wheel_of_another_package_is_refused(noxfile: ModuleType, tmp_path:
     bad.write_bytes(b"")
     with pytest.raises(AssertionError, match="is not a wheel's file name"):
         session(noxfile, "verify", str(bad))
+
+
+def test_a_session_says_nothing_about_uv_which_no_session_uses(tmp_path: Path) -> None:
+    # nox looks for uv before it reads the backend ("none" here) and logged
+    # "nox > uv binary not found." on every session (issue 34)
+    import subprocess
+
+    out = subprocess.run(
+        [sys.executable, "-m", "nox", "-f", str(REPO / "noxfile.py"), "--envdir", str(tmp_path / ".nox"), "-s", "new"],
+        cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    said = out.stdout + out.stderr
+    assert "Session new aborted: give the new snippet's id" in said, said  # the session ran, and stopped at once
+    assert "uv" not in said, said
+
+
+def test_two_test_modules_share_one_load_of_the_noxfile() -> None:
+    # Each load registers the sessions again in nox's one registry: the test run
+    # printed "FutureWarning: The session 'docs' has already been registered" 13 times
+    # when test_guide loaded it a second time (issue 34).
+    import subprocess
+
+    out = subprocess.run(
+        [
+            sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-W", "error::FutureWarning",
+            "tests/test_noxfile.py::test_new_and_merge_need_no_torch",
+            "tests/test_guide.py::test_nox_session_guide_builds_it_into_build_guide_in_the_reference_environment",
+        ],
+        cwd=REPO, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "2 passed" in out.stdout and "warning" not in out.stdout, out.stdout
