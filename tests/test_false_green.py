@@ -59,6 +59,20 @@ def test_5_drift_fails_the_build_without_w(drifted: Path, tmp_path: Path, args: 
     assert "f/ok" not in done.stderr
 
 
+@pytest.mark.parametrize("strict", [[], ["-W", "--keep-going"]], ids=["plain", "W-keep-going"])
+def test_the_warning_count_is_the_warnings_shown(drifted: Path, tmp_path: Path, strict: list[str]) -> None:
+    # Issue 34: one drift warning, then the error that names it again for the failed build, and
+    # Sphinx said "build finished with problems, 2 warnings": it counts every error as a warning.
+    done = sphinx(drifted, tmp_path / "cache", *strict, "-b", "html", "-c", ".", "docs", "_build/html")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert re.findall(r"^\S*: WARNING: .*$", done.stderr, re.M) == [
+        f"{drifted / 'docs' / 'index.md'}:7: WARNING: snippet 'f/drift': the stated output differs from the actual output:"
+    ]
+    assert "ERROR: snipcheck: 1 stated output or claim do not hold" in done.stderr
+    said = "build finished with problems, 1 warning" + (" (with warnings treated as errors)." if strict else ".")
+    assert said in done.stdout
+
+
 def test_5_a_project_may_turn_the_failure_off(drifted: Path, tmp_path: Path) -> None:
     done = sphinx(drifted, tmp_path / "cache", "-b", "html", "-c", ".", "-D", "snipcheck_fail_on_drift=0", "docs", "out")
     assert done.returncode == 0, done.stderr

@@ -147,12 +147,12 @@ def fail_on_problems(app: Sphinx, exception: BaseException | None) -> None:
     if not state.settings.fail_on_drift:
         absent = [r for r in iter_all(app.env) if r.outcome is not None and NO_RESULT in r.outcome.notes]
         if state.settings.merged and absent:
-            logger.error(
+            _fail(
+                app,
                 f"snipcheck: {len(absent)} runnable snippet{'s' if len(absent) != 1 else ''} without a result from the "
                 "merged shards; the build fails (snipcheck_execute = 'merged'):\n"
-                + "\n".join(f"  {r.where or r.docname}: {r.snippet_id}: no result" for r in absent)
+                + "\n".join(f"  {r.where or r.docname}: {r.snippet_id}: no result" for r in absent),
             )
-            app.statuscode = 1
         return
     if app.builder.name == "snipcheck-index":
         return  # execution is off: nothing was compared
@@ -162,22 +162,38 @@ def fail_on_problems(app: Sphinx, exception: BaseException | None) -> None:
     if not bad and not bad_claims and not left_out:
         return
     if left_out:
-        logger.error(
+        _fail(
+            app,
             f"snipcheck: {len(left_out)} page{'s' if len(left_out) != 1 else ''} could not be read, so the "
             "snippets there were not checked; the build fails (snipcheck_fail_on_drift = True):\n"
-            + "\n".join(f"  {os.path.relpath(path, app.srcdir)}:{line}: cannot be read" for _, (path, line, _) in left_out)
+            + "\n".join(f"  {os.path.relpath(path, app.srcdir)}:{line}: cannot be read" for _, (path, line, _) in left_out),
         )
-        app.statuscode = 1
     if not bad and not bad_claims:
         return
     lines = [f"  {r.where or r.docname}: {r.snippet_id}: {r.status}" for r in bad]
     lines += [f"  {app.env.doc2path(d, False)}:{c.line}: claim {c.value!r} from {c.snippet_id}: drift" for d, c in bad_claims]
     count = len(bad) + len(bad_claims)
-    logger.error(
+    _fail(
+        app,
         f"snipcheck: {count} stated output{'s' if count != 1 else ''} or claim{'s' if count != 1 else ''} "
         "do not hold (see the warnings above); the build fails (snipcheck_fail_on_drift = True):\n"
-        + "\n".join(lines)
+        + "\n".join(lines),
     )
+
+
+def _fail(app: Sphinx, message: str) -> None:
+    """Log ``message`` as an error and set exit status 1.
+
+    The error names again what the warnings above it said, each at its line
+    (a drift, a page left out, a cell without a result): Sphinx counts every
+    error as one more warning, so its last line said "2 warnings" under one
+    warning shown.  The error is taken back out of that count, which then
+    counts the warnings shown.
+    """
+    logger.error(message)
+    count = getattr(app, "_warncount", None)  # Sphinx's own counter: no public way to log an uncounted error
+    if isinstance(count, int) and count > 0:
+        app._warncount = count - 1
     app.statuscode = 1
 
 
