@@ -209,6 +209,25 @@ def test_a_project_declares_its_own_requirement_names(make_app, app_params, conf
         assert badges == ["needs gizmo", "not run in this build"]
 
 
+@pytest.mark.sphinx("html", testroot="requires")
+def test_the_summary_says_what_an_unmet_requirement_is_and_why_it_is_unmet(make_app, app_params, stamp: Stamp) -> None:  # noqa: ANN001
+    # Issue 34: "6 not run here (needs burn, cuda)" left a newcomer to guess what burn is and why
+    # this build did not run it; the project says it once, with the name (a dict for snipcheck_requirements).
+    args, kwargs = app_params
+    why = "a gizmo is a device only the lab machine has (https://example.org/gizmo)"
+    overrides = {**kwargs["confoverrides"], "snipcheck_requirements": {"gizmo": why}}
+    app = make_app(*args, **{**kwargs, "confoverrides": overrides})
+    src = Path(app.srcdir)
+    (src / "snippets" / "gpu" / "gizmo.py").write_text('print("stated on a machine with a gizmo")\n\n# /// snipcheck\n# requires = ["gizmo"]\n# ///\n')
+    with open(src / "index.md", "a") as page:
+        page.write(GIZMO_PAGE)
+    build_html(app)
+    status = app.status.getvalue()
+    cuda = "needs cuda (1 snippet): the snippet interpreter's torch sees no CUDA device on this machine (a GPU machine runs them: snipcheck execute --provides cuda); "
+    assert f"snipcheck: not run here: {'' if stamp.cuda else cuda}needs gizmo (1 snippet): {why}\n" in status, status
+    assert snipcheck_warnings(app.warning.getvalue()) == []
+
+
 # --- broken placements -------------------------------------------------------------
 
 

@@ -67,6 +67,12 @@ def test_chapter_builds_with_warnings_as_errors(chapter_build: subprocess.Comple
     assert "snipcheck." not in chapter_build.stderr, chapter_build.stderr
     assert chapter_build.returncode == 0, chapter_build.stderr
     assert re.search(r"^snipcheck: \d+ snippets", chapter_build.stdout, re.MULTILINE)
+    # what "needs burn" means, for a newcomer who never heard of it (issue 34)
+    assert re.search(
+        r"^snipcheck: not run here: needs burn \(\d+ snippets\): burn is the deep-learning framework in Rust that "
+        r"docs/burn.md compares with PyTorch \(https://burn.dev\); .* no crate can be downloaded",
+        chapter_build.stdout, re.MULTILINE,
+    ), chapter_build.stdout
 
 
 def changed_by_one_character(body: str, normalizers: tuple[Normalizer, ...]) -> tuple[int, str] | None:

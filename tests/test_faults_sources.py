@@ -165,6 +165,7 @@ def test_only_these_warnings(sources: Sources) -> None:
         ("snipcheck_normalizers", ["no-such-normalizer"], None),
         ("snipcheck_python", "/no/such/python3", "no such interpreter (give an absolute path or a command on PATH)"),
         ("snipcheck_provides", ["cuda", 3], "expected a list of strings"),
+        ("snipcheck_requirements", {"burn": 3}, "expected a list of names, or a dict of names to sentences (strings)"),
     ],
 )
 def test_invalid_config_value_names_the_value_and_the_default_and_the_build_goes_on(

@@ -90,6 +90,29 @@ def missing(requires: Iterable[str], stamp: Stamp, provides: Iterable[str] = ())
     return tuple(out)
 
 
+def why_unmet(requirement: str, stamp: Stamp | None, notes: Iterable[tuple[str, str]] = ()) -> str:
+    """One clause saying what ``requirement`` is and why this build lacks it
+    (``""`` when there is nothing to say).
+
+    :param notes: the project's own sentences, ``snipcheck_requirements``
+        given as a dict; they win over the built-in ones.
+    """
+    said = dict(notes)
+    if requirement in said:
+        return said[requirement]
+    if requirement == "cuda":
+        return (
+            "the snippet interpreter's torch sees no CUDA device on this machine "
+            "(a GPU machine runs them: snipcheck execute --provides cuda)"
+        )
+    if requirement == "cargo":
+        return "no Rust toolchain (cargo) on PATH"
+    if _TORCH_SPEC.match(requirement):
+        found = stamp.torch if stamp is not None and stamp.torch else "no torch"
+        return f"the snippet interpreter has {found}"
+    return ""
+
+
 def routed(
     requires: Iterable[str], stamp: Stamp, provides: Iterable[str] = (), known: Iterable[str] = ()
 ) -> tuple[str, ...]:

@@ -82,7 +82,7 @@ VALUES: dict[str, Value] = {
     "snipcheck_jobs": Value(0, (int,), "", "parallel runs; 0 means one per CPU core", _integer),
     "snipcheck_normalizers": Value(list(normalize.DEFAULT), (list, tuple), "env", "normalizer names, in order", _names),
     "snipcheck_provides": Value([], (list, tuple), "env", "features this build declares present, e.g. ['burn']", _names),
-    "snipcheck_requirements": Value([], (list, tuple), "env", "names of the project's own features a requires tag may name, e.g. ['burn']; absent unless snipcheck_provides names them", _names),
+    "snipcheck_requirements": Value([], (list, tuple, dict), "env", "names of the project's own features a requires tag may name, e.g. ['burn'], absent unless snipcheck_provides names them; or a dict of each name to one sentence saying what it is and why a build may lack it, which the build summary gives where it is unmet", _names),
     "snipcheck_runner": Value("fork", (str,), "env", "Python runner: 'fork' (warm server, default) or 'subprocess'"),
     "snipcheck_fork_min_runs": Value(3, (int,), "", "start the fork server only when a build needs at least this many Python runs; fewer run as plain subprocesses (0: always fork)", _integer),
     "snipcheck_preload": Value(None, (list, tuple), "", "modules the fork runner's server imports once; default (None): torch when the snippet interpreter has it, else nothing", _names),
@@ -127,7 +127,10 @@ def problem(name: str, value: Any, root: Path | None = None) -> str | None:
             normalize.resolve(value)
         except KeyError as exc:
             return str(exc.args[0])
-    if name in (
+    if name == "snipcheck_requirements" and isinstance(value, dict):
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+            return "expected a list of names, or a dict of names to sentences (strings)"
+    elif name in (
         "snipcheck_provides", "snipcheck_requirements", "snipcheck_preload", "snipcheck_env", "snipcheck_depends"
     ) and not all(isinstance(x, str) for x in value):
         return "expected a list of strings"
@@ -218,6 +221,7 @@ class Settings:
     provides: tuple[str, ...]
     reference: str
     requirements: tuple[str, ...] = ()
+    requirement_notes: tuple[tuple[str, str], ...] = ()
     runner: str = "fork"
     preload: tuple[str, ...] | None = None
     fork_min_runs: int = 3
@@ -276,6 +280,9 @@ class Settings:
                 normalizers=normalize.resolve(v["snipcheck_normalizers"]),
                 provides=tuple(v["snipcheck_provides"]),
                 requirements=tuple(v["snipcheck_requirements"]),
+                requirement_notes=tuple(v["snipcheck_requirements"].items())
+                if isinstance(v["snipcheck_requirements"], dict)
+                else (),
                 reference=v["snipcheck_reference"] or reference_from_pyproject(root),
                 runner=v["snipcheck_runner"],
                 preload=None if v["snipcheck_preload"] is None else tuple(v["snipcheck_preload"]),

@@ -29,6 +29,7 @@ from sphinx.util import logging
 from ..cache import write_atomic
 from ..chains import with_later
 from ..execute_chain import NO_RESULT, STOPPED_BY
+from ..requirements import why_unmet
 from ..runner import sandbox
 from . import state as state_mod
 from . import times
@@ -38,6 +39,8 @@ from .pages import unreadable
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
+
+    from ..model import Stamp
 
 logger = logging.getLogger("snipcheck")
 #: The format of ``report.json`` and its version (``schemas/build-report.schema.json``).
@@ -89,6 +92,8 @@ def summarize(app: Sphinx, exception: BaseException | None) -> None:
     if lacking:
         line += f"; {lacking}"
     logger.info(line)
+    if counts["not-run"] and missing:
+        logger.info(unmet(missing, state.stamp, state.settings.requirement_notes))
     table = times.rows(recs, state.read_now)
     wall = round(state.wall, 3)
     runs = times.run_seconds(recs, state.read_now)
@@ -105,6 +110,19 @@ def summarize(app: Sphinx, exception: BaseException | None) -> None:
         write_atomic(state.settings.report_dir / "report.json", json.dumps(report, ensure_ascii=False, indent=1).encode())
     except OSError as exc:
         logger.warning(f"snipcheck: cannot write the report: {exc}", type="snipcheck", subtype="config")
+
+
+def unmet(missing: Counter[str], stamp: Stamp | None, notes: tuple[tuple[str, str], ...]) -> str:
+    """The line after the summary that says, for each requirement a snippet
+    was not run for, how many and what it is and why this build lacks it
+    (:func:`snipcheck.requirements.why_unmet`; a project's own names say it
+    in ``snipcheck_requirements``)."""
+    parts = []
+    for name in sorted(missing):
+        why = why_unmet(name, stamp, notes)
+        count = f"{missing[name]} snippet{'s' if missing[name] != 1 else ''}"
+        parts.append(f"needs {name} ({count})" + (f": {why}" if why else ""))
+    return "snipcheck: not run here: " + "; ".join(parts)
 
 
 def from_shards(state: state_mod.BuildState, recs: list[SnippetRecord]) -> str:
