@@ -1,7 +1,8 @@
 """What a reader meets, in headless Chromium at 390 px (a phone) and 1280 px
-(a desktop): outputs that never soft-wrap, nothing over the code, the page's
-language everywhere, search, the versions page, keyboard use and axe-core's
-accessibility rules (reader.md, issue 13).
+(a desktop): prose outputs that wrap and the rest that never soft-wrap,
+nothing over the code, the landing page and the page of runner differences,
+the page's language everywhere, search, the versions page, keyboard use and
+axe-core's accessibility rules (reader.md, issues 13 and 34).
 
 Fixtures: ``tests/browser_fixtures.py``.  axe-core comes from the npm
 registry: ``npm ci --prefix tests/axe`` (``.ci/run`` does it); without it the
@@ -87,7 +88,8 @@ PANELS = """() => [...document.querySelectorAll('article div.highlight > pre')].
     const padding = parseFloat(s.paddingTop) + parseFloat(s.paddingBottom);
     return {index, output: !!pre.closest('.snipcheck-output'), code: !!pre.closest('.snipcheck-code'),
             id: (pre.closest('.snipcheck-snippet') || {}).id || '', shown: box.width > 0 && box.height > 0,
-            traceback: !!pre.closest('.snipcheck-traceback'), text: pre.textContent,
+            traceback: !!pre.closest('.snipcheck-traceback'), wraps: !!pre.closest('.snipcheck-wraps'),
+            text: pre.textContent,
             whiteSpace: s.whiteSpace, overflowX: s.overflowX,
             scrolls: pre.scrollWidth > pre.clientWidth + 1, left: box.left, right: box.right,
             articleLeft: article.left, articleRight: article.right,
@@ -101,6 +103,17 @@ OUTPUT_PAGES = {
     "myths.html": (None, ["myths/no-grad-safe", "myths/compile-out-of-place"]),
     "debugging.html": ("debugging/anomaly", ["debugging/setup", "debugging/anomaly", "debugging/versions"]),
     "tutorial.html": (None, ["tutorial/like", "tutorial/indexing", "tutorial/numpy-silent"]),
+}
+# Outputs of plain prose-like stdout (snipcheck.display.may_wrap) that wrap, with a line too
+# long for a phone (its first block), and outputs no block of which may wrap: tables aligned by
+# spaces, tensors printed over several rows (tracebacks never wrap: the test asserts it of each).
+WRAPPED = {
+    "inplace.html": ["inplace/saved-version", "inplace/relu-after-sigmoid", "inplace/fixes"],
+    "myths.html": ["myths/no-grad-safe", "myths/clone-first"],
+}
+UNWRAPPED = {
+    "inplace.html": ["inplace/what-is-saved", "inplace/forms-summary", "inplace/version-shared", "inplace/no-grad-detach"],
+    "debugging.html": ["debugging/setup", "debugging/backward"],
 }
 
 
@@ -121,7 +134,7 @@ def every_panel(page: Any) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize("name", list(OUTPUT_PAGES))
-def test_outputs_and_code_never_soft_wrap_and_scroll_inside_their_box(
+def test_prose_outputs_wrap_and_the_rest_never_soft_wrap_and_scroll_inside_their_box(
     visit: Callable[..., Any], artifacts: Path, width: int, name: str
 ) -> None:
     page = visit(width, f"chapter/{name}")
@@ -132,12 +145,30 @@ def test_outputs_and_code_never_soft_wrap_and_scroll_inside_their_box(
     code = [p for p in panels if p["code"]]
     assert outputs and code
     for panel in outputs + code:
-        assert panel["whiteSpace"] == "pre", panel
-        assert panel["overflowX"] in ("auto", "scroll"), panel
-        # one row per line: nothing wrapped onto a second row
-        assert panel["rows"] == panel["lines"], panel
+        if panel["wraps"]:
+            # plain stdout that reads as prose: it wraps at the box's edge, so its end,
+            # the line's point, is in view on a phone without scrolling sideways
+            assert panel["output"] and not panel["traceback"], panel
+            assert panel["whiteSpace"] == "pre-wrap", panel
+            assert not panel["scrolls"], panel
+        else:
+            assert panel["whiteSpace"] == "pre", panel
+            assert panel["overflowX"] in ("auto", "scroll"), panel
+            # one row per line: nothing wrapped onto a second row
+            assert panel["rows"] == panel["lines"], panel
         # the block stays inside the article; what is wider scrolls inside it
         assert panel["left"] >= panel["articleLeft"] - 1 and panel["right"] <= panel["articleRight"] + 1, panel
+    first = {}
+    for panel in outputs:
+        first.setdefault(panel["id"], panel)
+    for snippet_id in WRAPPED.get(name, []):
+        panel = first[snippet_selector(snippet_id)[1:]]
+        assert panel["wraps"], panel
+        if width == 390:
+            assert panel["rows"] > panel["lines"], panel  # too long for a phone: it did wrap
+    for snippet_id in UNWRAPPED.get(name, []):
+        blocks = [p for p in outputs if p["id"] == snippet_selector(snippet_id)[1:]]
+        assert blocks and not any(p["wraps"] for p in blocks), snippet_id
     # Traceback caret lines (^^^^) stay under the expression they mark.
     tracebacks = [p for p in outputs if p["traceback"] and "^" in p["text"]]
     for panel in tracebacks:
@@ -328,6 +359,48 @@ def test_search_lists_each_page_once_with_excerpts_free_of_line_numbers(
         assert heading in title, (hit, title)
 
 
+# --- the landing page and the page of runner differences (issue 34) -------------------------------
+
+#: What sticks out sideways at this width: the page itself, and each block of the article's text
+#: (a paragraph, a list item, a heading) that reaches past the window or scrolls inside itself.
+SIDEWAYS = """() => ({page: document.documentElement.scrollWidth, window: innerWidth,
+    wide: [...document.querySelectorAll('article p, article li, article h1, article h2, article table')]
+        .filter(e => e.getBoundingClientRect().right > innerWidth + 1 || e.scrollWidth > e.clientWidth + 1)
+        .map(e => e.innerText.slice(0, 80))})"""
+#: The sections of the landing page: each heading and the text under it, up to the next heading.
+SECTIONS = """() => Object.fromEntries([...document.querySelectorAll('article section section')].map(s => [
+    s.querySelector('h2').innerText.replace(/[#¶]$/, '').trim(),
+    {text: [...s.children].filter(e => e.tagName === 'P').map(e => e.innerText).join('\\n'),
+     links: [...s.querySelectorAll('a[href]')].map(a => a.getAttribute('href').split('#')[0])}]))"""
+
+
+def no_sideways(page: Any) -> None:
+    found = page.evaluate(SIDEWAYS)
+    assert found["page"] <= found["window"] and found["wide"] == [], found
+
+
+def test_the_landing_page_is_for_readers_and_links_the_runner_differences(
+    visit: Callable[..., Any], artifacts: Path, width: int
+) -> None:
+    page = visit(width, "chapter/index.html")
+    sections = page.evaluate(SECTIONS)
+    assert list(sections) == ["这一章教什么", "按这个顺序读", "为什么可以相信这里的每一个输出"], list(sections)
+    why = sections["为什么可以相信这里的每一个输出"]
+    assert 3 <= why["text"].count("。") <= 4, why["text"]  # three or four sentences
+    assert {"versions.html", "differences.html", "contributing.html"} <= set(why["links"]), why
+    # the list of runner differences is on a page of its own, not before the first tensor
+    assert page.locator("ul.snipcheck-differences").count() == 0
+    no_sideways(page)
+    page.screenshot(path=str(artifacts / f"landing-{width}px.png"), full_page=True)
+    page.locator("article a[href='differences.html']").first.click()
+    page.wait_for_url("**/differences.html")
+    items = page.locator("article ul.snipcheck-differences > li")
+    assert items.count() >= 5
+    assert "环境变量" in page.locator("article").inner_text()  # what a run does have in common with a terminal's
+    no_sideways(page)
+    page.screenshot(path=str(artifacts / f"differences-{width}px.png"), full_page=True)
+
+
 # --- the versions page (reader.md #7) -------------------------------------------------------------
 
 
@@ -342,9 +415,16 @@ def test_versions_page_table_reads_and_diffs_colour_both_sides(
                     padding: parseFloat(s.paddingTop) + parseFloat(s.paddingBottom)};
         })"""
     )
-    assert [h["text"] for h in heads][2] == "一致"
+    # the verdict first (issue 34), and in view on a phone without scrolling the table sideways
+    assert [h["text"] for h in heads][0] == "结论" and [h["text"] for h in heads][3] == "一致"
     for head in heads:  # one line each: no "一\\n致"
         assert head["height"] - head["padding"] < 1.6 * head["lineHeight"], head
+    verdicts = page.evaluate(
+        """() => [...document.querySelectorAll('table.snipcheck-versions-table tbody tr td:first-child')]
+            .map(td => ({text: td.innerText, right: td.getBoundingClientRect().right, width: innerWidth}))"""
+    )
+    assert verdicts and all(v["right"] <= v["width"] for v in verdicts), verdicts
+    assert {v["text"] for v in verdicts} <= {"本章成立", "所覆盖的部分成立", "有漂移"}, verdicts
     table = page.locator("table.snipcheck-versions-table")
     shot(table, artifacts, f"{width}px-versions-table")
     colours = page.evaluate(

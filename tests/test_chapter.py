@@ -290,7 +290,8 @@ def test_the_landing_page_says_what_for_whom_in_which_order_and_why_to_trust_it(
     """reader.md #2: the index page was a bare table of contents."""
     index = html(chapter_html / "index.html")
     text = index.find("article").get_text(" ")
-    assert "写给谁" in text and "按这个顺序读" in text and "为什么可以相信这里的每一个输出" in text
+    assert "写给谁" in text and "这一章教什么" in text and "按这个顺序读" in text
+    assert "为什么可以相信这里的每一个输出" in text
     assert "未经本次构建验证" in text and "本次构建未运行" in text
     items = index.select("ol.snipcheck-reading-list > li")
     reading_order = ["inplace.html", "burn.html", "myths.html", "debugging.html"]
@@ -302,7 +303,10 @@ def test_the_landing_page_says_what_for_whom_in_which_order_and_why_to_trust_it(
         assert re.search(r"\d+", minutes)[0] == re.search(r"\d+", own)[0], (li.find("a")["href"], minutes, own)
         assert li.find("p", class_=None) is not None or len(li.find_all("p")) == 2  # one line about the page
     links = {a["href"].split("#")[0] for a in index.find("article").find_all("a", href=True)}
-    assert {"versions.html", "contributing.html", "tutorial.html"} <= links
+    assert {"versions.html", "contributing.html", "tutorial.html", "differences.html"} <= links
+    # issue 34: the list of runner differences has a page of its own, linked, not the landing page's second half
+    assert index.select("ul.snipcheck-differences") == []
+    assert len(html(chapter_html / "differences.html").select("article ul.snipcheck-differences > li")) >= 5
 
 
 def test_the_chapter_has_what_the_seeds_teach(chapter_html: Path) -> None:

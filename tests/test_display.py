@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from snipcheck.compare import judge, terminal_text
 from snipcheck.display import (
+    may_wrap,
     LONGEST_WORD,
     long_words,
     mixed,
@@ -125,3 +127,27 @@ def test_blocks_hold_the_events_text_in_order_and_split_only_at_line_ends(pairs:
                 if c == "\n":
                     assert len(line) > 1
                     line = set()
+
+
+# --- which blocks may wrap on a phone (issue 34) ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("stream", "kind", "text", "wraps"),
+    [
+        ("stdout", "text", "编译后的结果和 eager 相同: True\n编译后每次调用仍得到一块新存储: True\n", True),
+        ("stdout", "text", "saved: a tensor saved for backward was modified in place (version 1, expected 0)\n", True),
+        ("stdout", "text", "x = tensor([1., 2., 3.], requires_grad=True)\n\nend\n", True),  # a one-line tensor in a sentence
+        ("stdout", "text", "w.grad = tensor([[-0.0580, -0.3042],\n        [-0.6689,  0.7850]])\n", False),  # rows line up
+        ("stdout", "text", "op       saved\nsigmoid  output\n", False),  # columns lined up by spaces
+        ("stdout", "text", "name\tsaved\n", False),
+        ("stdout", "text", "form\n-----\n1\n", False),  # a table's head and its rule
+        ("stdout", "text", "\x1b[31mred\x1b[0m words\n", False),  # colours: a terminal's layout
+        ("stderr", "text", "a plain line on stderr\n", False),
+        ("stderr", "traceback", "Traceback (most recent call last):\n", False),
+        ("stderr", "warning", "UserWarning: x\n", False),
+        ("stdout", "figure", "[figure 1: 500×300 PNG]\n", False),
+    ],
+)
+def test_only_plain_stdout_read_as_prose_may_wrap(stream: str, kind: str, text: str, wraps: bool) -> None:
+    assert may_wrap(stream, kind, text) is wraps

@@ -35,6 +35,13 @@ marks such runs of word characters so that no search language ever sees them
 (see :func:`snipcheck.sphinxext.panel.captured_text`), and the rest of the
 output stays searchable.
 
+**Wrapping** (:func:`may_wrap`).  Output never soft-wraps where a line's
+place on the screen means something: a traceback's caret line (``^^^^``)
+stands under the expression it marks, a printed tensor's rows line up under
+its first, a table's columns line up by spaces.  A block of plain stdout
+whose every line reads as prose has no such place, so on a phone it may
+wrap at the screen's edge rather than hide its end off to the side.
+
 Every function here is linear in the length of its text.
 
 Pure core: standard library and :mod:`snipcheck.model`.
@@ -144,3 +151,30 @@ def terminal_blocks(events: Sequence[Event]) -> list[tuple[Event, ...]]:
         if end < len(event.text):
             blocks.append([Event(event.stream, event.kind, event.text[end:])])
     return [tuple(block) for block in blocks]
+
+
+#: A line that is nothing but a rule of one repeated mark (``-----``, ``=====``), under a table's head.
+_RULE = re.compile(r"^([^\w\s])\1{2,}$")
+
+
+def may_wrap(stream: str, kind: str, text: str) -> bool:
+    """Whether a block of output may soft-wrap on a narrow screen.
+
+    Only plain stdout text (``kind`` ``"text"``: no warning, traceback or
+    figure) whose every line reads as prose: it starts with no space or tab
+    (an indented line lines up with the one above it: the rows of a tensor or
+    array printed over several lines, a nested structure), holds no tab and
+    no two spaces in a row (columns lined up by spaces), and is no rule of
+    one repeated mark (``-----`` under a table's head).  Everything else
+    keeps one line to a row and scrolls sideways in its box (see the module
+    docstring).
+
+    :param stream: ``"stdout"`` or ``"stderr"``.
+    :param kind: the event's kind (:func:`snipcheck.compare.display_events`).
+    :param text: the block's text, as shown.
+    """
+    if stream != "stdout" or kind != "text" or "\t" in text or "  " in text or "\x1b" in text:
+        return False
+    lines = text.rstrip("\n").split("\n")
+    return all(not line[:1].isspace() and not _RULE.match(line) for line in lines)
+

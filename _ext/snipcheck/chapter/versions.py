@@ -10,7 +10,7 @@ Usage (MyST)::
 The argument is a glob relative to the page's directory.  Each matching file
 is a committed ``snipcheck verify`` JSON report (one per torch release
 verified).  The directive renders, without a word typed by hand: a summary
-table (one row per release: counts and whether the chapter holds), the
+table (one row per release: whether the chapter holds, first, then the counts), the
 environment-wide differences of each release, and for every snippet that
 differs on any release, its status per release with the diff.  Each report is
 a dependency of the page, so committing a new report rebuilds it.
@@ -122,14 +122,16 @@ class VersionsDirective(SphinxDirective):
         return out
 
     def _summary(self, reports: list[tuple[Path, Report]], current: dict[str, str]) -> nodes.Element:
+        # The verdict first: on a phone the table scrolls sideways, and the
+        # verdict is what a reader looks for; the counts say how it was reached.
         headers = [
+            _("Verdict"),
             _("Environment verified"),
             _("Coverage"),
             _("Unchanged"),
             _("Output differs"),
             _("Run fails"),
             _("Not run"),
-            _("Verdict"),
         ]
         rows: list[list[nodes.Node | str]] = []
         for path, r in reports:
@@ -147,13 +149,13 @@ class VersionsDirective(SphinxDirective):
             environment += nodes.literal(path.name, path.name, classes=["snipcheck-versions-file"])
             rows.append(
                 [
+                    verdict,
                     environment,
                     f"{covered}/{len(current)}",
                     str(c["unchanged"] + c["env-wide-only"]),
                     str(c["drifted"]),
                     str(c["failing"] + c["error"]),
                     str(c["not-run"]),
-                    verdict,
                 ]
             )
         return _table(headers, rows)

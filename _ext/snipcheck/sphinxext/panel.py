@@ -4,13 +4,17 @@ Layout of the panel (classes in brackets; the CSS lives in ``static/snipcheck.cs
 
     container [cell_output snipcheck-output]  per block of terminal lines, a label and the block:
         paragraph [snipcheck-output-label no-search]   stdout / stderr · warning / stdout + stderr ...
-        literal_block [output stream  snipcheck-stdout]
+        literal_block [output stream  snipcheck-stdout (snipcheck-wraps)]
         literal_block [output stderr  snipcheck-stderr snipcheck-warning|snipcheck-traceback]
         ansi.coloured_block [output ...]               the same, for text with colour codes
         container [output ... snipcheck-mixed] > container [highlight] > literal_block
                                                        lines that mix streams (colours as nodes)
         snippet_figure                                 a figure, where its placeholder line stands (HTML)
         paragraph [snipcheck-note ...]                 cut at the output limit, timed out, killed
+
+A block of plain stdout whose lines read as prose is marked
+``snipcheck-wraps``: it soft-wraps on a narrow screen; every other block
+keeps one line to a row and scrolls sideways (:func:`snipcheck.display.may_wrap`).
 
 Output blocks reuse myst-nb's classes (``cell_output``, ``output stream``,
 ``output stderr``) so its stylesheet applies where it is loaded.  The panel
@@ -36,7 +40,7 @@ from collections.abc import Callable, Sequence
 from docutils import nodes
 
 from ..compare import display_events
-from ..display import long_words, mixed, terminal_blocks, visible_keeping_colours
+from ..display import long_words, may_wrap, mixed, terminal_blocks, visible_keeping_colours
 from ..model import Event, Figure, Outcome
 from ..normalize import Normalizer
 from . import ansi
@@ -75,6 +79,8 @@ def output_panel(
             classes.append(f"snipcheck-{event.kind}")
         panel += output_label(event.stream, event.kind)
         text = visible_keeping_colours(event.text)
+        if may_wrap(event.stream, event.kind, text):
+            classes.append("snipcheck-wraps")
         block_node: nodes.Element
         if ansi.coloured(text):
             block_node = ansi.block(text, classes, captured_text)
