@@ -68,3 +68,13 @@ def test_the_contributing_page_shows_what_the_starting_code_of_snipcheck_new_pri
     assert shown is not None
     printed = subprocess.run([sys.executable, "-c", scaffold.PYTHON], capture_output=True, text=True, check=True)
     assert shown.group(1) == printed.stdout.rstrip("\n")
+
+
+def test_the_readmes_set_up_installs_axe_core_before_the_tests() -> None:
+    # Issue 34: a new user following the set-up got the accessibility tests skipped
+    setup = README.split("## Set up, build, test", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```bash\n(.*?)```", setup, re.S)
+    assert block is not None
+    commands = [line.split("#")[0].strip() for line in block.group(1).splitlines() if line.strip()]
+    assert "npm ci --prefix tests/axe --no-audit --no-fund" in commands
+    assert commands.index("npm ci --prefix tests/axe --no-audit --no-fund") < commands.index("nox -s tests")
