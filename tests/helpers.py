@@ -193,3 +193,11 @@ def environment_label() -> str:
     except importlib.metadata.PackageNotFoundError:
         torch = []
     return " · ".join([*torch, f"Python {platform.python_version()}", "CPU"])
+
+
+def block_kinds(classes: list[str]) -> list[str]:
+    """An output block's ``snipcheck-*`` classes that say its stream and kind
+    (``snipcheck-stdout``, ``snipcheck-traceback`` ...), without the layout
+    marker ``snipcheck-wraps`` (whether a block may wrap: test_display's
+    ``may_wrap`` tests and the browser tests check it)."""
+    return [c for c in classes if c.startswith("snipcheck-") and c != "snipcheck-wraps"]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import directive_line, environment_label, html, plain, snipcheck_warnings
+from helpers import block_kinds, directive_line, environment_label, html, plain, snipcheck_warnings
 from snipcheck.model import Stamp
 from snipcheck.settings import VALUES, Settings
 
@@ -35,7 +35,7 @@ def output_blocks(page: Path, snippet_id: str) -> list[tuple[list[str], str]]:
     """(classes, text) of each output block of a snippet, in page order."""
     panel = snippet_div(page, snippet_id).find(class_="snipcheck-output")
     return [
-        ([c for c in div["class"] if c.startswith("snipcheck-")], div.find("pre").get_text())
+        (block_kinds(div["class"]), div.find("pre").get_text())
         for div in panel.find_all("div", class_="output", recursive=False)
     ]
 
@@ -295,6 +295,10 @@ def test_stdout_stderr_and_warnings_are_separate_labelled_blocks_in_order(app, r
         (["snipcheck-stderr", "snipcheck-warning"], 'snippets/out/streams.py:5: UserWarning: careful\n  warnings.warn("careful")\n'),
         (["snipcheck-stdout"], "back to stdout\n"),
     ]
+    # The page marks the blocks that may wrap on a phone: plain stdout prose, never stderr (issue 34)
+    panel = snippet_div(page, "out/streams").find(class_="snipcheck-output")
+    marked = ["snipcheck-wraps" in div["class"] for div in panel.find_all("div", class_="output", recursive=False)]
+    assert marked == [True, False, False, True]
     # The stated output (all streams in terminal order) matches: no drift.
     assert snipcheck_warnings(app.warning.getvalue()) == []
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import directive_line, html, plain
+from helpers import block_kinds, directive_line, html, plain
 from snipcheck.compare import truncation_marker
 from snipcheck.runner import PYTHON_RUNNERS
 from test_faults_support import Build, cached_ids, copy_root, sphinx_build, wait_gone
@@ -95,7 +95,7 @@ def blocks(page: Path, snippet_id: str) -> list[tuple[list[str], str]]:
     assert div is not None, f"no rendered snippet {snippet_id}"
     panel = div.find(class_="snipcheck-output")
     return [
-        ([c for c in d["class"] if c.startswith("snipcheck-")], d.find("pre").get_text())
+        (block_kinds(d["class"]), d.find("pre").get_text())
         for d in panel.find_all("div", class_="output", recursive=False)
     ]
 

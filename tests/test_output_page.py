@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 
 import pytest
-from helpers import html
+from helpers import block_kinds, html
 
 #: Every control character a page must never hold raw (C0 but \t and \n, DEL, C1, the separators).
 RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
@@ -43,7 +43,7 @@ def panel_blocks(page: Path, snippet_id: str) -> list[tuple[str, list[str], str,
                 (" ".join(span["class"]), span.get_text())
                 for span in pre.find_all("span", class_=lambda c: bool(c) and c.startswith("snipcheck-part"))
             ]
-            out.append((label, [c for c in classes if c.startswith("snipcheck-")], pre.get_text(), parts))
+            out.append((label, block_kinds(classes), pre.get_text(), parts))
     return out
 
 
