@@ -70,7 +70,7 @@ def test_chapter_builds_with_warnings_as_errors(chapter_build: subprocess.Comple
     # what "needs burn" means, for a newcomer who never heard of it (issue 34)
     assert re.search(
         r"^snipcheck: not run here: needs burn \(\d+ snippets\): burn is the deep-learning framework in Rust that "
-        r"docs/burn.md compares with PyTorch \(https://burn.dev\); .* no crate can be downloaded",
+        r"docs/burn.md compares with PyTorch \(https://burn.dev\); .*\(no crate can be downloaded\)",
         chapter_build.stdout, re.MULTILINE,
     ), chapter_build.stdout
 
