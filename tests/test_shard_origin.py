@@ -26,6 +26,7 @@ from typing import Any
 
 import pytest
 from conftest import fresh_cache
+from helpers import snipcheck_cli
 from snipcheck import shard_check, shard_key, tags
 from snipcheck.shards import Unit
 from test_faults_support import sphinx_build
@@ -154,9 +155,9 @@ def test_an_unsigned_shard_is_refused_when_the_merge_has_a_key(project: Path, tm
     assert "signature" not in manifest(folders[0])
     monkeypatch.setenv(shard_key.KEY_VARIABLE, KEY)
     assert last_error(merge(project, tmp_path / "final-cache", *map(str, folders))) == (
-        f"error: cannot merge: {folders[0]}: its manifest.json is not signed, and this merge has a key "
-        f"({shard_key.KEY_VARIABLE} is set): a shard signs its manifest when {shard_key.KEY_VARIABLE} is set; run that "
-        "shard again with the key every shard and the merge share"
+        f"error: cannot merge: {folders[0]}: its manifest.json is not signed, though {shard_key.KEY_VARIABLE} is set "
+        f"here: a shard signs its manifest when {shard_key.KEY_VARIABLE} is set; run that shard again with the key "
+        "every shard and the merge share"
     )
     # one unsigned among signed ones: named
     monkeypatch.setenv(shard_key.KEY_VARIABLE, KEY)
@@ -165,6 +166,11 @@ def test_an_unsigned_shard_is_refused_when_the_merge_has_a_key(project: Path, tm
         merge(project, tmp_path / "final-cache", *map(str, folders))
     )
     assert entries(tmp_path / "final-cache") == []
+    # nor does record take a result from it
+    page = (project / "a.rst").read_bytes()
+    out = snipcheck_cli(project, "record", "--from-shard", str(folders[1]), cache=tmp_path / "cache")
+    assert last_error(out).startswith(f"error: cannot record from the shard: {folders[1]}: its manifest.json is not signed")
+    assert (project / "a.rst").read_bytes() == page
 
 
 def test_a_shard_signed_with_another_key_is_refused(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -174,9 +180,9 @@ def test_a_shard_signed_with_another_key_is_refused(project: Path, tmp_path: Pat
     theirs, ours = shard_key.key_id(OTHER_KEY.encode()), shard_key.key_id(KEY.encode())
     assert theirs != ours
     assert last_error(merge(project, tmp_path / "final-cache", *map(str, folders))) == (
-        f"error: cannot merge: {folders[0]}: its manifest.json is signed with another key (key id {theirs}, this "
-        f"merge's key has id {ours}): give every shard and the merge the same {shard_key.KEY_VARIABLE}, then run that "
-        "shard again"
+        f"error: cannot merge: {folders[0]}: its manifest.json is signed with another key (key id {theirs}; the key "
+        f"here has id {ours}): give every shard and the merge the same {shard_key.KEY_VARIABLE}, then run that shard "
+        "again"
     )
     # a forger who writes the right key id into a signature made with another key is refused all the same
     data = manifest(folders[0])

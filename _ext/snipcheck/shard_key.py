@@ -134,15 +134,15 @@ def verify(manifest: Mapping[str, Any], key: bytes) -> None:
     found = manifest.get("signature")
     if found is None:
         raise SignatureError(
-            f"is not signed, and this merge has a key ({KEY_VARIABLE} is set): a shard signs its manifest when "
-            f"{KEY_VARIABLE} is set; run that shard again with the key every shard and the merge share"
+            f"is not signed, though {KEY_VARIABLE} is set here: a shard signs its manifest when {KEY_VARIABLE} is "
+            "set; run that shard again with the key every shard and the merge share"
         )
     if not isinstance(found, dict) or found.get("algorithm") != ALGORITHM or not isinstance(found.get("hmac"), str):
         raise SignatureError(f"has a damaged signature (not an {ALGORITHM} one); run that shard again")
     ours = key_id(key)
     if not hmac.compare_digest(str(found.get("key_id", "")).encode(), ours.encode()):
         raise SignatureError(
-            f"is signed with another key (key id {str(found.get('key_id'))[:12]}, this merge's key has id {ours}): "
+            f"is signed with another key (key id {str(found.get('key_id'))[:12]}; the key here has id {ours}): "
             f"give every shard and the merge the same {KEY_VARIABLE}, then run that shard again"
         )
     expected = hmac.new(key, canonical(manifest), hashlib.sha256).hexdigest()
