@@ -310,3 +310,41 @@ def test_a_signature_covers_the_whole_manifest() -> None:
             shard_key.verify({**signed, **change}, key)
     with pytest.raises(shard_key.SignatureError, match="damaged signature"):
         shard_key.verify({**data, "signature": "x"}, key)
+
+
+def test_a_refused_check_lets_every_run_end_before_it_removes_their_folder(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The re-runs write into a cache folder of their own, removed after:
+    a refusal at one cell that closed the runner while later cells still ran
+    removed the folder under a run writing there, and the merge said
+    ``Directory not empty: 'results'`` instead of the refusal (seen once in 40
+    runs of this file beside two busy processes).  The check now waits for
+    every run's outcome, then closes the runner, then judges."""
+    from snipcheck import cli
+    from snipcheck.execute import Executor
+
+    folders = run_three(project, tmp_path)
+    folder = holder(folders, "s/d")
+    path, _ = entry_of(folder, "s/d")
+    rewrite_entry(folder, "s/d", printing(json.loads(path.read_bytes()), "d\n", "D\n"))
+    events: list[tuple[int, str]] = []
+    outcome, close = Executor.outcome, Executor.close
+
+    def watched_outcome(self: Executor, snippet: Any) -> Any:
+        events.append((id(self), snippet.id))
+        return outcome(self, snippet)
+
+    def watched_close(self: Executor) -> None:
+        events.append((id(self), "close"))
+        close(self)
+
+    monkeypatch.setattr(Executor, "outcome", watched_outcome)
+    monkeypatch.setattr(Executor, "close", watched_close)
+    monkeypatch.setenv("SNIPCHECK_CACHE_DIR", str(tmp_path / "final-cache"))
+    status = cli.main(["--root", str(project), "execute", "--merge", *map(str, folders), "--check", "all"])
+    err = capsys.readouterr().err
+    assert status == 1 and f"{folder}: shard" in err and "'s result of s/d differs from a run of it here" in err, err
+    checker = next(who for who, what in events if what == "s/d")
+    seen = [what for who, what in events if who == checker]
+    assert seen[-1] == "close" and set(seen[:-1]) == {"s/a", "s/b", "s/one", "s/two", "s/c", "s/d", "s/e"}, seen

@@ -323,34 +323,36 @@ def _check_again(
     if not drawn.units:
         return "check: no unit of the shards can run again here (each needs a requirement, or ran in an environment of its own)"
     wanted = [s for uid in drawn.units for s in here.snippets[uid]]
-    with tempfile.TemporaryDirectory(prefix="snipcheck-check-") as tmp:
+    # Every run ends before its cache folder goes (a run still writing there made the removal fail and
+    # hid the refusal); a removal that fails all the same leaves a folder in /tmp, never another error.
+    with tempfile.TemporaryDirectory(prefix="snipcheck-check-", ignore_cleanup_errors=True) as tmp:
         executor = make(dataclasses.replace(project.settings, cache_dir=Path(tmp)), stamp, ())
         try:
             executor.plan(wanted)
             for snippet in wanted:
                 executor.submit(snippet)
-            for snippet in wanted:
-                k, theirs = taken[snippet.id]
-                outcome = executor.outcome(snippet)
-                shard, folder = merged.name(k), merged.folders[k]
-                if outcome.result is None:
-                    why = outcome.stopped or "; ".join(outcome.notes) or "it was not run"
-                    diff = f"--- {shard}: it {ending(theirs)}\n+++ a run here: {why}"
-                else:
-                    labels = (f"{shard} ({folder})", "a run here")
-                    diff = shard_check.difference(
-                        snippet, here.stated.get(snippet.id), theirs, outcome.result, project.settings.normalizers, labels
-                    )  # fmt: skip
-                if diff:
-                    print(f"error: {snippet.id}: the result {shard} stored is not what a run of it here gives:", file=sys.stderr)
-                    print("\n".join("    " + line for line in diff.splitlines()), file=sys.stderr)
-                    raise shard_files.MergeError(
-                        f"{folder}: {shard}'s result of {snippet.id} differs from a run of it here (the diff above): that "
-                        "shard did not run this code in this environment, or its folder was changed after; run it again "
-                        "(and if the output varies from run to run, put wildcards [..] where it does)"
-                    )
+            outcomes = [(snippet, executor.outcome(snippet)) for snippet in wanted]
         finally:
             executor.close()
+    for snippet, outcome in outcomes:
+        k, theirs = taken[snippet.id]
+        shard, folder = merged.name(k), merged.folders[k]
+        if outcome.result is None:
+            why = outcome.stopped or "; ".join(outcome.notes) or "it was not run"
+            diff = f"--- {shard}: it {ending(theirs)}\n+++ a run here: {why}"
+        else:
+            labels = (f"{shard} ({folder})", "a run here")
+            diff = shard_check.difference(
+                snippet, here.stated.get(snippet.id), theirs, outcome.result, project.settings.normalizers, labels
+            )  # fmt: skip
+        if diff:
+            print(f"error: {snippet.id}: the result {shard} stored is not what a run of it here gives:", file=sys.stderr)
+            print("\n".join("    " + line for line in diff.splitlines()), file=sys.stderr)
+            raise shard_files.MergeError(
+                f"{folder}: {shard}'s result of {snippet.id} differs from a run of it here (the diff above): that "
+                "shard did not run this code in this environment, or its folder was changed after; run it again "
+                "(and if the output varies from run to run, put wildcards [..] where it does)"
+            )
     shown = ", ".join(drawn.units[:8]) + (f" and {len(drawn.units) - 8} more" if len(drawn.units) > 8 else "")
     if count is None:
         how = "every one"
