@@ -29,6 +29,9 @@ part is the median of its rounds), ``--breakdown`` prints that table alone.
 And what large outputs cost a build (:mod:`bench_outputs`: a 1 MB line, one
 that drifts, many long lines, colours, mixed streams, a 2 GB flood);
 ``--outputs`` prints that table alone.
+And the read of one page of 2,000, 8,000 and 50,000 snippets with nothing
+run (:mod:`bench_pages`; with ``--before``, that revision's too, up to 8,000);
+``--one-page [SIZES]`` prints that table alone.
 """
 
 from __future__ import annotations
@@ -50,12 +53,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "_ext"))
 
 import bench_outputs
+import bench_pages
 from bench_breakdown import fork_times
 from bench_corpus import corpus
 from snipcheck import tags
 from snipcheck.project import Project
 
 PY = sys.executable
+#: Snippets on the one page of the reading benchmark (issue 33 §8).
+ONE_PAGE = "2000,8000,50000"
 
 OWN_TIME = r"""
 import io, json, os, sys, time, contextlib, warnings, runpy
@@ -509,7 +515,14 @@ def main() -> None:
     parser.add_argument("--outputs", action="store_true", help="only measure what large outputs cost a build")
     parser.add_argument("--before", metavar="REV", help="also break down the snipcheck of git revision REV")
     parser.add_argument("--rounds", type=int, default=3, help="with --before: rounds of the two checkouts in turn (default 3)")
+    parser.add_argument(
+        "--one-page", metavar="SIZES", nargs="?", const=ONE_PAGE,
+        help=f"only measure the read of one page of that many snippets (default {ONE_PAGE}; tests/bench_pages.py)",
+    )  # fmt: skip
     args = parser.parse_args()
+    if args.one_page:
+        bench_pages.report([int(s) for s in args.one_page.split(",") if s], args.rounds, args.before)
+        return
     if args.fingerprint:
         fingerprint_ms()
         return
@@ -561,6 +574,7 @@ def main() -> None:
     fingerprint_ms()
     bench_outputs.report()
     print_breakdown(args.before, args.rounds)
+    bench_pages.report([int(s) for s in ONE_PAGE.split(",")], args.rounds, args.before)
     if len(scaling) > 1:
         print("\n== scaling of the cold build")
         (n0, c0, o0) = scaling[0]

@@ -165,3 +165,34 @@ def test_workflows_use_pip_and_cache_it() -> None:
     for name in ("docs.yml", "verify.yml"):
         text = (WORKFLOWS / name).read_text(encoding="utf-8")
         assert "~/.cache/pip" in text or "cache: pip" in text, name
+
+
+def test_docs_workflow_gives_the_shards_key_to_the_shard_and_merge_steps_only() -> None:
+    """issue 33 §4: the shards sign their manifests and the merge checks them
+    with the secret SNIPCHECK_SHARD_KEY; only the steps that run a shard or
+    the merge get it (no other step, no action, no job-wide variable), and a
+    push whose repository lacks it is flagged."""
+    workflow = load("docs.yml")
+    secret = "${{ secrets.SNIPCHECK_SHARD_KEY }}"
+    assert "SNIPCHECK_SHARD_KEY" not in workflow["env"]
+    holders = []
+    for name, job in workflow["jobs"].items():
+        assert "SNIPCHECK_SHARD_KEY" not in job.get("env", {}), name
+        for step in job["steps"]:
+            if step.get("env", {}).get("SNIPCHECK_SHARD_KEY") is not None:
+                assert step["env"]["SNIPCHECK_SHARD_KEY"] == secret and "uses" not in step, (name, step)
+                holders.append((name, step["run"].strip().splitlines()[-1] if "nox" in step["run"] else "check"))
+    assert holders == [
+        ("shard", 'nox -s shard -- "${{ matrix.shard }}"'),
+        ("gpu", "nox -s shard -- --provides cuda"),
+        ("build", "check"),
+        ("build", "nox -s docs-merged -- ${{ needs.plan.outputs.not_run }}"),
+    ]
+    warn = next(s for s in workflow["jobs"]["build"]["steps"] if s.get("name") == "Published pages come from signed shards")
+    assert warn["if"] == "github.event_name == 'push'"
+    for key, said in (("", "::warning::the repository has no SNIPCHECK_SHARD_KEY secret"), ("k" * 64, "")):
+        out = subprocess.run(
+            ["bash", "-e", "-c", warn["run"]], env={"SNIPCHECK_SHARD_KEY": key, "PATH": "/usr/bin:/bin"},
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        assert out.stdout.startswith(said) and bool(out.stdout) == bool(said), out.stdout

@@ -40,7 +40,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from . import __version__, normalize, report_file, report_format, scaffold
+from . import __version__, normalize, report_file, report_format, scaffold, shard_check, shard_key
 from . import accept as accept_mod
 from . import figures as figure_files
 from .compare import judge, terminal_text, truncation_advice
@@ -160,6 +160,12 @@ def _parser() -> argparse.ArgumentParser:
         "--not-run", dest="not_run", action="append", default=[], metavar="NAME",
         help="merge even though no shard provided this requirement: its snippets are not run here (repeatable)",
     )  # fmt: skip
+    p.add_argument(
+        "--check", type=_check_count, default=_NOT_GIVEN, metavar="N",
+        help=f"before merging, run N of the shards' units again here, drawn from the faster half, and refuse on any "
+        f"difference (default {shard_check.DEFAULT}; 0: none; all: every one this machine can run)",
+    )  # fmt: skip
+    p.add_argument("--check-seed", dest="check_seed", type=int, metavar="S", help="draw the --check units with this seed (the merge prints the one it used)")
     p = sub.add_parser("accept", parents=[common], help="rewrite drifted stated outputs, move the reference pin")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--python", help="verify on this interpreter first (default: snipcheck_python)")
@@ -183,9 +189,35 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: ``--check``'s default, told apart from every value it takes.
+_NOT_GIVEN = -1
+
+
+def _check_count(text: str) -> int | None:
+    """``--check``'s value: a whole number of units, or ``all`` (``None``)."""
+    if text == "all":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number of units or 'all', not {text!r}")
+    return value
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit status (:data:`INTERRUPTED` after a Ctrl-C)."""
+    """Run the command line; return the exit status (:data:`INTERRUPTED` after a Ctrl-C).
+
+    The shards' key (:data:`snipcheck.shard_key.KEY_VARIABLE`) is taken out of
+    the environment first, before anything is started: no process a command
+    starts (a snippet's run above all) inherits it."""
+    try:
+        key, key_problem = shard_key.take_key(), ""
+    except shard_key.ShardKeyError as exc:
+        key, key_problem = None, str(exc)
     args = _parser().parse_args(argv)
+    args.shard_key, args.shard_key_problem = key, key_problem
     _written.clear()
     _executors.clear()
     _interrupt_note.clear()
@@ -270,9 +302,11 @@ def _command(args: argparse.Namespace) -> int:
             return _accept(project, args, use_cache=use_cache)
         if args.command == "review":
             return _review(project, args, use_cache=use_cache)
+        if args.from_shard and args.shard_key_problem:
+            return _fail(args.shard_key_problem, USAGE_ERROR)
         return _record(
             project, args.ids, dry_run=args.dry_run, use_cache=use_cache, quiet=args.quiet, verbose=args.verbose,
-            from_shards=args.from_shard,
+            from_shards=args.from_shard, key=args.shard_key,
         )  # fmt: skip
     except ProjectError as exc:
         return _fail(str(exc), USAGE_ERROR)
@@ -425,11 +459,12 @@ def _load_by_id(project: Project, snippet_id: str) -> Snippet:
 
 def _record(
     project: Project, ids: list[str], dry_run: bool, use_cache: bool, quiet: int = 0, verbose: int = 0,
-    from_shards: Sequence[Path] = (),
+    from_shards: Sequence[Path] = (), key: bytes | None = None,
 ) -> int:
     """``snipcheck record``; with ``from_shards``, the results a shard left in
     its folder are recorded instead of runs made here (see
-    :func:`snipcheck.shard_command.shard_results`)."""
+    :func:`snipcheck.shard_command.shard_results`; with ``key``, only from a
+    folder whose manifest is signed with it)."""
     settings = project.settings
     left_out = _left_out(project, "its snippets were not recorded")
     placements = project.placements()
@@ -448,7 +483,7 @@ def _record(
     taken: dict[str, FromShard] = {}
     if from_shards:
         try:
-            taken = shard_results(project, stamp, from_shards, executor)
+            taken = shard_results(project, stamp, from_shards, executor, key)
         except MergeError as exc:
             executor.close()
             return _fail(f"cannot record from the shard: {exc}")
@@ -650,6 +685,10 @@ def _execute(project: Project, args: argparse.Namespace) -> int:
         return _fail("--shard needs --out DIR, and takes no --not-run (that is the merge's)", USAGE_ERROR)
     if args.merge and (args.out is not None or args.provides):
         return _fail("--merge takes no --out or --provides (those are a shard's)", USAGE_ERROR)
+    if running and (args.check != _NOT_GIVEN or args.check_seed is not None):
+        return _fail("--check and --check-seed are the merge's: give them with --merge DIR...", USAGE_ERROR)
+    if args.shard_key_problem:
+        return _fail(args.shard_key_problem, USAGE_ERROR)
     for name in (*args.provides, *args.not_run):
         try:
             requirements.check(name, settings.provides, settings.requirements)
@@ -678,9 +717,10 @@ def _execute(project: Project, args: argparse.Namespace) -> int:
             USAGE_ERROR,
         )
     if running:
-        return run_shard(project, stamp, shard if args.shard else None, args.out, args.provides, make)
+        return run_shard(project, stamp, shard if args.shard else None, args.out, args.provides, make, args.shard_key)
+    check = shard_check.DEFAULT if args.check == _NOT_GIVEN else args.check
     try:
-        return merge_shards(project, stamp, args.merge, args.not_run, make)
+        return merge_shards(project, stamp, args.merge, args.not_run, make, args.shard_key, check, args.check_seed)
     except MergeError as exc:
         return _fail(f"cannot merge: {exc}")
     except OSError as exc:

@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import secrets
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import requirements, shard_files
+from . import requirements, shard_check, shard_files, shard_key
 from .cache import ResultCache
 from .compare import ending, outcome_problem
 from .environment import ProbeError, probe_environment
@@ -50,12 +52,14 @@ class View:
     :param snippets: unit id → its snippets, as loaded (a chain's in page order).
     :param keys: ``(unit id, snippet id)`` → the cache key the executor computes here.
     :param fingerprint: the project fingerprint (placements and sources).
+    :param stated: snippet id → the output its first placement states.
     """
 
     units: tuple[Unit, ...]
     snippets: dict[str, tuple[Snippet, ...]]
     keys: dict[tuple[str, str], str]
     fingerprint: str
+    stated: dict[str, str] = field(default_factory=dict)
 
 
 def view(project: Project, stamp: Stamp, executor: Executor) -> View:
@@ -87,7 +91,10 @@ def view(project: Project, stamp: Stamp, executor: Executor) -> View:
         executor.prepare(language)  # its key holds its runner's stamp
     keys = {(uid, s.id): executor.key(s) for uid, cells in snippets.items() for s in cells}
     fingerprint = chapter_fingerprint(settings, placements, project.snippet)
-    return View(tuple(found), snippets, keys, fingerprint)
+    stated: dict[str, str] = {}
+    for p in placements:
+        stated.setdefault(p.snippet_id, p.stated)
+    return View(tuple(found), snippets, keys, fingerprint, stated)
 
 
 def _status(snippet: Snippet, outcome: Outcome, stored: bool) -> tuple[str, str]:
@@ -106,13 +113,20 @@ def _status(snippet: Snippet, outcome: Outcome, stored: bool) -> tuple[str, str]
 
 
 def run_shard(
-    project: Project, stamp: Stamp, shard: tuple[int, int] | None, out: Path, provides: Sequence[str], make: MakeExecutor
+    project: Project,
+    stamp: Stamp,
+    shard: tuple[int, int] | None,
+    out: Path,
+    provides: Sequence[str],
+    make: MakeExecutor,
+    key: bytes | None = None,
 ) -> int:
     """Run shard ``shard`` (``(k, n)``) of ``project`` into ``out``, or, for
     ``None``, the requirement shard of ``provides`` (the units that need what
     it provides, and nothing else: :func:`snipcheck.shards.for_provided`);
     print what it did; return the exit status (1 when a snippet of the shard
-    has no result, 0 otherwise).
+    has no result, 0 otherwise).  With ``key`` (the shards' shared key, see
+    :mod:`snipcheck.shard_key`) its manifest is signed.
 
     :raises snipcheck.project.ProjectError: if the project cannot be read.
     """
@@ -141,14 +155,14 @@ def run_shard(
             seconds = 0.0
             for snippet in here.snippets[uid]:
                 outcome = executor.outcome(snippet)
-                key = executor.key(snippet)
-                status, problem = _status(snippet, outcome, cache.path(key).exists())
+                entry_key = executor.key(snippet)
+                status, problem = _status(snippet, outcome, cache.path(entry_key).exists())
                 if outcome.result is not None:
                     seconds += outcome.result.duration
                 if status != "ok":
                     failed.append(f"{snippet.id}: {problem}")
-                digest = shard_files.entry_sha256(out, key) if status == "ok" else ""
-                cells.append(shard_files.Ran(snippet.id, key, status, problem, digest))
+                digest = shard_files.entry_sha256(out, entry_key) if status == "ok" else ""
+                cells.append(shard_files.Ran(snippet.id, entry_key, status, problem, digest))
             ran.append(shard_files.UnitRun(uid, seconds, tuple(cells)))
         wall = time.monotonic() - started
     finally:
@@ -158,7 +172,7 @@ def run_shard(
         tuple(sorted(set(provides))), wall, tuple(ran), durations if shard else None,
         _environment(project, stamp),
     )  # fmt: skip
-    path = shard_files.write_manifest(out, manifest)
+    path = shard_files.write_manifest(out, manifest, key)
     for line in failed:
         print(f"error: {line}", file=sys.stderr)
     count = sum(len(u.snippets) for u in ran)
@@ -166,6 +180,7 @@ def run_shard(
     print(
         f"{name}: {len(mine)} unit(s), {count} snippet(s) ({executor.ran} ran, {executor.cached} already in {out}), "
         f"{wall:.2f} s wall; {loads}manifest: {path}"
+        + (f" (signed with the key of id {shard_key.key_id(key)})" if key is not None else "")
     )
     return 1 if failed else 0
 
@@ -199,17 +214,44 @@ def _keys_in(here: View, executor: Executor) -> Callable[[Mapping[str, Any]], di
     return keys
 
 
-def merge_shards(project: Project, stamp: Stamp, folders: Sequence[Path], not_run: Sequence[str], make: MakeExecutor) -> int:
+#: What a merge without the shards' key says, once.
+NO_KEY_NOTE = (
+    f"note: no {shard_key.KEY_VARIABLE}: this merge checks that the shards fit together and were made from this "
+    "checkout, not that they came from your shard jobs (whoever can write a shard's folder can rewrite its "
+    f"manifest to match); give every shard and the merge one secret key in {shard_key.KEY_VARIABLE} to check "
+    "that (see the guide's page on shards)"
+)
+
+
+def merge_shards(
+    project: Project,
+    stamp: Stamp,
+    folders: Sequence[Path],
+    not_run: Sequence[str],
+    make: MakeExecutor,
+    key: bytes | None = None,
+    check: int | None = shard_check.DEFAULT,
+    seed: int | None = None,
+) -> int:
     """Check the shards in ``folders`` and copy their results into the build's
     cache; print each shard's wall time and the spread; return the exit status.
 
-    :raises snipcheck.shard_files.MergeError: on the first thing wrong;
-        nothing is written then.
+    :param key: the shards' shared key (:mod:`snipcheck.shard_key`): every
+        manifest must be signed with it; ``None``: no signature is checked,
+        and the merge says so once (:data:`NO_KEY_NOTE`).
+    :param check: how many of the shards' units to run again here before
+        anything is written (:mod:`snipcheck.shard_check`); ``None``: all.
+    :param seed: the seed of that draw; ``None``: a fresh one (printed).
+    :raises snipcheck.shard_files.MergeError: on the first thing wrong
+        (a result that a run here does not give among them); nothing is
+        written then.
     :raises snipcheck.project.ProjectError: if the project cannot be read.
     :raises OSError: if the cache or the timing file cannot be written.
     """
     settings = project.settings
-    shards = [(folder, shard_files.read_manifest(folder)) for folder in folders]
+    if key is None:
+        print(NO_KEY_NOTE, file=sys.stderr)
+    shards = [(folder, shard_files.read_manifest(folder, key)) for folder in folders]
     executor = make(settings, stamp, ())
     try:
         here = view(project, stamp, executor)
@@ -222,12 +264,15 @@ def merge_shards(project: Project, stamp: Stamp, folders: Sequence[Path], not_ru
         shards, here.units, here.keys, here.fingerprint, dataclasses.asdict(stamp), durations, not_run, keys_in,
         _environment(project, stamp),
     )  # fmt: skip
+    # the seconds the shards planned with (their timing file), so that a seed draws the same units again
+    planned = next((m.timings for _, m in shards if m.timings is not None), durations)
+    checked = _check_again(project, stamp, here, merged, planned, check, seed, make) if check != 0 else ""
     cache = ResultCache(settings.cache_dir)
     why = cache.unwritable()
     if why:
         raise OSError(why)
-    for key, snippet_id, _, result in merged.results:
-        cache.put(key, snippet_id, result)
+    for entry_key, snippet_id, _, result in merged.results:
+        cache.put(entry_key, snippet_id, result)
     record = shard_files.merged_record(merged, here.fingerprint)
     write_atomic(settings.cache_dir / shard_files.MERGED, (json.dumps(record, indent=1) + "\n").encode("utf-8"))
     changed = shard_files.write_timings(timings, durations, merged.measured, [u.id for u in here.units])
@@ -237,6 +282,10 @@ def merge_shards(project: Project, stamp: Stamp, folders: Sequence[Path], not_ru
         print(f"{merged.name(k)} ({merged.folders[k]}): {counts[k]} result(s), {merged.walls[k]:.2f} s wall")
     for k in sorted(merged.elsewhere):
         print(f"{merged.name(k)} ran in an environment of its own: {Stamp(**merged.stamps[k]).label()}; its pages say so")
+    if key is not None:
+        print(f"signatures: every shard's manifest is signed with this merge's key (key id {shard_key.key_id(key)})")
+    if checked:
+        print(checked)
     walls = [merged.walls[k] for k in every if k <= merged.count]
     print(f"spread: {merged.spread:.2f} s (slowest shard {max(walls):.2f} s, fastest {min(walls):.2f} s)")
     left = f"; not run here on purpose: {', '.join(merged.not_run)}" if merged.not_run else ""
@@ -245,6 +294,74 @@ def merge_shards(project: Project, stamp: Stamp, folders: Sequence[Path], not_ru
         f"timing file {timings} {'updated' if changed else 'unchanged'}"
     )
     return 0
+
+
+def _check_again(
+    project: Project,
+    stamp: Stamp,
+    here: View,
+    merged: shard_files.Merged,
+    durations: Mapping[str, float],
+    count: int | None,
+    seed: int | None,
+    make: MakeExecutor,
+) -> str:
+    """Run a draw of ``count`` of the merged units again here, in a result
+    cache of its own (see :mod:`snipcheck.shard_check`); return the line that
+    says what ran.
+
+    :raises snipcheck.shard_files.MergeError: for the first cell whose run
+        here differs from its shard's result (the diff printed before it).
+    """
+    taken = {sid: (k, result) for _, sid, k, result in merged.results}
+    eligible = {
+        u.id for u in here.units
+        if not u.requires and u.snippets and all(s in taken and taken[s][0] not in merged.elsewhere for s in u.snippets)
+    }  # fmt: skip
+    seed = secrets.randbelow(10**6) if seed is None else seed
+    drawn = shard_check.draw(here.units, eligible, durations, count, seed)
+    if not drawn.units:
+        return "check: no unit of the shards can run again here (each needs a requirement, or ran in an environment of its own)"
+    wanted = [s for uid in drawn.units for s in here.snippets[uid]]
+    # Every run ends before its cache folder goes (a run still writing there made the removal fail and
+    # hid the refusal); a removal that fails all the same leaves a folder in /tmp, never another error.
+    with tempfile.TemporaryDirectory(prefix="snipcheck-check-", ignore_cleanup_errors=True) as tmp:
+        executor = make(dataclasses.replace(project.settings, cache_dir=Path(tmp)), stamp, ())
+        try:
+            executor.plan(wanted)
+            for snippet in wanted:
+                executor.submit(snippet)
+            outcomes = [(snippet, executor.outcome(snippet)) for snippet in wanted]
+        finally:
+            executor.close()
+    for snippet, outcome in outcomes:
+        k, theirs = taken[snippet.id]
+        shard, folder = merged.name(k), merged.folders[k]
+        if outcome.result is None:
+            why = outcome.stopped or "; ".join(outcome.notes) or "it was not run"
+            diff = f"--- {shard}: it {ending(theirs)}\n+++ a run here: {why}"
+        else:
+            labels = (f"{shard} ({folder})", "a run here")
+            diff = shard_check.difference(
+                snippet, here.stated.get(snippet.id), theirs, outcome.result, project.settings.normalizers, labels
+            )  # fmt: skip
+        if diff:
+            print(f"error: {snippet.id}: the result {shard} stored is not what a run of it here gives:", file=sys.stderr)
+            print("\n".join("    " + line for line in diff.splitlines()), file=sys.stderr)
+            raise shard_files.MergeError(
+                f"{folder}: {shard}'s result of {snippet.id} differs from a run of it here (the diff above): that "
+                "shard did not run this code in this environment, or its folder was changed after; run it again "
+                "(and if the output varies from run to run, put wildcards [..] where it does)"
+            )
+    shown = ", ".join(drawn.units[:8]) + (f" and {len(drawn.units) - 8} more" if len(drawn.units) > 8 else "")
+    if count is None:
+        how = "every one"
+    else:
+        how = f"drawn from the {drawn.pool} fastest with seed {drawn.seed}; --check-seed {drawn.seed} draws them again"
+    return (
+        f"check: ran {len(drawn.units)} of the shards' {drawn.eligible} unit(s) this machine can run again here "
+        f"({how}): {shown}; each gave the shard's output"
+    )
 
 
 @dataclass(frozen=True)
@@ -266,7 +383,9 @@ class FromShard:
         return f"{self.shard} ({self.result.stamp.label()})"
 
 
-def shard_results(project: Project, stamp: Stamp, folders: Sequence[Path], executor: Executor) -> dict[str, FromShard]:
+def shard_results(
+    project: Project, stamp: Stamp, folders: Sequence[Path], executor: Executor, key: bytes | None = None
+) -> dict[str, FromShard]:
     """Snippet id → its result in one of the shard ``folders`` (``--out``
     folders of ``snipcheck execute --shard``, perhaps run on another machine:
     a GPU one), for every snippet a shard holds a result of.
@@ -274,6 +393,9 @@ def shard_results(project: Project, stamp: Stamp, folders: Sequence[Path], execu
     Each shard must have run this checkout (the project fingerprint); each
     result's key must be the key this checkout computes for the shard's
     environment, so no result of other code, tags or inputs is taken.
+
+    With ``key`` (the shards' shared key), only a folder whose manifest is
+    signed with it is taken.
 
     :raises snipcheck.shard_files.MergeError: naming the folder, on the first
         thing wrong; nothing is taken then.
@@ -283,7 +405,7 @@ def shard_results(project: Project, stamp: Stamp, folders: Sequence[Path], execu
     keys_in = _keys_in(here, executor)
     found: dict[str, FromShard] = {}
     for folder in folders:
-        m = shard_files.read_manifest(folder)
+        m = shard_files.read_manifest(folder, key)
         k, n = m.shard
         name = f"shard {k}/{n}" if k > 0 else "the shard for " + ", ".join(m.provides)
         if m.fingerprint != here.fingerprint:

@@ -7,9 +7,11 @@ which shard of how many, the project fingerprint (placements and sources,
 :func:`snipcheck.verify.chapter_fingerprint`), the environment stamp with the
 id of its fingerprint, the digest of its plan (:attr:`snipcheck.shards.Plan.digest`),
 what it provides, each unit it ran with each snippet's cache key, status and
-seconds, and its wall time.
+seconds, and its wall time; signed, when the shards share a key
+(:mod:`snipcheck.shard_key`).
 
-``snipcheck execute --merge DIR...`` checks the manifests (:func:`check`)
+``snipcheck execute --merge DIR...`` checks the manifests (their
+signatures, with a key: :func:`read_manifest`; then :func:`check`)
 against the merging checkout, then copies the entries into the build's
 cache and leaves there :data:`MERGED` (which shard gave each key: the final
 build's summary counts from it), and rewrites the timing file
@@ -29,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from . import shard_key
 from .cache import CacheError, ResultCache
 from .files import write_atomic
 from .fingerprint import differences
@@ -146,24 +149,35 @@ class Manifest:
         )  # fmt: skip
 
 
-def write_manifest(folder: Path, manifest: Manifest) -> Path:
-    """Write ``folder/manifest.json`` atomically; return its path.
+def write_manifest(folder: Path, manifest: Manifest, key: bytes | None = None) -> Path:
+    """Write ``folder/manifest.json`` atomically, signed with ``key`` if one
+    is given (:func:`snipcheck.shard_key.sign`); return its path.
 
     :raises OSError: if the folder cannot be written.
     """
     path = Path(folder) / MANIFEST
-    write_atomic(path, (json.dumps(manifest.to_json(), ensure_ascii=False, indent=1) + "\n").encode("utf-8"))
+    data = manifest.to_json()
+    if key is not None:
+        data["signature"] = shard_key.sign(data, key)
+    write_atomic(path, (json.dumps(data, ensure_ascii=False, indent=1) + "\n").encode("utf-8"))
     return path
 
 
-def read_manifest(folder: Path) -> Manifest:
-    """The manifest of a shard's ``--out`` folder.
+def read_manifest(folder: Path, key: bytes | None = None) -> Manifest:
+    """The manifest of a shard's ``--out`` folder; with ``key``, only one
+    signed with it and unchanged since (:func:`snipcheck.shard_key.verify`).
 
-    :raises MergeError: naming the folder, if it holds none or a damaged one.
+    :raises MergeError: naming the folder, if it holds none, a damaged one,
+        or (with ``key``) one whose signature does not prove it.
     """
     path = Path(folder) / MANIFEST
     try:
-        return Manifest.from_json(json.loads(path.read_bytes()))
+        data = json.loads(path.read_bytes())
+        if key is not None and isinstance(data, dict):
+            shard_key.verify(data, key)
+        return Manifest.from_json(data)
+    except shard_key.SignatureError as exc:
+        raise MergeError(f"{folder}: its {MANIFEST} {exc}") from None
     except FileNotFoundError:
         if not Path(folder).is_dir():
             raise MergeError(f"{folder}: no such folder: give the --out folder of each shard") from None

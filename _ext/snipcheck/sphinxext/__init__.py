@@ -8,9 +8,11 @@ the theme's translations) are opt-in sub-extensions in :mod:`snipcheck.chapter`.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import shard_key
 from . import (
     ansi,
     chain,
@@ -42,6 +44,10 @@ STATIC = Path(__file__).parent.parent / "static"
 
 def setup(app: Sphinx) -> dict[str, Any]:
     """Register snipcheck with Sphinx (``extensions = ["snipcheck"]``)."""
+    # A build never signs; one in a job that holds the shards' key runs snippets:
+    # keep the key out of every process it starts (see snipcheck.shard_key).
+    with contextlib.suppress(shard_key.ShardKeyError):
+        shard_key.take_key()
     i18n.register(app)
     config.register(app)
     state.register(app)

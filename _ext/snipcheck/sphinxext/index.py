@@ -173,10 +173,19 @@ def _source_text(env: BuildEnvironment, path: Path, markup: str) -> SourceText:
     return found[0]  # type: ignore[no-any-return]
 
 
+def _resolved(env: BuildEnvironment, path: Path) -> Path:
+    """``path.resolve()``, once per page read (a page's snippets share a few files)."""
+    cache = _temp(env, "snipcheck_resolved")
+    key = str(path)
+    if key not in cache:
+        cache[key] = path.resolve()
+    return cache[key]  # type: ignore[no-any-return]
+
+
 def _digest(env: BuildEnvironment, path: Path, markup: str) -> str:
     """SHA-256 of the bytes :func:`_source_text` read, ``""`` when they are not
     the bytes the parser read (the file changed in between) or were not read."""
-    if str(path.resolve()) in _temp(env, "snipcheck_changed"):
+    if str(_resolved(env, path)) in _temp(env, "snipcheck_changed"):
         return ""
     found = _temp(env, "snipcheck_sources").get((str(path), markup))
     return found[1] if isinstance(found, tuple) else ""
@@ -193,20 +202,21 @@ def _geometry(directive: SphinxDirective, path: Path, markup: str, line: int, co
     env = directive.env
     if path.suffix == ".ipynb":
         raise _NotWritable("it sits in a notebook cell; edit the notebook's stated output by hand, from a real run")
-    srcdir = Path(env.srcdir).resolve()
-    if not path.resolve().is_relative_to(srcdir):
-        raise _NotWritable(f"its file {path.resolve()} lies outside the source directory {srcdir}")
+    srcdir, real = _resolved(env, Path(env.srcdir)), _resolved(env, path)
+    if not real.is_relative_to(srcdir):
+        raise _NotWritable(f"its file {real} lies outside the source directory {srcdir}")
     text = _source_text(env, path, markup)
-    read = _temp(env, "snipcheck_read").get(str(path.resolve()))
-    if read is not None and _lines(read) != _lines(text.as_parsed()):
+    resolved = str(real)
+    read = _temp(env, "snipcheck_read").get(resolved)
+    if read is not None and not _agrees(env, "read", resolved, read, text):
         # What Sphinx read (before any handler) is not the file now: it was
         # written in between.  Read the page again next time (its mtime may
         # lie before the time Sphinx stamps the read with).
-        _temp(env, "snipcheck_changed")[str(path.resolve())] = True
+        _temp(env, "snipcheck_changed")[resolved] = True
         env.note_reread()
         raise _NotWritable(CHANGED_WHILE_READ.format(path=path))
-    parsed = _temp(env, "snipcheck_parsed").get(str(path.resolve()))
-    if parsed is not None and _lines(parsed) != _lines(text.as_parsed()):
+    parsed = _temp(env, "snipcheck_parsed").get(resolved)
+    if parsed is not None and not _agrees(env, "parsed", resolved, parsed, text):
         raise _NotWritable(
             "the text Sphinx parsed differs from the file (a source-read or include-read handler changed "
             "it), so line numbers do not point into the file"
@@ -223,6 +233,22 @@ def _geometry(directive: SphinxDirective, path: Path, markup: str, line: int, co
     return geometry
 
 
+def _agrees(env: BuildEnvironment, kind: str, resolved: str, seen: str, text: SourceText) -> bool:
+    """Whether ``seen`` (the file's text as Sphinx read or parsed it) has the
+    lines of ``text`` (the file's bytes now), worked out once per page read
+    and kept in ``env.temp_data``: each of a page's N snippets asked anew
+    compared the whole page N times (a 8,000-snippet page read in minutes).
+    The memo holds ``seen`` and ``text`` themselves, so another read of the
+    file (an include read twice) is compared anew."""
+    memo = _temp(env, "snipcheck_agrees")
+    hit = memo.get((kind, resolved, text.markup))
+    if hit is not None and hit[0] is seen and hit[1] is text:
+        return bool(hit[2])
+    same = _lines(seen) == _lines(text.as_parsed())
+    memo[(kind, resolved, text.markup)] = (seen, text, same)
+    return same
+
+
 def _lines(text: str) -> list[str]:
     """Lines as the parsers compare them: tabs expanded, trailing whitespace
     and trailing blank lines dropped (docutils' include hands over the text
@@ -231,6 +257,23 @@ def _lines(text: str) -> list[str]:
     while lines and not lines[-1]:
         lines.pop()
     return lines
+
+
+def _ends_with(line: str, words: Sequence[str]) -> bool:
+    """Whether ``line`` ends with ``words``, whitespace between them, and
+    perhaps whitespace after: the search of ``w1\\s+w2\\s+…\\s*$``, without
+    compiling an expression for each directive (a snippet id in each: half
+    a millisecond a snippet, on a page of 50,000)."""
+    rest = line.rstrip()
+    for k, word in enumerate(reversed(words)):
+        if not rest.endswith(word):
+            return False
+        rest = rest[: len(rest) - len(word)]
+        if k < len(words) - 1:
+            if not rest[-1:].isspace():
+                return False
+            rest = rest.rstrip()
+    return True
 
 
 def _myst_geometry(
@@ -244,9 +287,9 @@ def _myst_geometry(
     inner = rest[: -len(fence) - 1] if rest.endswith(fence + "\n") else rest
     # myst-parser can report a line one off inside a colon-fenced directive
     # whose content starts with another colon fence: find the opening line
-    opening_re = re.compile(rf"{re.escape(fence)}\{{{re.escape(directive.name)}\}}\s+{re.escape(directive.arguments[0])}\s*$")
+    opening_words = (f"{fence}{{{directive.name}}}", directive.arguments[0])
     for shift in (0, -1, 1, -2, 2):
-        if opening_re.search(text.line(opening + shift)):
+        if _ends_with(text.line(opening + shift), opening_words):
             opening += shift
             break
     else:
@@ -279,7 +322,7 @@ def _myst_geometry(
 def _rst_geometry(directive: SphinxDirective, text: SourceText, opening: int, content: list[str]) -> dict[str, Any]:
     items = list(directive.content.items)
     src = text.line(opening)
-    if not re.search(rf"\.\.\s+{re.escape(directive.name)}::\s+{re.escape(directive.arguments[0])}\s*$", src):
+    if not _ends_with(src, ("..", f"{directive.name}::", directive.arguments[0])):
         raise _NotWritable(f"line {opening + 1} of its file does not hold its directive")
     if items:
         sources = {s for s, _ in items}
