@@ -196,6 +196,12 @@ def outcome_problem(tags: Tags, result: RunResult) -> tuple[str, str] | None:
 
     :return: ``None`` if it ended as expected, else ``(status, sentence)``.
     """
+    if result.forged:
+        return "exec", (
+            f"the snippet's process marked the end of a cell itself: it {result.forged}; a cell's output must "
+            "come from its own code, so snipcheck stopped the run there and takes no output of it from this cell "
+            "on: remove the code that reaches into snipcheck's runner"
+        )
     if result.timed_out or result.stopped_by_output:
         return None  # reported separately: the run did not end by itself
     found = _expect_problem(tags, result)

@@ -288,6 +288,12 @@ class RunResult:
         (:class:`snipcheck.runner.channel.Sink`): ``truncated_bytes`` is then
         exactly that margin, and how the run would have ended is unknown
         (``exit_status``, ``signal`` and ``exception`` are ``None``).
+    :param forged: what the run's process did to mark the end of a cell
+        itself (a sentence, e.g. ``"asked for a cell after the last one
+        (...)"``), ``""`` if nothing: a cell's output must come from its own
+        code, so the run was stopped there, and how it would have ended is
+        unknown.  Such a result fails (:func:`snipcheck.compare.outcome_problem`)
+        and is never cached.
     """
 
     events: tuple[Event, ...]
@@ -304,6 +310,7 @@ class RunResult:
     figures: tuple[Figure, ...] = ()
     ended_chain: tuple[str, ...] = ()
     stopped_by_output: bool = False
+    forged: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """Plain-data form for the cache and reports (figures' bytes in base64)."""
@@ -334,6 +341,7 @@ class RunResult:
             figures=tuple(Figure.from_json(f) for f in data.get("figures", ())),  # older entries have none
             ended_chain=tuple(str(i) for i in data.get("ended_chain", ())),
             stopped_by_output=bool(data.get("stopped_by_output", False)),
+            forged=str(data.get("forged", "")),
         )
 
 
