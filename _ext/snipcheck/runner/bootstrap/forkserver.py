@@ -542,6 +542,8 @@ def _slot(requests_fd, namespaced, view, child_mod, supervise_mod, warm=()):  # 
             stdin, out, err, control = fds[:4]
             cells = None
             if request.get("cells"):  # a chain: its cells handed over one by one (and its feed's two ends)
+                for fd in fds[4:6]:
+                    os.set_inheritable(fd, False)  # received inheritable: no program the run executes gets it
                 cells = supervise_mod.Cells(request.pop("cells"), fds[4], fds[5])
             for fd, target in ((stdin, 0), (out, 1), (err, 2)):
                 os.dup2(fd, target)
