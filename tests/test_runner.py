@@ -242,7 +242,7 @@ def test_stdin_is_at_end_of_file(runner: Runner, project: Path) -> None:
 def test_invalid_utf8_is_shown_as_backslash_escapes(runner: Runner, project: Path) -> None:
     snippet = write(project, "r/bytes", 'import os\nos.write(1, b"ok \\xff\\xfe end\\n")\n')
     result = runner.run(snippet, timeout=TIMEOUT, output_limit=LIMIT)
-    assert stream(result.events, "stdout") == "ok \\xff\\xfe end\n"
+    assert stream(result.events, "stdout") == "ok \\x{ff}\\x{fe} end\n"
 
 
 def test_fd_level_output_keeps_its_order_with_python_output(runner: Runner, project: Path) -> None:

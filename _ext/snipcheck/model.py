@@ -125,7 +125,10 @@ class Event:
     :param stream: ``"stdout"`` or ``"stderr"``.
     :param kind: ``"text"``, ``"warning"``, ``"traceback"`` or ``"figure"``
         (see :data:`KINDS`).
-    :param text: the decoded text; invalid UTF-8 appears as ``\\xNN`` escapes.
+    :param text: the decoded text; a byte that is not valid UTF-8 appears as
+        ``\\x{NN}``, and a backslash the output has right before such a form
+        (or before the text ``x{NN}``) doubled, so that no printed text reads
+        the same (:mod:`snipcheck.rawbytes`).
         For a figure, its placeholder line (:meth:`Figure.placeholder`); the
         n-th figure event of a result is its n-th figure.
     """

@@ -42,7 +42,7 @@ towards the output cap but towards :data:`FIGURE_LIMIT`.  An image file sent
 twice with the same bytes (after a cell of a chain, then at the run's end) is
 kept once.
 
-Pure core: standard library and :mod:`snipcheck.model`.
+Pure core: standard library, :mod:`snipcheck.model`, :mod:`snipcheck.rawbytes`.
 """
 
 from __future__ import annotations
@@ -58,6 +58,7 @@ from dataclasses import dataclass
 
 from ..model import Event, ExceptionInfo, Figure
 from ..png import size as png_size
+from ..rawbytes import from_bytes
 from .sandbox import capture_network
 
 LABELS = {
@@ -153,11 +154,12 @@ class Sink:
             self.full = True
 
     def events(self, rewrite: Mapping[str, str]) -> tuple[Event, ...]:
-        """The kept chunks as events, decoded (invalid UTF-8 as ``\\xNN``), with
+        """The kept chunks as events, decoded (invalid UTF-8 as ``\\x{NN}``,
+        never the same text as printed text: :mod:`snipcheck.rawbytes`), with
         the exact substrings of ``rewrite`` replaced."""
         out = []
         for (stream, kind), data in self.chunks:
-            text = data.decode("utf-8", "backslashreplace")
+            text = from_bytes(data)
             for old, new in rewrite.items():
                 text = text.replace(old, new)
             out.append(Event(stream, kind, text))
