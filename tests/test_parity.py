@@ -34,6 +34,7 @@ from pathlib import Path
 
 import pytest
 from snipcheck.model import RunResult, Snippet, Stamp
+from snipcheck.rawbytes import from_bytes
 from snipcheck.runner import DIFFERENCES, Runner, make_runner
 from snipcheck.runner.python import BOOTSTRAP_DIR, HASH_SEED, PASSTHROUGH, output_rewrite, prepare_run_dir
 from snipcheck.snippets import load
@@ -104,7 +105,7 @@ def plain(snippet: Snippet) -> Seen:
             shutil.rmtree(run_dir, ignore_errors=True)
 
         def text(data: bytes, run_dir: str = run_dir) -> str:
-            decoded = data.decode("utf-8", "backslashreplace")
+            decoded = from_bytes(data)  # as the runners read bytes (invalid UTF-8 as \x{ff}: snipcheck.rawbytes)
             for old, new in output_rewrite(run_dir).items():  # what the runners do to their output
                 decoded = decoded.replace(old, new)
             return normal(decoded)
