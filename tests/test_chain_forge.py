@@ -20,11 +20,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import snipcheck_cli
 from snipcheck.compare import judge, outcome_problem
 from snipcheck.execute_chain import STOPPED_BY
 from snipcheck.model import Stamp
-
-from helpers import snipcheck_cli
 from test_chains import KINDS, cells, executor
 
 #: How cell 1 finds a way to end a cell: (name, the code that sets ``send``).
@@ -73,7 +72,7 @@ TWO = "print('DRIFT')\nraise SystemExit(3)\n"
 THREE = "print('three')\n"
 
 
-def out(result) -> str:  # noqa: ANN001
+def out(result) -> str:
     return "".join(e.text for e in result.events)
 
 
@@ -198,7 +197,7 @@ FORGERIES = {
 
 
 @pytest.fixture(params=KINDS)
-def runner(request: pytest.FixtureRequest, stamp: Stamp):  # noqa: ANN201
+def runner(request: pytest.FixtureRequest, stamp: Stamp):
     from snipcheck.runner import make_runner
 
     made = make_runner("python", python=sys.executable, stamp=stamp, kind=request.param, preload=())
@@ -207,7 +206,7 @@ def runner(request: pytest.FixtureRequest, stamp: Stamp):  # noqa: ANN201
 
 
 @pytest.mark.parametrize("form", list(FORGERIES))
-def test_the_supervisor_refuses_what_no_run_of_the_cells_sends(runner, form: str, tmp_path: Path) -> None:  # noqa: ANN001
+def test_the_supervisor_refuses_what_no_run_of_the_cells_sends(runner, form: str, tmp_path: Path) -> None:
     count, forge, said = FORGERIES[form]
     sources = {"g/one": FEED + forge + "import time\ntime.sleep(30)\n", "g/two": "print('two')\n", "g/three": "print('three')\n"}
     chain = cells(tmp_path, dict(list(sources.items())[:count]))
@@ -220,7 +219,7 @@ def test_the_supervisor_refuses_what_no_run_of_the_cells_sends(runner, form: str
     assert found is not None and "marked the end of a cell itself: it " + one.forged in found[1]
 
 
-def test_a_snippet_alone_cannot_cut_its_own_output_with_an_end_of_cell_frame(runner, tmp_path: Path) -> None:  # noqa: ANN001
+def test_a_snippet_alone_cannot_cut_its_own_output_with_an_end_of_cell_frame(runner, tmp_path: Path) -> None:
     """Before, a ``c`` frame in a run of one snippet began a new "cell" whose
     output alone was the result: what the snippet printed first was dropped."""
     code = "import gc, os, sys, types\nprint('wrong', flush=True)\nsend = None\n" + FINDERS["fd"] + (

@@ -71,7 +71,7 @@ def ending(status: int | None, signal_name: str | None) -> str:
 
 #: What a corpus snippet's first lines may say plain python runs it with: a
 #: variable the runs get that plain python lacks, as ``DIFFERENCES`` documents it.
-_REFERENCE = re.compile(r"^# plain python runs this with (\w+)=(\S*) \(DIFFERENCES\['([^']+)'\]\)$", re.M)
+_REFERENCE = re.compile(r"^# plain python runs this with (\w+)=(\S*) \(DIFFERENCES\['([^']+)'\]\)$", re.MULTILINE)
 
 
 def plain_environment(run_dir: str, snippet: Snippet | None = None) -> dict[str, str]:

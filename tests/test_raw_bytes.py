@@ -82,7 +82,7 @@ def rst(bytes_stated: str, text_stated: str) -> str:
 
 @pytest.mark.parametrize(("page", "write"), [("index.md", myst), ("index.rst", rst)])
 def test_the_build_drifts_record_writes_each_its_own_form_and_it_reads_back(
-    page: str, write, tmp_path: Path, cache_dir: Path  # noqa: ANN001
+    page: str, write, tmp_path: Path, cache_dir: Path
 ) -> None:
     crossed = write(TEXT_STATED, BYTES_STATED)  # each stated as the other prints
     root = write_project(tmp_path / "p", CONF, {page: crossed}, {"b/bytes": BYTES})

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from snipcheck.model import Event, ExceptionInfo, Snippet, Stamp
+from snipcheck.rawbytes import from_bytes
 from snipcheck.runner import PYTHON_RUNNERS, Runner, make_runner
 from snipcheck.runner.python import RUN_DIR_NAME
 from snipcheck.snippets import load
@@ -61,8 +61,8 @@ def plain_python(project: Path, snippet: Snippet) -> subprocess.CompletedProcess
     return subprocess.CompletedProcess(
         argv,
         code,
-        out.decode("utf-8", "backslashreplace").replace(prefix, ""),
-        err.decode("utf-8", "backslashreplace").replace(prefix, ""),
+        from_bytes(out).replace(prefix, ""),  # as the runners read bytes (snipcheck.rawbytes)
+        from_bytes(err).replace(prefix, ""),
     )
 
 
