@@ -97,6 +97,7 @@ def test_a_cell_that_forges_ends_of_cells_fails_and_the_cells_after_it_never_mat
     assert "marked the end of a cell itself" in found[1], found[1]
     assert (two.origin, three.origin) == ("not-run", "not-run")
     assert two.missing == three.missing == (STOPPED_BY + "f/one",)
+    assert "f/one, a cell before it, marked the end of a cell itself" in two.stopped, two.stopped
     assert out(one.result).startswith("one\n")
     assert not list((tmp_path / "cache").glob("results/*")), "a forged chain was cached"
 

@@ -173,6 +173,8 @@ def ending(result: RunResult) -> str:
     normally (status 0)"``, ``"exited with status 3"``, ``"was killed by
     SIGKILL"``, ``"raised KeyError: 'x'"`` or ``"timed out after 2.0 s"``."""
     exc = result.exception
+    if result.forged:
+        return "marked the end of a cell itself (and was stopped)"
     if result.timed_out:
         return f"timed out after {result.duration:.1f} s"
     if result.stopped_by_output:
