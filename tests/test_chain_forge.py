@@ -230,3 +230,21 @@ def test_a_snippet_alone_cannot_cut_its_own_output_with_an_end_of_cell_frame(run
     result = runner.run(snippet, timeout=20, output_limit=1 << 20)
     assert "end-of-cell frame" in result.forged and out(result) == "wrong\n"
     assert outcome_problem(snippet.tags, result) is not None
+
+
+def test_what_the_supervisor_said_before_it_closed_is_read_even_with_a_next_left_unread() -> None:
+    """The kernel reports ECONNRESET first when the supervisor closes its end
+    with the build's ``next`` unread (the run ended meanwhile), before the
+    messages it sent: they must still be read (a forged chain was once
+    reported as a supervisor killed before it could report)."""
+    import socket
+
+    from snipcheck.runner.capture import _receive
+
+    build, supervisor = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    with build:
+        supervisor.send(b"forged 0 asked for the next cell twice")
+        supervisor.send(b"exit 9")
+        build.send(b"next")  # never read
+        supervisor.close()
+        assert [_receive(build) for _ in range(3)] == [b"forged 0 asked for the next cell twice", b"exit 9", b""]

@@ -459,7 +459,19 @@ def _cell_ended(reader: Reader, message: bytes, cells: int, control: socket.sock
 
 
 def _receive(control: socket.socket) -> bytes:
+    """The supervisor's next message; ``b""`` once it is gone.
+
+    A supervisor that closes its end while a ``next`` of ours lies unread
+    there (the run ended meanwhile) makes the kernel report ECONNRESET here
+    once, *before* the messages it sent earlier (its ``forged``, its
+    ``exit``): those are still queued, so they are read after it.
+    """
     try:
         return control.recv(4096)
+    except ConnectionResetError:
+        try:
+            return control.recv(4096)
+        except OSError:
+            return b""
     except OSError:
         return b""
