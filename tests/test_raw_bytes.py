@@ -10,6 +10,7 @@ through MyST and reStructuredText and matches, and the page shows them apart.
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from snipcheck.model import Stamp
 from snipcheck.rawbytes import from_bytes, to_bytes
 from snipcheck.runner import make_runner
 from snipcheck.snippets import load
+from test_chains import executor
 from test_faults_support import sphinx_build
 
 #: What each snippet writes: the raw bytes, and the text of their escape.
@@ -101,3 +103,36 @@ def test_the_build_drifts_record_writes_each_its_own_form_and_it_reads_back(
     shown = html(built.outdir / "index.html")
     assert shown.find(id="snippet-b-bytes").select_one("div.snipcheck-output").get_text().strip().endswith("\n" + BYTES_STATED)
     assert shown.find(id="snippet-b-text").select_one("div.snipcheck-output").get_text().strip().endswith("\n" + TEXT_STATED)
+
+
+def test_a_result_cached_by_the_runner_before_is_not_used(stamp: Stamp, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cache held the raw bytes FF FE as the text ``\\xff\\xfe`` (runner
+    version 5, which also ended a chain's cells where a frame said): served
+    from there, they still matched the printed text's stated output."""
+    import snipcheck.cache
+
+    path = tmp_path / "snippets" / "b" / "bytes.py"
+    path.parent.mkdir(parents=True)
+    path.write_text(BYTES)
+    snippet = load("b/bytes", tmp_path / "snippets", tmp_path)
+    with monkeypatch.context() as old:
+        old.setattr(snipcheck.cache, "RUNNER_VERSION", "5")
+        ex = executor(stamp, tmp_path / "cache")
+        try:
+            (first,) = ex.map([snippet])
+        finally:
+            ex.close()
+    assert first.origin == "run"
+    (entry,) = (tmp_path / "cache" / "results").glob("*/*.json")
+    data = json.loads(entry.read_text())
+    for event in data["result"]["events"]:  # what runner 5 stored for these bytes
+        event["text"] = event["text"].replace(BYTES_STATED, TEXT_STATED)
+    entry.write_text(json.dumps(data))
+    ex = executor(stamp, tmp_path / "cache")
+    try:
+        (second,) = ex.map([snippet])
+    finally:
+        ex.close()
+    assert second.origin == "run" and second.result is not None
+    assert judge(snippet.tags, second.result, BYTES_STATED, ()).ok
+    assert judge(snippet.tags, second.result, TEXT_STATED, ()).status == "drift"
