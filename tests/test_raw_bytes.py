@@ -136,3 +136,26 @@ def test_a_result_cached_by_the_runner_before_is_not_used(stamp: Stamp, tmp_path
     assert second.origin == "run" and second.result is not None
     assert judge(snippet.tags, second.result, BYTES_STATED, ()).ok
     assert judge(snippet.tags, second.result, TEXT_STATED, ()).status == "drift"
+
+
+def test_an_incremental_build_after_the_runner_changed_runs_its_snippets_again(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page built by runner version 5 (the raw bytes FF FE read, stored and
+    recorded as the text ``\\\\xff\\\\xfe``) stayed green in the next build of
+    the same build folder: no page had changed, so none was read again and
+    no snippet run again."""
+    import snipcheck.cache
+
+    root = write_project(tmp_path / "p", CONF, {"index.md": myst(TEXT_STATED, TEXT_STATED)}, {"b/bytes": BYTES})
+    with monkeypatch.context() as old:
+        old.setattr(snipcheck.cache, "RUNNER_VERSION", "5")
+        sphinx_build(root, tmp_path / "build", cache_dir)  # stores b/bytes' result
+        for entry in (cache_dir / "results").glob("*/*.json"):  # as runner 5 stored it
+            entry.write_text(entry.read_text(encoding="utf-8").replace(json.dumps(BYTES_STATED)[1:-1], json.dumps(TEXT_STATED)[1:-1]), encoding="utf-8")
+        built = sphinx_build(root, tmp_path / "build", cache_dir, freshenv=True)
+        assert built.statuscode == 0 and built.warnings == [], built.warnings_text  # the build runner 5 left
+    built = sphinx_build(root, tmp_path / "build", cache_dir)
+    assert built.statuscode == 1
+    (raw,) = built.about("b/bytes")
+    assert "+ok \\x{ff}\\x{fe} end" in raw, raw
