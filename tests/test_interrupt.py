@@ -186,7 +186,7 @@ def leftovers(root: Path) -> list[str]:
         ("snipcheck.cli", "judge", False),  # comparing the first run
         ("snipcheck.variation:Rerun", "problem", False),  # comparing the runs again under other hash seeds
         ("snipcheck.project:Project", "rewrite", False),
-        ("snipcheck.sphinxext.index", "read_back", True),  # the rewritten pages parsed again
+        ("snipcheck.sphinxext.index", "read_back_cells", True),  # the rewritten pages parsed again
         ("snipcheck.files", "_temporary", True),  # the new bytes written, nothing replaced yet
     ],
     ids=["reading", "judging", "second-run", "rewriting", "read-back", "writing"],

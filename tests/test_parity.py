@@ -34,6 +34,7 @@ from pathlib import Path
 
 import pytest
 from snipcheck.model import RunResult, Snippet, Stamp
+from snipcheck.rawbytes import from_bytes
 from snipcheck.runner import DIFFERENCES, Runner, make_runner
 from snipcheck.runner.python import BOOTSTRAP_DIR, HASH_SEED, PASSTHROUGH, output_rewrite, prepare_run_dir
 from snipcheck.snippets import load
@@ -70,7 +71,7 @@ def ending(status: int | None, signal_name: str | None) -> str:
 
 #: What a corpus snippet's first lines may say plain python runs it with: a
 #: variable the runs get that plain python lacks, as ``DIFFERENCES`` documents it.
-_REFERENCE = re.compile(r"^# plain python runs this with (\w+)=(\S*) \(DIFFERENCES\['([^']+)'\]\)$", re.M)
+_REFERENCE = re.compile(r"^# plain python runs this with (\w+)=(\S*) \(DIFFERENCES\['([^']+)'\]\)$", re.MULTILINE)
 
 
 def plain_environment(run_dir: str, snippet: Snippet | None = None) -> dict[str, str]:
@@ -104,7 +105,7 @@ def plain(snippet: Snippet) -> Seen:
             shutil.rmtree(run_dir, ignore_errors=True)
 
         def text(data: bytes, run_dir: str = run_dir) -> str:
-            decoded = data.decode("utf-8", "backslashreplace")
+            decoded = from_bytes(data)  # as the runners read bytes (invalid UTF-8 as \x{ff}: snipcheck.rawbytes)
             for old, new in output_rewrite(run_dir).items():  # what the runners do to their output
                 decoded = decoded.replace(old, new)
             return normal(decoded)

@@ -17,6 +17,7 @@ headings).  For each, the rewrite must either
 from __future__ import annotations
 
 import re
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -40,7 +41,19 @@ BODY_LINE = st.one_of(
 )
 BODY = st.lists(BODY_LINE, min_size=0, max_size=4).map("\n".join)
 ENDS = st.sampled_from(["\n", "\r\n", "\r"])
-CODE = st.lists(st.sampled_from(["x = 1", "print(x)", "    y = ':a:'", "# ---", "s = '```'"]), min_size=1, max_size=3)
+#: A cell's code: lines, and blocks whose string or docstring holds a separator line (issue 33 §3).
+CODE = st.lists(
+    st.one_of(
+        st.sampled_from(["x = 1", "print(x)", "    y = ':a:'", "# ---", "s = '```'"]).map(lambda line: [line]),
+        st.sampled_from([
+            ['s = """', OUTPUT_SEPARATOR, '"""'],
+            ["t = '''", "  " + OUTPUT_SEPARATOR, "x = 1", "'''"],
+            ['"""Doc:', OUTPUT_SEPARATOR, '"""'],
+            ["u = f'''{1}", OUTPUT_SEPARATOR, "'''"],
+        ]),
+    ),
+    min_size=1, max_size=3,
+).map(lambda blocks: [line for block in blocks for line in block])  # fmt: skip
 
 
 @st.composite
@@ -183,6 +196,12 @@ def check(project: tuple[Path, Reader], docname: str, suffix: str, raw: bytes, m
         assert n.code_lines == o.code_lines
         code = [before.line(i) for i in range(o.options_end, o.head_end)]
         assert [after.line(i) for i in range(n.options_end, n.head_end)] == code
+        if o.code_lines:  # the whole code, up to the separator that is not inside one of its strings
+            assert code[-1].strip() == OUTPUT_SEPARATOR
+            try:
+                compile(textwrap.dedent("\n".join(code[:-1])), "<cell>", "exec")
+            except IndentationError:
+                pass  # the indented line drawn first: not a string cut short
 
 
 # Derandomized: the same 300 pages on every run, so the suite is never red by

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from snipcheck.model import Event, ExceptionInfo, Snippet, Stamp
+from snipcheck.rawbytes import from_bytes
 from snipcheck.runner import PYTHON_RUNNERS, Runner, make_runner
 from snipcheck.runner.python import RUN_DIR_NAME
 from snipcheck.snippets import load
@@ -61,8 +61,8 @@ def plain_python(project: Path, snippet: Snippet) -> subprocess.CompletedProcess
     return subprocess.CompletedProcess(
         argv,
         code,
-        out.decode("utf-8", "backslashreplace").replace(prefix, ""),
-        err.decode("utf-8", "backslashreplace").replace(prefix, ""),
+        from_bytes(out).replace(prefix, ""),  # as the runners read bytes (snipcheck.rawbytes)
+        from_bytes(err).replace(prefix, ""),
     )
 
 
@@ -242,7 +242,7 @@ def test_stdin_is_at_end_of_file(runner: Runner, project: Path) -> None:
 def test_invalid_utf8_is_shown_as_backslash_escapes(runner: Runner, project: Path) -> None:
     snippet = write(project, "r/bytes", 'import os\nos.write(1, b"ok \\xff\\xfe end\\n")\n')
     result = runner.run(snippet, timeout=TIMEOUT, output_limit=LIMIT)
-    assert stream(result.events, "stdout") == "ok \\xff\\xfe end\n"
+    assert stream(result.events, "stdout") == "ok \\x{ff}\\x{fe} end\n"
 
 
 def test_fd_level_output_keeps_its_order_with_python_output(runner: Runner, project: Path) -> None:

@@ -38,7 +38,7 @@ from .model import RunResult, Snippet, Stamp
 __all__ = ["CacheError", "ResultCache", "cache_key", "write_atomic"]
 
 #: Bump when a runner change alters what a run of the same source produces.
-RUNNER_VERSION = "5"  # 5: a terminal's buffering and plain python's environment (issue 23); 4: figures (RunResult.figures); 3: the run directory reads [CWD] in output
+RUNNER_VERSION = "6"  # 6: invalid UTF-8 reads \x{ff}, a chain's cells end where the supervisor says (issue 33); 5: a terminal's buffering and plain python's environment (issue 23); 4: figures (RunResult.figures); 3: the run directory reads [CWD] in output
 _SCHEMA = 1
 
 

@@ -173,6 +173,8 @@ def ending(result: RunResult) -> str:
     normally (status 0)"``, ``"exited with status 3"``, ``"was killed by
     SIGKILL"``, ``"raised KeyError: 'x'"`` or ``"timed out after 2.0 s"``."""
     exc = result.exception
+    if result.forged:
+        return "marked the end of a cell itself (and was stopped)"
     if result.timed_out:
         return f"timed out after {result.duration:.1f} s"
     if result.stopped_by_output:
@@ -196,6 +198,12 @@ def outcome_problem(tags: Tags, result: RunResult) -> tuple[str, str] | None:
 
     :return: ``None`` if it ended as expected, else ``(status, sentence)``.
     """
+    if result.forged:
+        return "exec", (
+            f"the snippet's process marked the end of a cell itself: it {result.forged}; a cell's output must "
+            "come from its own code, so snipcheck stopped the run there and takes no output of it from this cell "
+            "on: remove the code that reaches into snipcheck's runner"
+        )
     if result.timed_out or result.stopped_by_output:
         return None  # reported separately: the run did not end by itself
     found = _expect_problem(tags, result)

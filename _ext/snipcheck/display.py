@@ -10,9 +10,9 @@ and nothing here changes it or what is compared.
 line feed and the tab -- C0 (``\\x00``-``\\x1f``), DEL (``\\x7f``), C1
 (``\\x80``-``\\x9f``) and the line and paragraph separators ``\\u2028`` and
 ``\\u2029`` -- is shown as its Python escape: ``\\x00``, ``\\x1b``, ``\\x7f``,
-``\\x85``, ``\\u2028``.  That is how invalid UTF-8 already appears
-(``\\xff``, :class:`snipcheck.model.Event`), and what ``repr()`` prints, so a
-reader knows it; it is never emitted raw (NUL and most C0 characters are not
+``\\x85``, ``\\u2028``: what ``repr()`` prints, so a reader knows it
+(invalid UTF-8 already reads ``\\x{ff}``, with braces, so that it never
+reads as the text ``\\xff``: :mod:`snipcheck.rawbytes`); it is never emitted raw (NUL and most C0 characters are not
 allowed in HTML or XML; ESC would be read by a terminal; docutils and the
 browsers take ``\\f``, ``\\v``, ``\\x85`` and ``\\u2028`` for line breaks).
 In an output panel the colour codes (SGR, ``ESC [ ... m``) are interpreted

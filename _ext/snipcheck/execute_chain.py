@@ -216,8 +216,8 @@ def _same(a: RunResult, b: RunResult) -> bool:
     """Whether two results of one cell say the same (timing apart)."""
     return (
         a.events, a.exit_status, a.signal, a.exception, a.timed_out, a.truncated_bytes, a.ended_chain,
-        a.stopped_by_output,
+        a.stopped_by_output, a.forged,
     ) == (
         b.events, b.exit_status, b.signal, b.exception, b.timed_out, b.truncated_bytes, b.ended_chain,
-        b.stopped_by_output,
+        b.stopped_by_output, b.forged,
     )

@@ -125,7 +125,10 @@ class Event:
     :param stream: ``"stdout"`` or ``"stderr"``.
     :param kind: ``"text"``, ``"warning"``, ``"traceback"`` or ``"figure"``
         (see :data:`KINDS`).
-    :param text: the decoded text; invalid UTF-8 appears as ``\\xNN`` escapes.
+    :param text: the decoded text; a byte that is not valid UTF-8 appears as
+        ``\\x{NN}``, and a backslash the output has right before such a form
+        (or before the text ``x{NN}``) doubled, so that no printed text reads
+        the same (:mod:`snipcheck.rawbytes`).
         For a figure, its placeholder line (:meth:`Figure.placeholder`); the
         n-th figure event of a result is its n-th figure.
     """
@@ -288,6 +291,12 @@ class RunResult:
         (:class:`snipcheck.runner.channel.Sink`): ``truncated_bytes`` is then
         exactly that margin, and how the run would have ended is unknown
         (``exit_status``, ``signal`` and ``exception`` are ``None``).
+    :param forged: what the run's process did to mark the end of a cell
+        itself (a sentence, e.g. ``"asked for a cell after the last one
+        (...)"``), ``""`` if nothing: a cell's output must come from its own
+        code, so the run was stopped there, and how it would have ended is
+        unknown.  Such a result fails (:func:`snipcheck.compare.outcome_problem`)
+        and is never cached.
     """
 
     events: tuple[Event, ...]
@@ -304,6 +313,7 @@ class RunResult:
     figures: tuple[Figure, ...] = ()
     ended_chain: tuple[str, ...] = ()
     stopped_by_output: bool = False
+    forged: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """Plain-data form for the cache and reports (figures' bytes in base64)."""
@@ -334,6 +344,7 @@ class RunResult:
             figures=tuple(Figure.from_json(f) for f in data.get("figures", ())),  # older entries have none
             ended_chain=tuple(str(i) for i in data.get("ended_chain", ())),
             stopped_by_output=bool(data.get("stopped_by_output", False)),
+            forged=str(data.get("forged", "")),
         )
 
 

@@ -29,17 +29,9 @@ KINDS = ("backtick", "tilde", "colon", "rst")
 
 #: The line that ends a cell's code and begins its stated output, in a
 #: ``snippet-code`` directive (whitespace around it is ignored).  Neither a
-#: Python nor a Rust statement, so no program holds it as a line of code.
+#: Python nor a Rust statement; inside a string or comment of the code it is
+#: code (see :mod:`snipcheck.cellsplit`).
 OUTPUT_SEPARATOR = "--- output ---"
-
-
-def split_cell(content: list[str]) -> int | None:
-    """The index of the :data:`OUTPUT_SEPARATOR` line in a directive's
-    content lines (the first one), or ``None`` when there is none."""
-    for i, line in enumerate(content):
-        if line.strip() == OUTPUT_SEPARATOR:
-            return i
-    return None
 
 
 @dataclass(frozen=True)

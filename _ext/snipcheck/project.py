@@ -28,7 +28,7 @@ from .placement import Placement
 from .rewrite import Edit, Unwritable, apply
 from .settings import Settings
 from .snippets import SnippetError, find
-from .sourcetext import SourceError, SourceText
+from .sourcetext import SourceError, SourceText, content
 
 if TYPE_CHECKING:
     from .sphinxext.index import Index
@@ -164,7 +164,9 @@ class Project:
         Nothing is written here.  Each new text changes only the edited bodies
         (see :mod:`snipcheck.rewrite`); it is then parsed again as the build
         would parse it, and must yield the same placements with exactly the
-        new stated outputs.
+        new stated outputs, and every cell of the rewritten pages the same
+        code lines, byte for byte (the author's code is never written over,
+        whatever a bug upstream would make of it).
 
         :return: file → ``(old bytes, new bytes)``; write them with
             ``write_all(new, expected=old)`` (:func:`snipcheck.files.write_all`).
@@ -181,6 +183,7 @@ class Project:
         snippets_dir = self.settings.snippets_dir.resolve()
         out: dict[Path, tuple[bytes, bytes]] = {}
         texts: dict[str, str] = {}
+        lines: dict[str, tuple[SourceText, SourceText]] = {}  # file -> its lines before and after
         for path, file_edits in sorted(by_file.items()):
             real = path.resolve()
             if real.is_relative_to(snippets_dir):
@@ -198,14 +201,18 @@ class Project:
                 raise ChangedOnDisk(path)  # the edits' line numbers are of bytes no longer there
             if len({e.placement.markup for e in file_edits}) > 1 and text.text != text.as_parsed():
                 raise Unwritable(f"{path}: holds reStructuredText and MyST placements and line breaks they count differently")
+            before = dataclasses.replace(text, lines=list(text.lines))
             apply(text, file_edits)
             out[path] = (raw, text.to_bytes())
             texts[str(real)] = text.as_parsed()
-        self._read_back(edits, texts)
+            lines[str(real)] = (before, text)
+        self._read_back(edits, texts, lines)
         return out
 
-    def _read_back(self, edits: Sequence[Edit], texts: dict[str, str]) -> None:
-        from .sphinxext.index import read_back
+    def _read_back(
+        self, edits: Sequence[Edit], texts: dict[str, str], lines: dict[str, tuple[SourceText, SourceText]]
+    ) -> None:
+        from .sphinxext.index import read_back_cells
 
         changed = set(texts)
         docnames = sorted({p.docname for p in self.index().placements if str(Path(p.source).resolve()) in changed})
@@ -213,7 +220,7 @@ class Project:
         before: dict[str, list[Placement]] = defaultdict(list)
         for p in self.index().placements:
             before[p.docname].append(p)
-        after = read_back(self.srcdir, self.confdir, docnames, texts, self.overrides)
+        after, code = read_back_cells(self.srcdir, self.confdir, docnames, texts, self.overrides)
         for docname in docnames:
             old, new = before[docname], after.get(docname, [])
             if [(p.snippet_id, p.directive) for p in old] != [(p.snippet_id, p.directive) for p in new]:
@@ -222,6 +229,8 @@ class Project:
                     f"({[p.snippet_id for p in new]} instead of {[p.snippet_id for p in old]}); nothing was written"
                 )
             for o, n in zip(old, new, strict=True):
+                block = next((c for c in code.get(docname, []) if c.snippet_id == n.snippet_id), None)
+                _same_code(o, n, block.body_line if block is not None else None, lines.get(str(Path(o.source).resolve())))
                 body = wanted.get((o.docname, o.line, o.source), o.stated)
                 if n.stated not in (body, body + "\n"):
                     raise Unwritable(
@@ -229,6 +238,38 @@ class Project:
                         f"back as {_excerpt(n.stated)} instead of {_excerpt(body)}, so it would never match"
                         + _fence_hint(body) + "; nothing was written"
                     )
+
+
+def _same_code(
+    old: Placement, new: Placement, first: int | None, texts: tuple[SourceText, SourceText] | None
+) -> None:
+    """Refuse a rewrite that would change a line of a cell's code (its code
+    and separator lines, ``options_end`` to ``head_end``), as the page reads
+    before and after it: each the same text with the same line end (the
+    separator's own line end aside, which a rewrite adds where it ended the
+    file without one).
+
+    :param first: the 1-based line where the cell's code begins in the new
+        text, as its parser read it (``CodeBlock.body_line``), ``None`` when
+        it found no code there.
+    :raises Unwritable: naming the cell and the first line that would change.
+    """
+    if not old.code_lines or texts is None:
+        return
+    before, after = texts
+    was = before.lines[old.options_end : old.head_end]
+    now = after.lines[first - 1 : first - 1 + new.code_lines] if first is not None and new.code_lines else []
+    if len(was) == len(now) and was[:-1] == now[:-1] and (not was or content(was[-1]) == content(now[-1])):
+        return
+    at = next((k for k, (a, b) in enumerate(zip(was, now, strict=False)) if a != b), min(len(was), len(now)))
+    first_was = content(was[at]) if at < len(was) else "(no line)"
+    first_now = content(now[at]) if at < len(now) else "(no line)"
+    raise Unwritable(
+        f"{old.location}: snippet {old.snippet_id!r}: the rewrite would change the cell's code at line "
+        f"{old.options_end + at + 1} ({_excerpt(first_was)} would read {_excerpt(first_now)}); a stated output is "
+        "written after the separator only and the code is never touched, so nothing was written (a bug: please "
+        "report it with the page)"
+    )
 
 
 def _fence_hint(body: str) -> str:

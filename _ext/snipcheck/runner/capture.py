@@ -15,6 +15,16 @@ Output beyond the limit: a run whose output passes its limit by the limit
 again (at least 1 MiB) is stopped there, as at a timeout (:class:`.channel.Sink`): its result
 says so (``stopped_by_output``), and how it would have ended is unknown.
 
+Cells of a chain: the supervisor says on the control socket where each
+cell ended (``cell INDEX STATUS SECONDS``, once the snippet's process asked
+for the next cell on the chain's *feed*, a socket pair made here and handed
+to the supervisor whole); everything the cell wrote is queued by then, so
+the reader takes it all as that cell's output, then answers ``next`` and
+the supervisor hands the next cell over.  A forgery (``forged INDEX TEXT`` from
+the supervisor, or an end-of-cell frame on descriptor 2, which the runner
+no longer writes) stops the run: the result of the cell it came in says
+what was forged (``forged``) and the cells after it are not run.
+
 Pure core: standard library and :mod:`snipcheck.model`.
 """
 
@@ -54,6 +64,8 @@ class Streams:
     :param stderr: the socket for descriptor 2.
     :param control: the supervisor's end of the control socket.
     :param token: the run's frame prefix (random bytes).
+    :param feed: for a chain, the two ends of the socket pair its cells are
+        handed over on (the supervisor's, the snippet's), else ``None``.
     """
 
     stdin: int
@@ -61,6 +73,7 @@ class Streams:
     stderr: int
     control: int
     token: bytes
+    feed: tuple[int, int] | None = None
 
 
 class Supervisor(Protocol):
@@ -128,6 +141,8 @@ class Captured:
     :param stopped_by_output: whether the run was stopped because its output
         passed the limit by the sink's margin (``truncated_bytes`` is then the
         margin, and ``exit_status``, ``signal`` and ``exception`` are ``None``).
+    :param forged: what the run did to mark the end of a cell itself (see
+        the module docstring), ``""`` if nothing; the run was stopped there.
     """
 
     events: tuple[Event, ...]
@@ -139,6 +154,7 @@ class Captured:
     truncated_bytes: int
     figures: tuple[Figure, ...] = ()
     stopped_by_output: bool = False
+    forged: str = ""
 
     def result(
         self,
@@ -182,6 +198,7 @@ class Captured:
             seed=seed,
             figures=self.figures,
             stopped_by_output=self.stopped_by_output,
+            forged=self.forged,
         )
 
 
@@ -232,11 +249,14 @@ def run_captured_cells(
     timeouts: Sequence[float],
     output_limit: int,
     rewrite: Mapping[str, str] | None = None,
+    chain: bool = False,
 ) -> list[Captured]:
     """:func:`run_captured` for a chain: one process runs ``len(timeouts)``
-    cells one after the other, and marks the end of each but the last with a
-    ``c`` frame (``_snipcheck_main.run_cells``).
+    cells one after the other, handed over by its supervisor, which reports
+    the end of each but the last (see the module docstring).
 
+    :param chain: make the feed the cells are handed over on
+        (:attr:`Streams.feed`); the spawner gives the supervisor the cells.
     :param timeouts: each cell's limit in seconds, counted from the end of
         the cell before it.
     :param output_limit: bytes kept per cell; a cell whose output passes it
@@ -251,10 +271,12 @@ def run_captured_cells(
     control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     stdin = empty_stdin()
     token = secrets.token_bytes(TOKEN_BYTES)
+    feed = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET) if chain else ()
     start = time.monotonic()
     try:
+        ends = (feed[0].fileno(), feed[1].fileno()) if feed else None
         supervisor = spawn(
-            Streams(stdin, channel.senders[0].fileno(), channel.senders[1].fileno(), theirs.fileno(), token)
+            Streams(stdin, channel.senders[0].fileno(), channel.senders[1].fileno(), theirs.fileno(), token, ends)
         )
     except BaseException:
         channel.close()
@@ -263,6 +285,8 @@ def run_captured_cells(
     finally:
         theirs.close()
         os.close(stdin)
+        for pair_end in feed:
+            pair_end.close()  # the supervisor holds both ends now; nothing here reads or writes them
     for sender in channel.senders:
         sender.close()  # the run holds them now; the receiver alone stays
     with _live_lock:
@@ -286,6 +310,19 @@ def run_captured_cells(
     errors: list[str] = []
     ended = False
     end: float | None = None
+
+    def stop() -> None:
+        """Stop the run (as at a timeout) and read nothing more of what it writes."""
+        nonlocal end, stop_until
+        end = time.monotonic()
+        stop_until = end + _STOP_GRACE
+        if channel.receiver in selector.get_map():
+            selector.unregister(channel.receiver)
+        try:
+            control.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
     try:
         while not ended:
             now = time.monotonic()
@@ -309,25 +346,24 @@ def run_captured_cells(
                         ended = True
                     elif message.startswith(b"error "):
                         errors.append(message[6:].decode("utf-8", "replace"))
+                    elif message.startswith(b"cell "):
+                        _cell_ended(reader, message, len(timeouts), control)
+                    elif message.startswith(b"forged "):
+                        _refused(reader, message)
                     else:  # b"stopped", or end-of-file: the supervisor is gone
                         ended = True
                 elif reader.drain() and channel.batch and not ended:
                     time.sleep(channel.batch)
-            if reader.flooded and stop_until is None and not ended:
-                # Its output passed the limit by the margin: stop it, as
-                # at a timeout, and read nothing more of what it writes.
-                end = time.monotonic()
-                stop_until = end + _STOP_GRACE
-                selector.unregister(channel.receiver)
-                try:
-                    control.shutdown(socket.SHUT_WR)
-                except OSError:
-                    pass
+            if (reader.flooded or reader.forged) and stop_until is None and not ended:
+                # Its output passed the limit by the margin, or it forged
+                # the end of a cell: stop it, as at a timeout.
+                stop()
             if ended and end is None:
                 end = time.monotonic()
-        reader.drain()  # everything the run wrote is queued by now
+        if not reader.forged:
+            reader.drain()  # everything the run wrote is queued by now
         # Whether it ended by itself first or not: the same bytes give the same result.
-        flooded = reader.flooded and not timed_out
+        flooded = reader.flooded and not timed_out and not reader.forged
     finally:
         selector.close()
         with _live_lock:
@@ -341,7 +377,7 @@ def run_captured_cells(
         raise RunError(f"could not start the run: {errors[0]}")
     sig = None
     exit_status: int | None = None
-    if not timed_out and not flooded:
+    if not timed_out and not flooded and not reader.forged:
         if status is None:
             raise RunError(
                 "the run's supervisor process was killed before it could report how the snippet ended: "
@@ -376,18 +412,66 @@ def run_captured_cells(
             events=reader.sink.events(rewrite or {}),
             exit_status=exit_status,
             signal=sig,
-            exception=None if flooded else reader.exception,
+            exception=None if flooded or reader.forged else reader.exception,
             duration=end - began,
-            timed_out=timed_out,
+            timed_out=timed_out and not reader.forged,
             truncated_bytes=reader.sink.dropped,
             figures=tuple(reader.sink.figures),
             stopped_by_output=flooded,
+            forged=reader.forged,
         ),
     ]
 
 
+def _refused(reader: Reader, message: bytes) -> None:
+    """The supervisor's ``forged INDEX TEXT``: cell INDEX's code forged an
+    end of cell, so an end already taken from it (and what followed) is its
+    output again."""
+    index, _, text = message[7:].partition(b" ")
+    if reader.forged:
+        return
+    try:
+        reader.reopen(int(index))
+    except ValueError:
+        pass
+    reader.forged = text.decode("utf-8", "replace")
+
+
+def _cell_ended(reader: Reader, message: bytes, cells: int, control: socket.socket) -> None:
+    """The supervisor's ``cell INDEX STATUS SECONDS``: the cell's output is
+    all queued, so read it, end the cell there and let the next be handed over."""
+    parts = message.split(b" ")
+    try:
+        index, status, seconds = int(parts[1]), int(parts[2]), float(parts[3])
+    except (IndexError, ValueError):
+        index, status, seconds = -1, 0, 0.0
+    if index != len(reader.cells) or index >= cells - 1:  # the supervisor counts as this does: never seen
+        reader.forged = reader.forged or f"ended a cell out of order ({message[:60]!r})"
+        return
+    reader.drain()
+    if reader.flooded or reader.forged:
+        return  # the run is stopped: no cell begins
+    reader.end_cell(status, seconds)
+    try:
+        control.send(b"next")
+    except OSError:
+        pass  # the supervisor is gone: its end-of-file is read next
+
+
 def _receive(control: socket.socket) -> bytes:
+    """The supervisor's next message; ``b""`` once it is gone.
+
+    A supervisor that closes its end while a ``next`` of ours lies unread
+    there (the run ended meanwhile) makes the kernel report ECONNRESET here
+    once, *before* the messages it sent earlier (its ``forged``, its
+    ``exit``): those are still queued, so they are read after it.
+    """
     try:
         return control.recv(4096)
+    except ConnectionResetError:
+        try:
+            return control.recv(4096)
+        except OSError:
+            return b""
     except OSError:
         return b""

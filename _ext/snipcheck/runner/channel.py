@@ -42,7 +42,7 @@ towards the output cap but towards :data:`FIGURE_LIMIT`.  An image file sent
 twice with the same bytes (after a cell of a chain, then at the run's end) is
 kept once.
 
-Pure core: standard library and :mod:`snipcheck.model`.
+Pure core: standard library, :mod:`snipcheck.model`, :mod:`snipcheck.rawbytes`.
 """
 
 from __future__ import annotations
@@ -58,6 +58,7 @@ from dataclasses import dataclass
 
 from ..model import Event, ExceptionInfo, Figure
 from ..png import size as png_size
+from ..rawbytes import from_bytes
 from .sandbox import capture_network
 
 LABELS = {
@@ -132,6 +133,20 @@ class Sink:
         else:
             self.chunks.append((where, bytearray(data)))
 
+    def merge(self, other: Sink) -> None:
+        """Append what ``other`` kept and counted (its figures renumbered after these)."""
+        figures = iter(other.figures)  # the n-th figure chunk is the n-th figure
+        for where, data in other.chunks:
+            if where[1] == "figure":
+                self.add_figure(next(figures))
+            elif self.chunks and self.chunks[-1][0] == where:
+                self.chunks[-1][1].extend(data)
+            else:
+                self.chunks.append((where, bytearray(data)))
+        self.kept += other.kept
+        self.dropped += other.dropped
+        self.full = self.full or other.full
+
     def _drop(self, size: int) -> None:
         self.dropped += size
         if self.dropped > self.margin:
@@ -139,11 +154,12 @@ class Sink:
             self.full = True
 
     def events(self, rewrite: Mapping[str, str]) -> tuple[Event, ...]:
-        """The kept chunks as events, decoded (invalid UTF-8 as ``\\xNN``), with
+        """The kept chunks as events, decoded (invalid UTF-8 as ``\\x{NN}``,
+        never the same text as printed text: :mod:`snipcheck.rawbytes`), with
         the exact substrings of ``rewrite`` replaced."""
         out = []
         for (stream, kind), data in self.chunks:
-            text = data.decode("utf-8", "backslashreplace")
+            text = from_bytes(data)
             for old, new in rewrite.items():
                 text = text.replace(old, new)
             out.append(Event(stream, kind, text))
@@ -245,13 +261,13 @@ def empty_stdin() -> int:
 
 @dataclass(frozen=True)
 class Cell:
-    """A cell of a chain that ended and let the chain go on (a ``c`` frame).
+    """A cell of a chain that ended and let the chain go on (:meth:`Reader.end_cell`).
 
     :param sink: its output.
     :param exception: the exception it raised (one its tags expect), if any.
     :param status: 0, or 1 when it raised.
     :param seconds: how long its code ran, as the child measured it.
-    :param received: ``time.monotonic()`` when the frame arrived (the next cell began).
+    :param received: ``time.monotonic()`` when its end was reported (the next cell began).
     """
 
     sink: Sink
@@ -264,9 +280,12 @@ class Cell:
 class Reader:
     """Reads the receiving socket into a :class:`Sink`, telling frames from output.
 
-    For a chain (see ``_snipcheck_main.run_cells``), each ``c`` frame ends a
-    cell: what came before it is that cell's output (:attr:`cells`), and a
-    new sink of the same limit takes what follows.
+    For a chain, :meth:`end_cell` ends a cell where its supervisor said it
+    ended (see :mod:`snipcheck.runner.capture`): what came before is that
+    cell's output (:attr:`cells`), and a new sink of the same limit takes
+    what follows.  Nothing the run writes ends a cell: a ``c`` frame (the
+    end-of-cell frame the runner once wrote on descriptor 2) is a forgery
+    (:attr:`forged`), and the caller stops the run.
 
     Once its sink is :attr:`Sink.full` it reads nothing more
     (:attr:`flooded`): the caller stops the run.
@@ -280,6 +299,9 @@ class Reader:
         self.cells: list[Cell] = []
         #: Whether the current sink filled up: :meth:`drain` reads no more.
         self.flooded = False
+        #: What the run did to end a cell itself (see above), ``""`` if nothing:
+        #: :meth:`drain` reads no more.
+        self.forged = ""
         #: The image being received: ``(source, format, name, bytes so far)``.
         self._image: tuple[str, str, str, bytearray] | None = None
         self._figure_bytes = 0
@@ -290,7 +312,7 @@ class Reader:
 
         Stops at the datagram that fills the sink (:attr:`flooded`), and
         reads nothing once it is."""
-        if self.flooded:
+        if self.flooded or self.forged:
             return 0
         ch = self.channel
         receiver, buffer, view, sink = ch.receiver, ch.buffer, ch.view, self.sink
@@ -311,12 +333,36 @@ class Reader:
                 if size > skip and view[:skip] == token:
                     # Frames are not output, but their text counts towards the cap.
                     self._frame(bytes(view[skip : skip + 1]), view[skip + 1 : size])
-                    sink = self.sink  # a new one after a cell's end
+                    if self.forged:
+                        return count
                 else:
                     sink.add(stderr, view[:size])
             if sink.full:
                 self.flooded = True
                 return count
+
+    def end_cell(self, status: int, seconds: float) -> None:
+        """End the current cell here: its supervisor reported that it ended
+        (``status`` 0, or 1 when it raised the exception it expects; ``seconds``
+        its code ran) and asked for the next one."""
+        self.cells.append(Cell(self.sink, self.exception, status, seconds, time.monotonic()))
+        self.sink = Sink(self.sink.limit)
+        self.exception = None
+
+    def reopen(self, index: int) -> None:
+        """Take the ends of cells ``index`` on back: what they and the current
+        cell hold is cell ``index``'s output again (its end was forged).
+
+        :raises ValueError: for an index of no cell that ended.
+        """
+        if not 0 <= index < len(self.cells):
+            raise ValueError(index)
+        merged = self.cells[index].sink
+        for later in [cell.sink for cell in self.cells[index + 1 :]] + [self.sink]:
+            merged.merge(later)
+        self.exception = self.exception or self.cells[index].exception
+        del self.cells[index:]
+        self.sink = merged
 
     def _frame(self, label: bytes, payload: memoryview) -> None:
         if label == b"x":
@@ -329,14 +375,9 @@ class Reader:
         elif label in (b"F", b"f", b"E"):
             self._image_frame(label, payload)
         elif label == b"c":
-            status, _, seconds = bytes(payload).partition(b"\0")
-            try:
-                ended = Cell(self.sink, self.exception, int(status), float(seconds), time.monotonic())
-            except ValueError:
-                return  # not a frame this module wrote
-            self.cells.append(ended)
-            self.sink = Sink(self.sink.limit)
-            self.exception = None
+            self.forged = (
+                "wrote an end-of-cell frame to descriptor 2, with the run's frame token read from the runner's memory"
+            )
 
     def _image_frame(self, label: bytes, payload: memoryview) -> None:
         """One frame of an image (see the module docstring); a complete one

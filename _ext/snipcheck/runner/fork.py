@@ -54,6 +54,7 @@ from .python import (
     DEFAULT_MEMORY_LIMIT,
     HASH_SEED,
     SubprocessRunner,
+    chain_cells,
     chain_inputs,
     child_environment,
     interpreter_environment,
@@ -90,8 +91,9 @@ class _Slot:
         :raises ForkServerError: if the slot is gone (the run can go elsewhere).
         """
         msg = json.dumps({**request, "token": streams.token.hex()}).encode()
+        fds = [streams.stdin, streams.stdout, streams.stderr, streams.control, *(streams.feed or ())]
         try:
-            socket.send_fds(self.sock, [msg], [streams.stdin, streams.stdout, streams.stderr, streams.control])
+            socket.send_fds(self.sock, [msg], fds)
         except OSError as exc:
             self.broken = True
             raise ForkServerError(f"a fork runner slot is gone: {exc}") from None
@@ -415,12 +417,13 @@ class ForkRunner:
                 "mounts": sandbox.run_mounts(self.protect, limit, self.python),
             }  # fmt: skip
             if chain:
-                request["cells"] = [[script, cell.tags.expect] for script, cell in zip(scripts, cells, strict=True)]
+                request["cells"] = chain_cells(scripts, cells)
             captured = run_captured_cells(
                 lambda streams: slot.spawn(request, streams),
                 timeouts=tuple(timeouts) if chain else (timeouts,),  # type: ignore[arg-type]
                 output_limit=output_limit,
                 rewrite=output_rewrite(run_dir),
+                chain=chain,
             )
         except BaseException:
             slot.broken = True

@@ -213,9 +213,10 @@ def remove_run_dir(run_dir: str) -> None:
         shutil.rmtree(run_dir, ignore_errors=True)
 
 
-def chain_argv(scripts: Sequence[str], cells: Sequence[Snippet]) -> list[str]:
-    """``_snipcheck_cells.py`` arguments: each cell's script and the exception its tags expect."""
-    return [arg for script, cell in zip(scripts, cells, strict=True) for arg in (script, cell.tags.expect)]
+def chain_cells(scripts: Sequence[str], cells: Sequence[Snippet]) -> list[list[str]]:
+    """What the supervisor hands over, cell by cell: each cell's script and
+    the exception its tags expect (``_snipcheck_supervise.Cells``)."""
+    return [[script, cell.tags.expect] for script, cell in zip(scripts, cells, strict=True)]
 
 
 def chain_inputs(cells: Sequence[Snippet], default: int | None) -> tuple[tuple[str, ...], int | None]:
@@ -252,6 +253,7 @@ def supervised_spawner(
     run_dir: str | None = None,
     token_var: str | None = "SNIPCHECK_TOKEN",
     mounts: Mapping[str, Any] | None = None,
+    cells: Sequence[Sequence[str]] | None = None,
 ) -> Spawner:
     """A spawner that runs ``argv`` (an absolute program path first) under a
     supervisor started from this interpreter.
@@ -264,6 +266,9 @@ def supervised_spawner(
     :param run_dir: removed by the supervisor when the run ends.
     :param mounts: the run's mount namespace (:func:`snipcheck.runner.sandbox.run_mounts`;
         made only inside a PID namespace), or ``None``.
+    :param cells: a chain's cells (:func:`chain_cells`), which the supervisor
+        hands over one by one on ``Streams.feed``; its end is passed to
+        ``argv`` as its last argument.
     """
 
     def spawn(streams: Streams) -> _Process:
@@ -281,6 +286,8 @@ def supervised_spawner(
                 "token": streams.token.hex() if token_var else None,
                 "mounts": dict(mounts) if mounts and pidns else None,  # only inside the run's PID namespace
             }
+            if cells is not None and streams.feed is not None:
+                config.update(cells=[list(cell) for cell in cells], feed=list(streams.feed))
             proc = subprocess.Popen(
                 [sys.executable, "-I", "-S", SUPERVISOR, json.dumps(config)],
                 cwd=cwd,
@@ -288,7 +295,7 @@ def supervised_spawner(
                 stdin=streams.stdin,
                 stdout=streams.stdout,
                 stderr=streams.stderr,
-                pass_fds=(streams.control,),
+                pass_fds=(streams.control, *(streams.feed or ())),
                 start_new_session=True,
             )
         return _Process(proc)
@@ -360,16 +367,18 @@ class SubprocessRunner:
         try:
             captured = run_captured_cells(
                 supervised_spawner(
-                    [self.python, CELLS, *chain_argv(scripts, cells)],
+                    [self.python, CELLS],
                     cwd=run_dir,
                     env=env,
                     memory_limit=limit,
                     run_dir=run_dir,
                     mounts=sandbox.run_mounts(self.protect, limit, self.python),
+                    cells=chain_cells(scripts, cells),
                 ),
                 timeouts=timeouts,
                 output_limit=output_limit,
                 rewrite=output_rewrite(run_dir),
+                chain=True,
             )
         finally:
             remove_run_dir(run_dir)

@@ -39,7 +39,9 @@ A **cell** holds both in one directive: the code, a line ``--- output ---``
 
 The page shows the code, then the output panel, exactly as for the pair;
 ``record`` and ``accept`` rewrite the lines after the separator and never
-the code.  A cell takes the ``snippet`` directive's options too
+the code.  A separator line inside a string or comment of the code is code
+(:mod:`snipcheck.cellsplit`); option ``separator`` names another separator
+line, taken as written wherever it stands.  A cell takes the ``snippet`` directive's options too
 (``stated-env``, ``chain``); a chain of cells is a notebook written in
 Markdown or reStructuredText, one directive a cell.  The body is exactly what a snippet file would hold, tag block
 included (``# /// snipcheck`` … ``# ///``), and runs in a fresh process as
@@ -57,7 +59,8 @@ from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx.util.docutils import SphinxDirective
 
-from ..placement import OUTPUT_SEPARATOR, CodeBlock, split_cell
+from .. import cellsplit
+from ..placement import OUTPUT_SEPARATOR, CodeBlock
 from ..snippets import SUFFIXES, SnippetError, check_id, from_page
 from . import index, render
 from . import state as state_mod
@@ -79,6 +82,7 @@ class SnippetCodeDirective(SphinxDirective):
     has_content = True
     option_spec: ClassVar[dict[str, Any]] = {
         "language": lambda arg: directives.choice(arg, LANGUAGES),
+        "separator": directives.unchanged_required,  # a cell's separator line, taken as written
         **SnippetDirective.option_spec,  # a cell's output options
     }
 
@@ -97,8 +101,14 @@ class SnippetCodeDirective(SphinxDirective):
             warn("missing", f"snippet {snippet_id!r} has its code written twice in this page; keep one", self.get_location())
             return []
         content = list(self.content)
-        separator = split_cell(content)
+        language = self.options.get("language", "python")
+        found = cellsplit.split(content, language, self.options.get("separator"))
+        separator = found.index
         code = content if separator is None else content[:separator]
+        problem = self._no_separator(snippet_id, found) if separator is None else None
+        if problem is not None:
+            warn("tag", problem, self.get_location())
+            return [render.error_box(problem)]
         output_options = sorted(set(SnippetDirective.option_spec) & set(self.options))
         if separator is None and output_options:
             warn(
@@ -119,7 +129,7 @@ class SnippetCodeDirective(SphinxDirective):
             str(Path(source).resolve()) if source else str(self.env.doc2path(docname)),
             line or self.lineno,
             body_line,
-            self.options.get("language", "python"),
+            language,
             "\n".join(code),
         )
         index.code_blocks(self.env).setdefault(docname, []).append(block)
@@ -137,6 +147,39 @@ class SnippetCodeDirective(SphinxDirective):
         if separator is None:
             return [node]
         return [node, *place(self, snippet_id, code_lines=separator + 1)]  # a cell: its output, placed here
+
+
+    def _no_separator(self, snippet_id: str, found: cellsplit.CellSplit) -> str | None:
+        """Why a cell meant to state its output has no separator line (the
+        ``separator`` option names a line that is not there, or every
+        ``--- output ---`` line lies inside a string or comment the code
+        never closes), or ``None``: a plain code block."""
+        named = self.options.get("separator")
+        if named is not None:
+            message = (
+                f"snippet {snippet_id!r}: option separator names the line {named.strip()!r}, but no line of the "
+                "cell reads as it; put that line after the code, or drop the option"
+            )
+        elif found.opened is not None and found.inside is not None:
+            first = self.content_offset_line(found.opened)
+            at = self.content_offset_line(found.inside)
+            message = (
+                f"snippet {snippet_id!r}: the line {OUTPUT_SEPARATOR!r} (line {at}) lies inside a string or comment "
+                f"that the code opens at line {first} and never closes, so it is read as code and the cell states "
+                "no output; close the string before it, or, when the code is meant to end unclosed (a cell that "
+                f"shows a SyntaxError), name the separator with the option separator (:separator: {OUTPUT_SEPARATOR}), "
+                "which is then taken as written"
+            )
+        else:
+            return None
+        return message
+
+    def content_offset_line(self, index: int) -> int:
+        """The 1-based source line of content line ``index``."""
+        _source, line = self.get_source_info()
+        if is_myst(self):
+            return (line or self.lineno) + 1 + self.content_offset + index
+        return self.content.items[index][1] + 1 if self.content else (line or self.lineno) + 1
 
 
 def unplaced(app: Sphinx, env: Any) -> None:

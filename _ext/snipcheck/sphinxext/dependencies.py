@@ -13,8 +13,10 @@ directive for each snippet it places, records them for the page:
 :class:`DependencyCollector` (``env-get-outdated``) re-reads every page whose
 recorded values or matches differ now, and every page with snippets when the
 build's environment changed: the fingerprint of the snippet interpreter (a new
-numpy, another ``PATH``, see :mod:`snipcheck.fingerprint`) or the project-wide
-declarations (``snipcheck_env``, ``snipcheck_depends``).  The re-read reruns
+numpy, another ``PATH``, see :mod:`snipcheck.fingerprint`), the project-wide
+declarations (``snipcheck_env``, ``snipcheck_depends``) or the runner's version
+(:data:`snipcheck.cache.RUNNER_VERSION`: a runner that reads the same run's
+output otherwise, which the pickled environment's results do not show).  The re-read reruns
 exactly the snippets whose cache keys changed.
 """
 
@@ -27,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from sphinx.environment.collectors import EnvironmentCollector
 
-from .. import inputs
+from .. import cache, inputs
 from ..model import Snippet
 from ..snippets import source_of
 from . import state as state_mod
@@ -63,14 +65,14 @@ def note(env: BuildEnvironment, snippet: Snippet) -> None:
 
 def build_inputs(app: Sphinx) -> str | None:
     """A digest of what every Python snippet of this build reads: the
-    environment fingerprint and the project-wide declarations; ``None`` when
-    snippets do not run."""
+    environment fingerprint, the project-wide declarations and the runner's
+    version; ``None`` when snippets do not run."""
     state = state_mod.get(app)
     if state.fingerprint is None or not state.execute:
         return None
     digest = inputs.Digests()
     files = [[rel, digest(path)] for rel, path in state.settings.declared_files()]
-    payload = [state.fingerprint.digest, inputs.values(state.settings.env), files]
+    payload = [state.fingerprint.digest, inputs.values(state.settings.env), files, cache.RUNNER_VERSION]
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode("utf-8")).hexdigest()
 
 

@@ -628,8 +628,22 @@ def read_back(
 
     :return: docname → its placements as the parser reads the new texts.
     """
+    return read_back_cells(srcdir, confdir, docnames, texts, overrides)[0]
+
+
+def read_back_cells(
+    srcdir: Path, confdir: Path, docnames: Sequence[str], texts: Mapping[str, str], overrides: Mapping[str, Any] | None = None
+) -> tuple[dict[str, list[Placement]], dict[str, list[CodeBlock]]]:
+    """:func:`read_back`, and the code written in the pages as the parser reads
+    the new texts (a cell's code and where it begins: its lines are where
+    the new text has them, which a read-back placement cannot say).
+
+    :return: ``(docname → placements, docname → code blocks)``.
+    """
     with Reader(srcdir, confdir, overrides) as reader:
-        return reader.read(docnames, texts)
+        found = reader.read(docnames, texts)
+        code = code_blocks(reader.app.env)
+        return found, {d: list(code.get(d, [])) for d in docnames}
 
 
 def register(app: Sphinx) -> None:

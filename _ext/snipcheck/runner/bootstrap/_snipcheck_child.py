@@ -31,10 +31,11 @@ What this module adds, for Python-level output only:
   Frames are written only while descriptor 2 is still the run's socket; a
   snippet that closed or redirected it gets exactly what plain Python does.
 * Cells: a chain of snippets runs in one process, cell after cell
-  (``_snipcheck_main.run_cells``); after each cell but the last, a ``c``
-  frame (``status NUL seconds``) marks where the next cell's output begins.
-  It travels through the same receive queue as the output, so the parent
-  splits the output exactly where the cell ended.
+  (``_snipcheck_main.run_cells``).  Where one cell ends is not a frame: the
+  supervisor hands each cell over and hears on a socket of its own when the
+  next one is wanted (``_snipcheck_supervise.Cells``), so nothing written to
+  descriptors 1 and 2 can end a cell; the build takes a ``c`` frame (the
+  end-of-cell frame of old) for a forgery and refuses the run.
 * An audit hook (:func:`sys.addaudithook`) sees the ``sys.excepthook`` event
   that the interpreter raises before it reports an uncaught exception, with
   whatever hook the snippet installed: it sends the ``x`` frame, marks what
@@ -120,8 +121,9 @@ def c_line_buffering(ctypes, libc):
 #: Code objects whose frames count as "the interpreter itself" (the fork
 #: runner's exit sequence adds its own) and are cut from tracebacks.
 OWN_CODES = set()
-#: ``send(label, data) -> bool`` once :func:`install` ran: writes one frame,
-#: ``False`` when descriptor 2 is no longer the run's socket.
+#: Once :func:`install` ran: ``send(label, data) -> bool`` writes one frame
+#: (``False`` when descriptor 2 is no longer the run's socket), ``ours() ->
+#: bool`` says whether it still is, ``new_cell()`` starts a chain's next cell.
 _sender = {}
 
 
@@ -129,6 +131,20 @@ def send_frame(label, data):
     """Write a frame (see the module docstring); ``False`` if it cannot be written."""
     send = _sender.get("send")
     return bool(send is not None and send(label, data))
+
+
+def frames_ok():
+    """Whether frames can still be written (descriptor 2 is the run's socket)."""
+    ours = _sender.get("ours")
+    return bool(ours is not None and ours())
+
+
+def new_cell():
+    """A chain's next cell begins: what the interpreter writes now is not the
+    last cell's traceback."""
+    begin = _sender.get("new_cell")
+    if begin is not None:
+        begin()
 
 
 #: What a seeded run seeds, when each module is loaded (or at once, if it is):
@@ -229,12 +245,10 @@ def install(token, on_run_file=None, seed=None, line_buffer_c=None):
             os.write(2, token + label + data[start : start + CHUNK])
         return True
 
-    def send(label, data):
-        if label == b"c":  # a new cell: what the interpreter writes now is not the last cell's traceback
-            state["uncaught"] = False
-        return frame(label, data)
+    def new_cell():
+        state["uncaught"] = False
 
-    _sender["send"] = send
+    _sender.update(send=frame, ours=ours, new_cell=new_cell)
 
     def label_of_caller():
         """``(label, text)`` for a write to stderr, by its caller's frame: the

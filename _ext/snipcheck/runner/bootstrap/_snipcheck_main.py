@@ -120,36 +120,45 @@ def run_main(script, child_mod):  # type: ignore[no-untyped-def]
     return status, interrupted
 
 
-def run_cells(cells, child_mod):  # type: ignore[no-untyped-def]
+def run_cells(feed, child_mod):  # type: ignore[no-untyped-def]
     """Run a chain's cells one after the other in one ``__main__``, as a
     notebook runs its cells in one kernel; return ``(status, interrupted)`` as
     :func:`run_main` does, for the last cell that ran.
 
-    :param cells: ``[(script, expected), ...]``: each cell's path and the
-        exception type its tags expect (``"ok"`` or another ending: none).
-    After each cell but the last, the image files it left in the working
-    directory (new or changed) are sent as its figures, then a ``c`` frame
-    (``status NUL seconds``, status 0, or 1 for a cell that raised the
-    exception it expects) marks where the next cell's output begins, and the
-    chain goes on.  A cell that ends in any
-    other way (an unexpected exception, ``SystemExit``, ``KeyboardInterrupt``)
-    ends the process as ``python`` would end it, and the cells after it do
-    not run; so does a cell after which no frame can be written (it closed or
+    :param feed: this process's end of the socket its supervisor hands the
+        cells over on (``_snipcheck_supervise.Cells``): each message is one
+        cell, ``index NUL script NUL expected NUL last`` (``expected``: the
+        exception type its tags expect, ``"ok"`` or another ending: none;
+        ``last``: ``1`` for the chain's last cell).
+
+    After each cell but the last, when it ended normally (or raised the
+    exception it expects), this process says so on ``feed`` (``end INDEX
+    STATUS SECONDS``: status 0, or 1 for the expected exception) and waits
+    for the next cell: the supervisor, which hears it, sends the image files
+    the cell left and tells the build where the cell's output ends, then
+    hands the next cell over.  A cell that ends in any other way (an
+    unexpected exception, ``SystemExit``, ``KeyboardInterrupt``) ends the
+    process as ``python`` would end it, and the cells after it do not run;
+    so does a cell after which no frame can be written (it closed or
     redirected descriptor 2).  A cell whose script is ``""`` runs nothing:
-    put last, it marks whether the cell before it let the process go on (a
-    ``c`` frame came) when the cells after it are not run (see
-    ``snipcheck.execute_chain``).
+    put last, it marks whether the cell before it let the process go on
+    (see ``snipcheck.execute_chain``).
     """
     import time
 
     _state["child"] = child_mod
-    main = _fresh_main(cells[0][0])
-    here = os.getcwd()
-    images = child_mod.image_snapshot(here)  # the supervisor sends what the last cell leaves
-    for index, (script, expected) in enumerate(cells):
+    main = None
+    status, interrupted = 1, False
+    while True:
+        handed = _next_cell(feed, child_mod)
+        if handed is None:  # nothing more is handed over (the supervisor refused or is gone)
+            return status, interrupted
+        index, script, expected, last = handed
+        if main is None:
+            main = _fresh_main(script)
         started = time.perf_counter()
         status, interrupted, raised = _run_in(script, main, child_mod) if script else (0, False, None)
-        if index == len(cells) - 1 or interrupted or isinstance(raised, SystemExit):
+        if last or interrupted or isinstance(raised, SystemExit):
             return status, interrupted
         if raised is None and status == 0:
             ending = 0
@@ -165,10 +174,34 @@ def run_cells(cells, child_mod):  # type: ignore[no-untyped-def]
         if _state["libc"] is not None:
             _state["libc"].fflush(None)
         seconds = time.perf_counter() - started
-        child_mod.send_new_images(child_mod.send_frame, here, images)  # saved by this cell: its figures
-        if not child_mod.send_frame(b"c", b"%d\0%.6f" % (ending, seconds)):
+        if not child_mod.frames_ok():
             return status, interrupted
-    return 0, False  # not reached: the last cell returns above
+        child_mod.new_cell()
+        try:
+            os.write(feed, b"end %d %d %.6f" % (index, ending, seconds))
+        except OSError:
+            return status, interrupted
+
+
+def _next_cell(feed, child_mod):  # type: ignore[no-untyped-def]
+    """The next cell the supervisor hands over on ``feed``: ``(index, script,
+    expected, last)``, or ``None`` when it sends none (end-of-file).
+
+    A signal handler of an earlier cell that raises while this waits (an
+    alarm, say) is reported as python reports an uncaught exception, and
+    nothing more runs.
+    """
+    try:
+        message = os.read(feed, 1 << 16)
+    except OSError:
+        return None
+    except BaseException as exc:  # noqa: BLE001 - raised by a handler of the snippet's
+        report(type(exc), exc, None, child_mod)
+        return None
+    parts = message.split(b"\0")
+    if len(parts) != 4:
+        return None
+    return int(parts[0]), os.fsdecode(parts[1]), parts[2].decode(), parts[3] == b"1"
 
 
 def qualified_name(etype):  # type: ignore[no-untyped-def]
@@ -377,5 +410,5 @@ def write_unraisable(exc, obj):  # type: ignore[no-untyped-def]
 #: Frames of these are "the interpreter itself" for the capture (labels, traceback cuts).
 OWN = tuple(
     f.__code__
-    for f in (run_main, run_cells, _run_in, finish, report, exit_status, exec_at_top, flush_std_files, write_unraisable)
+    for f in (run_main, run_cells, _next_cell, _run_in, finish, report, exit_status, exec_at_top, flush_std_files, write_unraisable)
 )

@@ -37,6 +37,19 @@ run directory it was given, and reports ``stopped`` if anyone still listens;
 a slot whose request socket closes (the build is gone) exits.  So nothing a snippet starts outlives its run, and its temporary
 directory goes with it, even when the build is killed with SIGKILL.
 
+Cells of a chain: the supervisor hands them over one by one on a socket of
+their own (:class:`Cells`) and tells the build where each ends (``cell INDEX
+STATUS SECONDS`` on the control socket, once the cell's process asked for the
+next cell; the build answers ``next`` when it has read the cell's output,
+and only then is the next cell handed over).  So where a cell's output ends
+is decided here, outside the snippet's process, from what was handed over:
+nothing written to descriptors 1 and 2 ends a cell, and the forms of
+forgery this side can recognise are refused (``forged INDEX TEXT``: the
+cell whose code sent it, and what it did; the run is killed): a request that names a cell not handed over, more ends than cells,
+a second request before the next cell was handed over, a message that is
+not a request.  What an earlier cell can still do, inside the one
+interpreter the cells share, is documented in the guide (chains).
+
 Only the standard library may be used here (it runs under any Python).
 """
 
@@ -81,6 +94,77 @@ def _catchable():  # type: ignore[no-untyped-def]
     return [s for s in signal.Signals if s not in skip and s < getattr(signal, "SIGRTMIN", 65)]
 
 
+class Forged(Exception):
+    """The snippet's process sent what no run of its cells sends (see :class:`Cells`).
+
+    :param cell: the index of the cell whose code sent it, as far as can be
+        told: the earliest that can have (a second request while the next
+        cell was not yet handed over comes from the cell whose end was
+        reported, so that report was forged too).
+    :param text: what it did, as the end of a sentence about the process.
+    """
+
+    def __init__(self, cell, text):  # type: ignore[no-untyped-def]
+        super().__init__(text)
+        self.cell = cell
+
+
+class Cells:
+    """The hand-over of a chain's cells to the snippet's process.
+
+    :param cells: ``[(script, expected), ...]``: each cell's path (``""``:
+        the mark that runs nothing) and the exception type its tags expect.
+    :param mine: the supervisor's end of the feed socket (``SOCK_SEQPACKET``).
+    :param theirs: the snippet's end (``_snipcheck_main.run_cells``), closed
+        here once the snippet's process is forked.
+    """
+
+    def __init__(self, cells, mine, theirs):  # type: ignore[no-untyped-def]
+        self.cells = [(str(script), str(expected)) for script, expected in cells]
+        self.mine = mine
+        self.theirs = theirs
+        #: How many cells were handed over.
+        self.handed = 0
+        #: Whether the build was told of a cell's end and its "next" is awaited.
+        self.waiting = False
+
+    def hand_over(self):  # type: ignore[no-untyped-def]
+        """Send the next cell (``index NUL script NUL expected NUL last``)."""
+        index = self.handed
+        script, expected = self.cells[index]
+        last = b"1" if index == len(self.cells) - 1 else b"0"
+        self.handed += 1
+        self.waiting = False
+        try:
+            os.write(self.mine, b"\0".join((b"%d" % index, os.fsencode(script), expected.encode(), last)))
+        except OSError:
+            pass  # the snippet's process is gone: its end is reported as usual
+
+    def ended(self, message):  # type: ignore[no-untyped-def]
+        """Check a request for the next cell (``end INDEX STATUS SECONDS``).
+
+        :return: the report for the build, ``cell INDEX STATUS SECONDS``.
+        :raises Forged: naming what is wrong with it.
+        """
+        current = self.handed - 1  # the cell running (or whose end was reported)
+        parts = message.split(b" ")
+        try:
+            index, status, seconds = int(parts[1]), int(parts[2]), float(parts[3])
+            if len(parts) != 4 or parts[0] != b"end" or status not in (0, 1) or not seconds >= 0:
+                raise ValueError
+        except (IndexError, ValueError):
+            raise Forged(current, f"sent {message[:60]!r} where the runner asks for the next cell") from None
+        culprit = index if 0 <= index < current else current
+        if self.waiting:
+            raise Forged(culprit, "asked for the next cell twice (before the next cell was handed over)")
+        if self.handed >= len(self.cells):
+            raise Forged(culprit, f"asked for a cell after the last one (all {len(self.cells)} were handed over)")
+        if index != current:
+            raise Forged(culprit, f"said cell {index + 1} ended while cell {self.handed} was running")
+        self.waiting = True
+        return b"cell %d %d %.6f" % (index, status, seconds)
+
+
 class Supervisor:
     """The supervisor's state: signals ignored, subreaper where needed, a
     wake-up pipe for SIGCHLD.  One supervisor can run several runs, one after
@@ -109,13 +193,16 @@ class Supervisor:
         signal.set_wakeup_fd(self.wake_w)
         signal.signal(signal.SIGCHLD, lambda *_: None)
 
-    def run(self, control, start, run_dir=None, images=None):  # type: ignore[no-untyped-def]
+    def run(self, control, start, run_dir=None, images=None, cells=None):  # type: ignore[no-untyped-def]
         """Fork the snippet's process, wait for its end (or a stop), kill what
         is left of the run, send the image files it left in ``run_dir``,
         report on ``control`` and remove ``run_dir``.
 
-        :param start: ``start(dispositions)`` runs in the forked process and
-            never returns (restore the dispositions there).
+        :param start: ``start(dispositions, feed)`` runs in the forked
+            process and never returns (restore the dispositions there);
+            ``feed`` is the snippet's end of ``cells``' socket, or ``None``.
+        :param cells: a chain's :class:`Cells`, handed over one by one (the
+            image files each cell leaves are sent when it ends), or ``None``.
         :param images: ``(capture module, frame token)``: the image files
             directly in ``run_dir`` that the run added or changed are sent as
             frames on descriptor 2 (the run's stderr socket) before the
@@ -140,15 +227,22 @@ class Supervisor:
                     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
                     if os.getppid() != self.me:
                         os._exit(1)
-                start(self.dispositions)
+                if cells is not None:
+                    os.close(cells.mine)
+                start(self.dispositions, None if cells is None else cells.theirs)
             except BaseException as exc:  # noqa: BLE001 - reported to the build
                 _send(control, b"error " + f"{type(exc).__name__}: {exc}".encode("utf-8", "replace"))
             os._exit(127)
+        feed = None
+        if cells is not None:
+            os.close(cells.theirs)
+            feed = cells.mine
+            cells.hand_over()  # the first cell: the process reads it when it is ready
         status = None
         stopped = False
         while status is None:
             try:
-                ready, _, _ = select.select([control, self.wake_r], [], [])
+                ready, _, _ = select.select([control, self.wake_r] + ([feed] if feed is not None else []), [], [])
             except InterruptedError:
                 continue
             if self.wake_r in ready:
@@ -157,6 +251,8 @@ class Supervisor:
                 except BlockingIOError:
                     pass
                 status = _reap(pid)
+            if feed is not None and feed in ready and status is None:
+                feed = self._feed(control, pid, cells, run_dir, images, before)
             if control in ready and status is None:
                 try:
                     data = os.read(control, 4096)
@@ -165,6 +261,10 @@ class Supervisor:
                 if not data:
                     stopped = True
                     break
+                if data == b"next" and cells is not None and cells.waiting and feed is not None:
+                    cells.hand_over()
+        if cells is not None:
+            os.close(cells.mine)
         _kill_all(pid, self.pidns)
         if before is not None and not stopped:  # before the run directory goes
             child_mod, token = images
@@ -176,14 +276,42 @@ class Supervisor:
             holder.release()  # the run's mount namespaces go now, after the report
         return stopped
 
+    def _feed(self, control, pid, cells, run_dir, images, before):  # type: ignore[no-untyped-def]
+        """Read one message of the snippet's process on the feed: a cell's
+        end is reported to the build (its image files first), a forgery too,
+        and the process is then killed.
+
+        :return: the feed, or ``None`` once it is no longer to be read.
+        """
+        try:
+            message = os.read(cells.mine, 4096)
+        except OSError:
+            message = b""
+        if not message:
+            return None  # the process closed it (or exited): its end is reported as usual
+        try:
+            report = cells.ended(message)
+        except Forged as exc:
+            _send(control, b"forged %d " % exc.cell + str(exc).encode("utf-8", "replace"))
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            return None
+        if before is not None:  # the files this cell saved are its figures
+            child_mod, token = images
+            child_mod.send_new_images(child_mod.frame_writer(2, token), run_dir, before)
+        _send(control, report)
+        return cells.mine
+
     def end(self):  # type: ignore[no-untyped-def]
         """Kill whatever is left (between runs, nothing should be) before exiting."""
         _kill_all(-1, self.pidns)
 
 
-def supervise(control, start, *, pidns, run_dir=None, images=None, holder=None):  # type: ignore[no-untyped-def]
+def supervise(control, start, *, pidns, run_dir=None, images=None, holder=None, cells=None):  # type: ignore[no-untyped-def]
     """Supervise one run, then exit (never returns); see :meth:`Supervisor.run`."""
-    Supervisor(pidns, holder).run(control, start, run_dir, images)
+    Supervisor(pidns, holder).run(control, start, run_dir, images, cells)
     os._exit(0)
 
 
@@ -259,12 +387,17 @@ def exec_start(argv, memory_limit, view=None):  # type: ignore[no-untyped-def]
 
     :param view: ``view()`` runs just before ``exec`` (the run's mount
         namespace, ``_snipcheck_mounts.enter``), or ``None``.
+
+    A chain's feed (see :class:`Cells`) is passed on as the program's last argument.
     """
 
-    def start(dispositions):  # type: ignore[no-untyped-def]
+    def start(dispositions, feed):  # type: ignore[no-untyped-def]
         prepare(dispositions, memory_limit, program=True)
         if view is not None:
             view()
+        if feed is not None:
+            os.set_inheritable(feed, True)
+            os.execv(argv[0], [*argv, str(feed)])
         os.execv(argv[0], argv)
 
     return start
@@ -316,6 +449,12 @@ def main(argv):  # type: ignore[no-untyped-def]
         def view():  # type: ignore[no-untyped-def]
             _snipcheck_mounts.enter(mounts, run_dir)
 
+    cells = None
+    if config.get("cells"):
+        mine, theirs = config["feed"]
+        os.set_inheritable(mine, False)
+        os.set_inheritable(theirs, False)
+        cells = Cells(config["cells"], mine, theirs)
     supervise(
         control,
         exec_start(config["argv"], config.get("memory_limit"), view),
@@ -323,6 +462,7 @@ def main(argv):  # type: ignore[no-untyped-def]
         run_dir=config.get("run_dir"),
         images=images,
         holder=holder,
+        cells=cells,
     )
 
 

@@ -9,7 +9,8 @@ server that becomes a supervisor (``_snipcheck_supervise.Supervisor``; process
 1 of a new PID namespace where allowed) and runs snippets one after the other:
 each request on its socket carries the snippet's script path, run directory,
 environment, frame token and memory limit, plus four descriptors (stdin,
-stdout, stderr, and the run's control socket); the slot forks the snippet's
+stdout, stderr, and the run's control socket; a chain's request carries its
+cells and the two ends of their feed too, see ``_snipcheck_supervise.Cells``); the slot forks the snippet's
 process from itself and reports to the build directly.  The server is not in
 the path of any result.  When the build goes away (end-of-file) the server
 and its slots exit, and the server removes its home directory.
@@ -532,13 +533,18 @@ def _slot(requests_fd, namespaced, view, child_mod, supervise_mod, warm=()):  # 
         _settle()
         while True:
             try:
-                msg, fds, _, _ = socket.recv_fds(requests, 1 << 20, 4)
+                msg, fds, _, _ = socket.recv_fds(requests, 1 << 20, 6)
             except OSError:
                 msg = b""
             if not msg:
                 break
             request = json.loads(msg)
-            stdin, out, err, control = fds
+            stdin, out, err, control = fds[:4]
+            cells = None
+            if request.get("cells"):  # a chain: its cells handed over one by one (and its feed's two ends)
+                for fd in fds[4:6]:
+                    os.set_inheritable(fd, False)  # received inheritable: no program the run executes gets it
+                cells = supervise_mod.Cells(request.pop("cells"), fds[4], fds[5])
             for fd, target in ((stdin, 0), (out, 1), (err, 2)):
                 os.dup2(fd, target)
                 os.close(fd)
@@ -550,10 +556,10 @@ def _slot(requests_fd, namespaced, view, child_mod, supervise_mod, warm=()):  # 
                 supervisor.holder = _MOUNTS.Holder()
                 _MOUNTS.prepare(request["mounts"], request["run_dir"])
 
-            def start(_dispositions, request=request, control=control):  # type: ignore[no-untyped-def]
-                _child(request, control, view, child_mod, supervise_mod, resets)
+            def start(_dispositions, feed, request=request, control=control):  # type: ignore[no-untyped-def]
+                _child(request, control, view, child_mod, supervise_mod, resets, feed)
 
-            supervisor.run(control, start, request["run_dir"], (child_mod, bytes.fromhex(request["token"])))
+            supervisor.run(control, start, request["run_dir"], (child_mod, bytes.fromhex(request["token"])), cells)
             os.close(control)
             for target in (0, 1, 2):
                 os.dup2(parking, target)
@@ -622,11 +628,13 @@ def _signal_resets():  # type: ignore[no-untyped-def]
     return resets
 
 
-def _child(request, control, view, child_mod, supervise_mod, resets):  # type: ignore[no-untyped-def]
+def _child(request, control, view, child_mod, supervise_mod, resets, feed=None):  # type: ignore[no-untyped-def]
     """The snippet's process: make it a fresh ``python snippets/<id>.py``, run it, exit.
 
     :param resets: the signal dispositions to set back (``_signal_resets``);
         ``os.environ`` is already the run's (``_environment``).
+    :param feed: for a chain, the descriptor its cells are handed over on
+        (``_snipcheck_supervise.Cells``); ``None`` for one snippet.
     """
     supervise_mod.prepare(resets, request.get("memory_limit"), program=False)
     if request.get("mounts"):
@@ -634,11 +642,15 @@ def _child(request, control, view, child_mod, supervise_mod, resets):  # type: i
     os.chdir(request["run_dir"])
     _reseed(view)
     os.close(control)
-    os.closerange(3, 1 << 16)
+    if feed is None:
+        os.closerange(3, 1 << 16)
+    else:
+        os.closerange(3, feed)
+        os.closerange(feed + 1, 1 << 16)
     child_mod.OWN_CODES.update(_snipcheck_main.OWN)
     child_mod.install(bytes.fromhex(request["token"]), seed=request.get("seed"), line_buffer_c=_C_STDOUT["line_buffer"])
-    if request.get("cells"):  # a chain: its cells one after the other in this process
-        status, interrupted = _snipcheck_main.run_cells(request["cells"], child_mod)
+    if feed is not None:  # a chain: its cells one after the other in this process
+        status, interrupted = _snipcheck_main.run_cells(feed, child_mod)
     else:
         status, interrupted = _snipcheck_main.run_main(request["script"], child_mod)
     os._exit(_snipcheck_main.finish(status, interrupted))
