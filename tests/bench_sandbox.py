@@ -46,7 +46,7 @@ def measure(kind: str, runs: int, work: Path) -> dict[str, float]:
         protect=protect,
     )  # fmt: skip
     real = sandbox.run_mounts
-    sides = {"with": real, "without": lambda protect, size: None}
+    sides = {"with": real, "without": lambda *args, **kwargs: None}
     times: dict[str, list[float]] = {"with": [], "without": []}
     try:
         for i in range(runs + 5):

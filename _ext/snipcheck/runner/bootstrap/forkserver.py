@@ -545,15 +545,16 @@ def _slot(requests_fd, namespaced, view, child_mod, supervise_mod, warm=()):  # 
             os.set_inheritable(control, False)
             _environment(request["env"])
             if not (namespaced and _MOUNTS):
-                request["mounts"] = None  # a mount namespace only inside the run's PID namespace
+                request["mounts"] = request["harvest"] = None  # a mount namespace only inside the run's PID namespace
             elif request.get("mounts") and supervisor.holder is None:  # the slot's first run
                 supervisor.holder = _MOUNTS.Holder()
-                _MOUNTS.prepare(request["mounts"], request["run_dir"])
+                _MOUNTS.prepare(request["mounts"])  # the read-only view and proc, once for all its runs
 
             def start(_dispositions, request=request, control=control):  # type: ignore[no-untyped-def]
                 _child(request, control, view, child_mod, supervise_mod, resets)
 
-            supervisor.run(control, start, request["run_dir"], (child_mod, bytes.fromhex(request["token"])))
+            images = (child_mod, bytes.fromhex(request["token"]))
+            supervisor.run(control, start, request["run_dir"], images, request.get("harvest") or ())
             os.close(control)
             for target in (0, 1, 2):
                 os.dup2(parking, target)
@@ -630,7 +631,7 @@ def _child(request, control, view, child_mod, supervise_mod, resets):  # type: i
     """
     supervise_mod.prepare(resets, request.get("memory_limit"), program=False)
     if request.get("mounts"):
-        _MOUNTS.enter(request["mounts"], request["run_dir"])
+        _MOUNTS.enter(request["mounts"], request["run_dir"])  # and, where allowed, no capability from here on
     os.chdir(request["run_dir"])
     _reseed(view)
     os.close(control)
