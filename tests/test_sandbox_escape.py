@@ -1,0 +1,270 @@
+"""A run cannot get out of its sandbox (issue 33 §1): each attack that worked, under both runners and Rust.
+
+Was, with the project read-only by bind mounts but the run root with every
+capability and the machine's ``/proc``: ``mount -o remount,rw,bind
+<project>`` made the project writable again; ``/proc/<pid of the
+build>/root/...`` reached the build's own view and rewrote a snippet file;
+the fork server's ``/proc/<pid>/mem`` (the server forks every later run)
+opened read-write; files written to ``/etc``, ``/var/tmp``, ``/root`` and
+``/usr/local`` outlived the build; a snippet raised its soft memory limit
+to the hard one (unlimited) and allocated past it.  Now the whole file
+system is read-only to a run but its run directory, ``/tmp`` and
+``/dev/shm``, its ``/proc`` is its PID namespace's, and it has no
+capability (``runner/bootstrap/_snipcheck_mounts.py``).  Each test here
+fails on the commit before that change.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import textwrap
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from snipcheck.model import RunResult, Snippet, Stamp
+from snipcheck.runner import PYTHON_RUNNERS, make_runner, sandbox
+from snipcheck.snippets import load
+
+TIMEOUT = 60.0
+LIMIT = 1 << 20
+
+pytestmark = pytest.mark.skipif(
+    sandbox.protection() is not None, reason=f"runs get no mount namespace here: {sandbox.protection()}"
+)
+
+
+def write(root: Path, snippet_id: str, source: str, suffix: str = ".py") -> Snippet:
+    path = root / "snippets" / f"{snippet_id}{suffix}"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(source, encoding="utf-8")
+    return load(snippet_id, root / "snippets", root)
+
+
+def stdout(result: RunResult) -> str:
+    return "".join(e.text for e in result.events if e.stream == "stdout")
+
+
+@pytest.fixture(params=PYTHON_RUNNERS)
+def kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / "docs").mkdir(parents=True)
+    (root / "docs" / "page.md").write_text("# Page\n")
+    (root / "snippets").mkdir()
+    return root
+
+
+@pytest.fixture
+def runner(kind: str, project: Path, stamp: Stamp) -> Iterator[object]:
+    made = make_runner(
+        "python", python=sys.executable, stamp=stamp, kind=kind, preload=(), protect=sandbox.protected_paths([project])
+    )
+    try:
+        yield made
+    finally:
+        getattr(made, "close", lambda: None)()
+
+
+def run(runner: object, snippet: Snippet) -> RunResult:
+    result = runner.run(snippet, timeout=TIMEOUT, output_limit=LIMIT)  # type: ignore[attr-defined]
+    assert result.exit_status == 0, result.events
+    return result
+
+
+REMOUNT = """\
+import ctypes, os, subprocess
+PROJECT, PAGE = {project!r}, {page!r}
+done = subprocess.run(["mount", "-o", "remount,rw,bind", PROJECT], capture_output=True)
+print("mount(8):", "refused" if done.returncode else "done")
+libc = ctypes.CDLL(None, use_errno=True)
+MS_REMOUNT, MS_BIND, MNT_DETACH = 32, 4096, 2
+for name, call in [("mount(2)", lambda: libc.mount(None, PROJECT.encode(), None, MS_REMOUNT | MS_BIND, None)),
+                   ("umount2(2)", lambda: libc.umount2(PROJECT.encode(), MNT_DETACH)),
+                   ("unshare(2)", lambda: libc.unshare(0x00020000))]:
+    print(name + ":", os.strerror(ctypes.get_errno()) if call() else "done")
+try:
+    open(PAGE, "w").write("vandalised\\n")
+    print("write: done")
+except OSError as exc:
+    print("write:", exc.strerror)
+"""
+
+
+@pytest.mark.skipif(shutil.which("mount") is None, reason="needs mount(8)")
+def test_a_run_cannot_remount_the_project_writable(runner: object, project: Path) -> None:
+    page = project / "docs" / "page.md"
+    result = run(runner, write(project, "remount", REMOUNT.format(project=str(project), page=str(page))))
+    assert stdout(result) == (
+        "mount(8): refused\nmount(2): Operation not permitted\numount2(2): Operation not permitted\n"
+        "unshare(2): Operation not permitted\nwrite: Read-only file system\n"
+    )
+    assert page.read_text() == "# Page\n"
+
+
+THROUGH_ROOT = """\
+import os
+for name, pid in [("the build", {build}), ("its supervisor", 1), ("its parent", os.getppid())]:
+    try:
+        open(f"/proc/{{pid}}/root{page}", "w").write("vandalised\\n")
+        print(name + ": done")
+    except OSError as exc:
+        print(name + ":", type(exc).__name__)
+"""
+
+
+def test_a_run_cannot_reach_a_project_file_through_another_processes_root(runner: object, project: Path) -> None:
+    page = project / "docs" / "page.md"
+    result = run(runner, write(project, "root", THROUGH_ROOT.format(build=os.getpid(), page=str(page))))
+    # The build is not in the run's /proc; its supervisor (in the build's own
+    # view of the files) keeps its capabilities, so it cannot be looked into.
+    assert stdout(result) == "the build: FileNotFoundError\nits supervisor: PermissionError\nits parent: PermissionError\n"
+    assert page.read_text() == "# Page\n"
+
+
+MEMORY_OF = """\
+import os
+for name, pid in [("the server", {server}), ("the slot", 1), ("its parent", os.getppid())]:
+    try:
+        with open(f"/proc/{{pid}}/mem", "r+b") as f:
+            print(name + ": done")
+    except OSError as exc:
+        print(name + ":", type(exc).__name__)
+"""
+
+
+def test_a_run_cannot_open_the_memory_of_the_process_that_forks_the_next_runs(runner: object, project: Path) -> None:
+    warm = run(runner, write(project, "warm", "pass\n"))  # the fork server started
+    assert warm.runner == runner.name  # type: ignore[attr-defined]
+    server = runner._server._proc.pid if runner.name == "fork" else os.getpid()  # type: ignore[attr-defined]
+    result = run(runner, write(project, "mem", MEMORY_OF.format(server=server)))
+    assert stdout(result) == "the server: FileNotFoundError\nthe slot: PermissionError\nits parent: PermissionError\n"
+
+
+OUTSIDE = ["/etc", "/var/tmp", "/usr/local", "/root", os.path.expanduser("~")]
+
+WRITE_OUTSIDE = """\
+for folder in {folders!r}:
+    try:
+        with open(folder + "/{token}", "w") as f:
+            f.write("left by a snippet")
+        print(folder, "done")
+    except OSError as exc:
+        print(folder, exc.strerror)
+"""
+
+
+def test_files_written_outside_the_run_fail_and_never_survive(runner: object, project: Path) -> None:
+    folders = list(dict.fromkeys(f for f in OUTSIDE if os.path.isdir(f)))
+    token = f"snipcheck-test-{uuid.uuid4().hex}"
+    try:
+        result = run(runner, write(project, "outside", WRITE_OUTSIDE.format(folders=folders, token=token)))
+    finally:
+        left = [f for f in folders if os.path.lexists(os.path.join(f, token))]
+        for folder in left:
+            os.unlink(os.path.join(folder, token))
+    assert stdout(result) == "".join(f"{folder} Read-only file system\n" for folder in folders)
+    assert left == []
+
+
+RAISE_LIMIT = """\
+import resource
+soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+print("hard limit", soft == hard == 256 << 20)
+for limits in [(hard, hard), (resource.RLIM_INFINITY, resource.RLIM_INFINITY)]:
+    try:
+        resource.setrlimit(resource.RLIMIT_DATA, limits)
+        print("raised to", "unlimited" if limits[0] == resource.RLIM_INFINITY else "the hard limit")
+    except (ValueError, OSError):
+        print("refused")
+try:
+    block = bytearray(768 << 20)
+    print("allocated")
+except MemoryError:
+    print("MemoryError")
+# /// snipcheck
+# memory = "256 MiB"
+# ///
+"""
+
+
+def test_a_run_cannot_raise_its_memory_limit(runner: object, project: Path) -> None:
+    result = run(runner, write(project, "raise", RAISE_LIMIT))
+    # (hard, hard) changes nothing: it is the limit already
+    assert stdout(result) == "hard limit True\nraised to the hard limit\nrefused\nMemoryError\n"
+
+
+OWN_PROC = """\
+import os
+pids = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+print("self", os.readlink("/proc/self") == str(os.getpid()))
+print("processes", pids == [1, os.getpid()], os.getppid())
+print("init", b"python" in open("/proc/1/cmdline", "rb").read())
+print("capabilities", [line.split()[1] for line in open("/proc/self/status") if line.startswith("Cap")])
+print("no new privileges", [line.split()[1] for line in open("/proc/self/status") if line.startswith("NoNewPrivs")])
+"""
+
+
+def test_a_runs_proc_shows_the_run_and_nothing_else(runner: object, project: Path) -> None:
+    result = run(runner, write(project, "proc", OWN_PROC))
+    assert stdout(result) == (
+        "self True\nprocesses True 1\ninit True\n"
+        f"capabilities {['0000000000000000'] * 5}\nno new privileges ['1']\n"
+    )
+
+
+RUST_ESCAPE = """\
+use std::fs::OpenOptions;
+fn main() {{
+    match std::fs::write("/etc/{token}", b"x") {{
+        Ok(()) => println!("etc: done"),
+        Err(e) => println!("etc: {{}}", e),
+    }}
+    match OpenOptions::new().read(true).write(true).open("/proc/1/mem") {{
+        Ok(_) => println!("mem: done"),
+        Err(e) => println!("mem: {{}}", e),
+    }}
+    let pid = std::fs::read_link("/proc/self").unwrap();
+    println!("self: {{}}", pid.to_string_lossy() == std::process::id().to_string());
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    for line in status.lines().filter(|l| l.starts_with("CapEff") || l.starts_with("CapBnd")) {{
+        println!("{{}}", line);
+    }}
+}}
+"""
+
+
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="needs cargo (a Rust toolchain)")
+def test_a_rust_binary_is_sealed_as_a_python_run(tmp_path: Path, project: Path) -> None:
+    from snipcheck.environment import rustc_version
+    from snipcheck.runner.python import DEFAULT_MEMORY_LIMIT
+    from snipcheck.runner.rust import RustRunner
+
+    token = f"snipcheck-test-{uuid.uuid4().hex}"
+    snippet = write(project, "escape", RUST_ESCAPE.format(token=token), suffix=".rs")
+    stamp = Stamp(python="", torch=None, device="CPU", platform="Linux", rustc=rustc_version())
+    runner = RustRunner(tmp_path / "build", stamp, DEFAULT_MEMORY_LIMIT, sandbox.protected_paths([project]))
+    try:
+        result = runner.run(snippet, timeout=300, output_limit=LIMIT)
+    finally:
+        left = os.path.lexists(f"/etc/{token}")
+        if left:
+            os.unlink(f"/etc/{token}")
+    assert result.exit_status == 0, result.events
+    assert stdout(result) == textwrap.dedent(
+        """\
+        etc: Read-only file system (os error 30)
+        mem: Permission denied (os error 13)
+        self: true
+        CapEff:\t0000000000000000
+        CapBnd:\t0000000000000000
+        """
+    )
+    assert not left
