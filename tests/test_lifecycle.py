@@ -266,6 +266,6 @@ def test_the_build_summary_says_when_runs_get_no_pid_namespace(tmp_path: Path, m
         assert summary.endswith(
             "; no PID or mount namespace for the runs here (SNIPCHECK_NAMESPACES=0): each run's supervisor still "
             "ends what the snippet started, but a snippet could signal other processes of this user, change or "
-            "remove the project's files and leave files in /tmp and /dev/shm"
+            "remove the project's files and any other its user may change, and leave files in /tmp and /dev/shm"
         )
         assert summary.count("SNIPCHECK_NAMESPACES=0") == 1

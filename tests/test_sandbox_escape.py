@@ -268,3 +268,39 @@ def test_a_rust_binary_is_sealed_as_a_python_run(tmp_path: Path, project: Path) 
         """
     )
     assert not left
+
+
+PARTS_PROBE = """\
+import os
+print("own proc", os.readlink("/proc/self") == str(os.getpid()))
+print("capabilities", [line.split()[1] for line in open("/proc/self/status") if line.startswith("CapEff")] != ["0000000000000000"])
+try:
+    open("/etc/{token}", "w")
+except OSError as exc:
+    print("/etc", exc.strerror)
+"""
+
+
+def test_where_the_kernel_refuses_a_proc_or_the_capability_drop_the_runs_go_without_and_the_build_says_which(
+    kind: str, project: Path, stamp: Stamp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As a container whose seccomp profile refused mount("proc") and PR_CAPBSET_DROP would.
+    monkeypatch.setitem(sandbox._state, "proc", "mount /proc: Operation not permitted")
+    monkeypatch.setitem(sandbox._state, "seal", "prctl(PR_CAPBSET_DROP, 0): Operation not permitted")
+    assert sandbox.caveats() == (
+        "the runs here see the machine's /proc (mount /proc: Operation not permitted): a snippet could read other "
+        "processes and reach their files through /proc/PID/root; the runs here keep the build's capabilities "
+        "(prctl(PR_CAPBSET_DROP, 0): Operation not permitted): a snippet running as root could undo its read-only "
+        "view, write the memory of the process that forks the next runs, and raise its memory limit"
+    )
+    mounts = sandbox.run_mounts([str(project)], None)
+    assert mounts is not None and (mounts["proc"], mounts["seal"]) == (False, False)
+    token = f"snipcheck-test-{uuid.uuid4().hex}"
+    runner = make_runner("python", python=sys.executable, stamp=stamp, kind=kind, preload=(),
+                         protect=sandbox.protected_paths([project]))  # fmt: skip
+    try:
+        result = run(runner, write(project, "parts", PARTS_PROBE.format(token=token)))
+    finally:
+        getattr(runner, "close", lambda: None)()
+    assert stdout(result) == "own proc False\ncapabilities True\n/etc Read-only file system\n"
+    assert not os.path.lexists(f"/etc/{token}")
