@@ -10,7 +10,10 @@ snippet's later runs, and no other snippet's.
 from __future__ import annotations
 
 import getpass
+import json
 import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -135,3 +138,51 @@ def test_the_chapters_compiled_snippet_prints_the_same_with_its_cache_cold_and_w
     assert cold.exit_status == warm.exit_status == 0, cold.events
     assert [(e.stream, e.kind, e.text) for e in warm.events] == [(e.stream, e.kind, e.text) for e in cold.events]
     assert "belief holds: True" in stdout(cold)
+
+
+PROPAGATION = """\
+import json, sys
+from pathlib import Path
+from snipcheck.environment import probe
+from snipcheck.runner import make_runner, sandbox
+from snipcheck.snippets import load
+
+root = Path(sys.argv[1])
+stamp = probe(sys.executable, root / "probe")
+snippet = load("compiles", root / "snippets", root)
+before = open("/proc/self/mountinfo").read().splitlines()
+for kind in ("fork", "subprocess"):
+    runner = make_runner("python", python=sys.executable, stamp=stamp, kind=kind, preload=(),
+                         protect=sandbox.protected_paths([root]))
+    try:
+        for _ in range(2):  # the second one binds the kept cache inside its run directory
+            result = runner.run(snippet, timeout=60, output_limit=1 << 20)
+            assert result.exit_status == 0, result.events
+    finally:
+        getattr(runner, "close", lambda: None)()
+after = open("/proc/self/mountinfo").read().splitlines()
+print(json.dumps([line for line in after if line not in before]))
+"""
+
+
+@pytest.mark.skipif(shutil.which("unshare") is None, reason="needs unshare(1)")
+def test_no_mount_a_run_makes_reaches_the_builds_namespace_where_its_folders_are_shared(
+    tmp_path: Path, kept: Path
+) -> None:
+    # On systemd machines every mount is shared: a bind made inside the run
+    # directory of a run would then propagate to the build's namespace (and
+    # keep the run directory busy) unless the run's copies are private.
+    root = tmp_path / "project"
+    write(root, "compiles", LEAVE)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    script = tmp_path / "script.py"
+    script.write_text(PROPAGATION)
+    done = subprocess.run(
+        ["unshare", "-m", "--propagation", "private", "sh", "-c",
+         f'mount -t tmpfs none "{shared}" && mount --make-shared "{shared}" && exec "$0" "$@"',
+         sys.executable, str(script), str(root)],
+        env={**os.environ, "TMPDIR": str(shared)}, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == []

@@ -30,20 +30,24 @@ makes one:
 * ``writable`` folders of the build (a snippet's own compile cache, see
   ``snipcheck.runner.compile_cache``) are bound writable at the paths asked.
 
-Then the run seals itself (:func:`seal`): it drops every capability
-(bounding, ambient, effective, permitted and inheritable sets) and sets
-``PR_SET_NO_NEW_PRIVS``, so it cannot undo any of this (no ``mount``,
-``umount`` or ``setns``), cannot ptrace or open the memory of a process
-that keeps its capabilities (its supervisor; the fork server's slot, which
-forks every later run), cannot raise its hard memory limit, and no program
-it executes (a set-user-id one included) gets a capability back.  The uid
-stays 0, so files the build's user owns are read and written as before.
+Then the run seals itself (``_snipcheck_seal.seal``): no capability left
+and ``PR_SET_NO_NEW_PRIVS``, so it cannot undo any of this.
+
+The folders bound in come from the build's own view of the files: the run
+takes a detached copy of each (``open_tree``, made private, read-only where
+asked) before it enters its namespace, and attaches them there
+(``move_mount``).  Where the kernel has no ``open_tree`` (before 5.2) they
+are bound from the namespace's read-only copy of them instead.
 
 A fork server slot runs snippets one after the other: it makes the
 read-only view and the proc once (:func:`prepare`, a *template* namespace
-the slot holds while it stays in its own), and each run only enters a copy
-of it (``setns`` and ``unshare``) and adds its own tmpfs mounts and binds:
-what is per run is per run, the rest is made once.
+the slot holds while it stays in its own), and between two runs, after it
+reported the first, a *spare*: a copy of the template with fresh tmpfs on
+``/tmp`` and ``/dev/shm`` (:func:`ready`), which the next run enters as it
+is and then binds in its own folders.  So each run still gets a namespace
+and tmpfs mounts of its own, made for it alone, but made while the build is
+busy with the last run's result rather than while it waits for this one;
+and the namespace's teardown (an RCU grace period) comes after the report.
 
 Only the standard library may be used here, and nothing may be imported once
 a run has been forked: the fork server imports this module (and ``ctypes``)
@@ -55,16 +59,24 @@ import ctypes
 import os
 import sys
 
+try:
+    import _snipcheck_seal  # beside this file
+except ImportError:  # run as a script under -I (the probe): its folder is not on sys.path
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import _snipcheck_seal
+
+    del sys.path[0]
+
 CLONE_NEWNS = 0x00020000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 _ST_FLAGS = ((os.ST_NOSUID, MS_NOSUID), (os.ST_NODEV, MS_NODEV), (os.ST_NOEXEC, MS_NOEXEC))
 MOUNT_ATTR_RDONLY = 1
-AT_FDCWD, AT_RECURSIVE = -100, 0x8000
-SYS_MOUNT_SETATTR = 442  # the same on every architecture (added after the tables were unified)
+AT_FDCWD, AT_EMPTY_PATH, AT_RECURSIVE = -100, 0x1000, 0x8000
+OPEN_TREE_CLONE, MOVE_MOUNT_F_EMPTY_PATH = 1, 4
+# The same on every architecture (added after the tables were unified).
+SYS_OPEN_TREE, SYS_MOVE_MOUNT, SYS_MOUNT_SETATTR = 428, 429, 442
 ENOSYS = 38
-PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 38, 47, 4
-_CAPABILITY_VERSION_3 = 0x20080522
 #: The folders every run gets empty and to itself.
 PRIVATE = ("/tmp", "/dev/shm")
 #: What stays read-only in the run's /proc (bubblewrap covers the same).
@@ -76,21 +88,10 @@ class _MountAttr(ctypes.Structure):
                 ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]  # fmt: skip
 
 
-class _CapHeader(ctypes.Structure):
-    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
-
-
-class _CapData(ctypes.Structure):
-    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
-
-
 _LIBC = ctypes.CDLL(None, use_errno=True)
 # Looked up here, once: a forked run only calls them.
-_mount, _unshare, _setns, _syscall, _prctl = _LIBC.mount, _LIBC.unshare, _LIBC.setns, _LIBC.syscall, _LIBC.prctl
+_mount, _unshare, _setns, _syscall = _LIBC.mount, _LIBC.unshare, _LIBC.setns, _LIBC.syscall
 _mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
-_prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
-_setattr = getattr(_LIBC, "mount_setattr", None)
-_capset = getattr(_LIBC, "capset", None)
 _survey = {}
 
 
@@ -109,17 +110,41 @@ def mount(source, target, fstype, flags, data=None):  # type: ignore[no-untyped-
     _check(_mount(enc[0], enc[1], enc[2], flags, enc[3]), f"mount {target}")
 
 
+def _setattr_at(dirfd, path, flags, attr_set, attr_clr, propagation=0):  # type: ignore[no-untyped-def]
+    """``mount_setattr(2)``; returns 0 or the errno."""
+    attr = _MountAttr(attr_set, attr_clr, propagation, 0)
+    result = _syscall(ctypes.c_long(SYS_MOUNT_SETATTR), ctypes.c_long(dirfd), path, ctypes.c_long(flags),
+                      ctypes.byref(attr), ctypes.c_long(ctypes.sizeof(attr)))  # fmt: skip
+    return 0 if result == 0 else ctypes.get_errno()
+
+
 def _mount_setattr(path, attr_set, attr_clr, recursive):  # type: ignore[no-untyped-def]
     """``mount_setattr(2)`` on the mount at ``path``; returns 0 or the errno."""
-    attr = _MountAttr(attr_set, attr_clr, 0, 0)
-    flags = AT_RECURSIVE if recursive else 0
-    target = os.fsencode(path)
-    if _setattr is not None:
-        result = _setattr(AT_FDCWD, target, flags, ctypes.byref(attr), ctypes.sizeof(attr))
-    else:
-        result = _syscall(ctypes.c_long(SYS_MOUNT_SETATTR), ctypes.c_long(AT_FDCWD), target, ctypes.c_long(flags),
-                          ctypes.byref(attr), ctypes.sizeof(attr))  # fmt: skip
-    return 0 if result == 0 else ctypes.get_errno()
+    return _setattr_at(AT_FDCWD, os.fsencode(path), AT_RECURSIVE if recursive else 0, attr_set, attr_clr)
+
+
+def _tree(path, read_only):  # type: ignore[no-untyped-def]
+    """A detached copy of the mounts at ``path`` and below (``open_tree``),
+    private (no mount made on it propagates back to the build's), read-only
+    where ``read_only``: its descriptor, for :func:`_attach`.
+
+    :raises OSError: naming the call (``ENOSYS`` where the kernel has none).
+    """
+    fd = _syscall(ctypes.c_long(SYS_OPEN_TREE), ctypes.c_long(AT_FDCWD), os.fsencode(path),
+                  ctypes.c_long(OPEN_TREE_CLONE | os.O_CLOEXEC | AT_RECURSIVE))  # fmt: skip
+    if fd < 0:
+        _check(-1, f"open_tree {path}")
+    err = _setattr_at(fd, b"", AT_EMPTY_PATH | AT_RECURSIVE, MOUNT_ATTR_RDONLY if read_only else 0, 0, MS_PRIVATE)
+    if err:
+        os.close(fd)
+        raise OSError(err, f"mount_setattr {path}: {os.strerror(err)}")
+    return fd
+
+
+def _attach(fd, target):  # type: ignore[no-untyped-def]
+    """Attach the detached tree ``fd`` at ``target`` of this namespace (``move_mount``)."""
+    _check(_syscall(ctypes.c_long(SYS_MOVE_MOUNT), ctypes.c_long(fd), b"", ctypes.c_long(AT_FDCWD), os.fsencode(target),
+                    ctypes.c_long(MOVE_MOUNT_F_EMPTY_PATH)), f"move_mount {target}")  # fmt: skip
 
 
 def _remount(path, read_only):  # type: ignore[no-untyped-def]
@@ -172,7 +197,8 @@ def writable(path):  # type: ignore[no-untyped-def]
 def survey():  # type: ignore[no-untyped-def]
     """What every run of this process needs to know and is the same for all,
     worked out once (in the supervisor; forked runs inherit it): the private
-    folders that exist, resolved, and the highest capability number."""
+    folders that exist, resolved; ``trees``, whether :func:`_tree` may be
+    used (until it fails for want of the call)."""
     if _survey:
         return _survey
     private = []
@@ -180,12 +206,8 @@ def survey():  # type: ignore[no-untyped-def]
         real = os.path.realpath(folder)
         if os.path.isdir(real) and real not in private:
             private.append(real)
-    try:
-        with open("/proc/sys/kernel/cap_last_cap") as f:
-            last_cap = int(f.read())
-    except (OSError, ValueError):
-        last_cap = 63  # PR_CAPBSET_DROP of a number the kernel does not know fails with EINVAL: skipped
-    _survey.update(private=private, last_cap=last_cap)
+    _snipcheck_seal._last_cap()
+    _survey.update(private=private, trees=True)
     return _survey
 
 
@@ -258,16 +280,24 @@ def _view(proc):  # type: ignore[no-untyped-def]
                 read_only(path)
 
 
-#: A fork server slot's template namespace, once :func:`prepare` made it: ``{"fd": ..., "proc": ...}``.
+#: A fork server slot's namespaces: ``fd`` and ``proc``, its template once
+#: :func:`prepare` made it; ``spare``, ``(key, fd)`` of the next run's (:func:`ready`).
 _slot = {}
+
+
+def _enter_home(home, here):  # type: ignore[no-untyped-def]
+    _check(_setns(home, CLONE_NEWNS), "setns back to the slot's mount namespace")
+    os.close(home)
+    os.chdir(here)
 
 
 def prepare(config):  # type: ignore[no-untyped-def]
     """In a fork server's slot (init of the runs' PID namespace), before its
     first run: make the read-only view and the proc of :func:`_view` once, in
     a template namespace that the slot holds by a descriptor while it goes
-    back to its own (it removes run directories and keeps compile caches),
-    so that each run only enters a copy of it (:func:`enter`).
+    back to its own (it removes run directories and keeps compile caches);
+    empty the slot's capability bounding set (``_snipcheck_seal``), and make
+    the first run's spare (:func:`ready`).
 
     What failed here, each run does itself (and reports).
 
@@ -284,20 +314,111 @@ def prepare(config):  # type: ignore[no-untyped-def]
         except OSError:
             pass
     finally:
-        _check(_setns(home, CLONE_NEWNS), "setns back to the slot's mount namespace")  # also after a half-made view
-        os.close(home)
-        os.chdir(here)
+        _enter_home(home, here)  # also after a half-made view
     if made is not None:
         _slot.update(fd=made, proc=config.get("proc", True))
+    if config.get("seal"):
+        try:
+            _snipcheck_seal.drop_bounding()
+        except OSError:
+            pass  # each run tries again, and reports
+    ready(config)
+
+
+def _spare_key(config):  # type: ignore[no-untyped-def]
+    return (config.get("size"), config.get("proc", True))
+
+
+def _tmpfs(config):  # type: ignore[no-untyped-def]
+    size = config.get("size")
+    data = "mode=1777" + (f",size={size}" if size else "")
+    for folder in survey()["private"]:
+        mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, data)
+
+
+def ready(config):  # type: ignore[no-untyped-def]
+    """In a slot, after a run was reported: let that run's spare go (its
+    namespace is torn down now) and make the next run's, a copy of the
+    template with fresh tmpfs for a run told ``config`` (see the module
+    docstring).  Nothing where the slot has no template or the kernel no
+    ``open_tree``.
+
+    :raises OSError: only if the slot cannot go back to its own namespace.
+    """
+    old = _slot.pop("spare", None)
+    if old is not None:
+        os.close(old[1])
+    if _slot.get("fd") is None or not survey()["trees"] or not config:
+        return
+    here = os.getcwd()
+    home = os.open("/proc/self/ns/mnt", os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        try:
+            _check(_setns(_slot["fd"], CLONE_NEWNS), "setns to the slot's template namespace")
+            _check(_unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
+            _tmpfs(config)
+            _slot["spare"] = (_spare_key(config), os.open("/proc/self/ns/mnt", os.O_RDONLY | os.O_CLOEXEC))
+        except OSError:
+            pass  # the run makes its own
+    finally:
+        _enter_home(home, here)
+
+
+def _binds(config, run_dir):  # type: ignore[no-untyped-def]
+    """``[(path in the run, folder of the build, writable)]``, a folder before those inside it."""
+    private = survey()["private"]
+    shown = [(p, p, False) for p in (*config["protect"], *config.get("keep", ())) if any(_inside(p, f) for f in private)]
+    shown.sort(key=lambda entry: len(entry[0]))
+    shown.append((run_dir, run_dir, True))  # after what it may lie in
+    shown.extend((target, source, True) for source, target in config.get("writable", ()))  # inside it
+    return shown
+
+
+def _trees(binds, run_dir):  # type: ignore[no-untyped-def]
+    """:func:`_tree` of each bind, ``[(path, fd, writable, True)]``; ``None``
+    where the kernel has no ``open_tree`` (the binds are then made from the
+    namespace's own copy).  A folder that is not there is left out, but the
+    run directory."""
+    trees = []
+    try:
+        for target, source, write in binds:
+            try:
+                trees.append((target, _tree(source, not write), write, True))
+            except (FileNotFoundError, NotADirectoryError):
+                if target == run_dir:
+                    raise
+    except OSError as exc:
+        for _, fd, _, _ in trees:
+            os.close(fd)
+        if exc.errno not in (ENOSYS, 1):  # EPERM: a seccomp profile that knows only mount(2)
+            raise
+        survey()["trees"] = False
+        return None
+    return trees
+
+
+def _copies(binds, run_dir):  # type: ignore[no-untyped-def]
+    """Without ``open_tree``: ``[(path, O_PATH fd, writable, False)]`` of
+    this namespace's copy of each bind, opened before the tmpfs cover those
+    under ``/tmp`` and ``/dev/shm``."""
+    found = []
+    for target, source, write in binds:
+        try:
+            found.append((target, os.open(source, os.O_PATH | os.O_CLOEXEC), write, False))
+        except (FileNotFoundError, NotADirectoryError):
+            if target == run_dir:
+                raise
+    return found
 
 
 def enter(config, run_dir):  # type: ignore[no-untyped-def]
     """Give this process (the run's, not yet the snippet's) the view of the
     module docstring, make ``run_dir`` its working directory and, where
-    ``config["seal"]``, :func:`seal` it.
+    ``config["seal"]``, seal it (``_snipcheck_seal.seal``).
 
-    In a slot that :func:`prepare` made ready, the run enters a copy of the
-    slot's template; elsewhere (the subprocess runner) it makes the view itself.
+    In a slot, the run enters its spare as it is (:func:`ready`), or else a
+    copy of the template; elsewhere (the subprocess runner) it makes the view
+    itself.
 
     :param config: ``protect`` (absolute, resolved paths, none inside
         another), ``keep`` (folders under ``/tmp`` or ``/dev/shm`` bound back
@@ -310,78 +431,50 @@ def enter(config, run_dir):  # type: ignore[no-untyped-def]
         start then: its supervisor reports the error).
     """
     private = survey()["private"]
-    template = _slot.get("fd")
-    if template is not None and _slot.get("proc") == config.get("proc", True):
-        _check(_setns(template, CLONE_NEWNS), "setns to the slot's template namespace")
-        _check(_unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
-    else:
-        _view(config.get("proc", True))
-    # Descriptors first: the folders they name are covered below.  Everything
-    # else is read-only already; what lies under /tmp or /dev/shm must come back.
-    held = []
-    for path in [*config["protect"], *config.get("keep", ())]:
-        if any(_inside(path, folder) for folder in private):
-            try:
-                held.append((path, os.open(path, os.O_PATH | os.O_CLOEXEC), False))
-            except (FileNotFoundError, NotADirectoryError):
-                continue  # nothing there to protect (yet)
-    held.sort(key=lambda entry: len(entry[0]))  # a folder before the folders inside it
     if not any(_inside(run_dir, folder) for folder in private):
         run_dir = os.path.realpath(run_dir)  # it may be there through a link
-    held.append((run_dir, os.open(run_dir, os.O_PATH | os.O_CLOEXEC), True))
-    for source, target in config.get("writable", ()):
-        try:
-            held.append((target, os.open(source, os.O_PATH | os.O_CLOEXEC | os.O_DIRECTORY), True))
-        except OSError:
-            continue  # gone meanwhile: the run goes without it
-    size = config.get("size")
-    data = "mode=1777" + (f",size={size}" if size else "")
-    for folder in private:
-        mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, data)
-    # Bound from the descriptors, the run directory after what it may lie in, its own binds last.
-    for path, fd, write in held:
-        if any(_inside(path, folder) for folder in private) or (write and path != run_dir):
-            _mkdir(path)
-        mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
-        if write:
-            writable(path)  # a bind of a read-only mount is read-only
+    binds = _binds(config, run_dir)
+    trees = _trees(binds, run_dir) if survey()["trees"] else None
+    spare, template = _slot.pop("spare", None), _slot.pop("fd", None)
+    in_spare = spare is not None and trees is not None and spare[0] == _spare_key(config)
+    if in_spare:
+        _check(_setns(spare[1], CLONE_NEWNS), "setns to the run's namespace")
+    else:
+        if template is not None and _slot.get("proc") == config.get("proc", True):
+            _check(_setns(template, CLONE_NEWNS), "setns to the slot's template namespace")
+            _check(_unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
+        else:
+            _view(config.get("proc", True))
+        if trees is None:
+            trees = _copies(binds, run_dir)
+        _tmpfs(config)
+    for fd in [f for f in (template, spare and spare[1]) if f is not None]:
+        os.close(fd)  # the run has no use for them (and could not use them once sealed)
+    for target, fd, write, attach in trees:
+        if any(_inside(target, folder) for folder in private) or (write and target != run_dir):
+            _mkdir(target)
+        if attach:
+            _attach(fd, target)
+        else:
+            mount(f"/proc/self/fd/{fd}", target, None, MS_BIND | MS_REC)
+            if write:
+                writable(target)  # a bind of a read-only mount is read-only
         os.close(fd)
     sock = _held["sock"]
-    if sock is not None:  # see Holder
-        namespace = os.open("/proc/self/ns/mnt", os.O_RDONLY | os.O_CLOEXEC)
-        try:
-            rights = namespace.to_bytes(4, sys.byteorder, signed=True)
-            sock.sendmsg([b"n"], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, rights)])
-        except OSError:
-            pass  # the supervisor is gone: the run is being killed
-        os.close(namespace)
+    if sock is not None:  # see Holder: a spare is held by the slot itself
+        if not in_spare:
+            namespace = os.open("/proc/self/ns/mnt", os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                rights = namespace.to_bytes(4, sys.byteorder, signed=True)
+                sock.sendmsg([b"n"], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, rights)])
+            except OSError:
+                pass  # the supervisor is gone: the run is being killed
+            os.close(namespace)
         sock.close()
         _held["sock"] = None
-    if template is not None:
-        os.close(template)  # the run has no use for it (and cannot use it once sealed)
-        _slot.pop("fd", None)
     os.chdir(run_dir)
     if config.get("seal"):
-        seal()
-
-
-def seal():  # type: ignore[no-untyped-def]
-    """Drop every capability of this process and of what it executes, for
-    good, and set ``PR_SET_NO_NEW_PRIVS`` (see the module docstring).
-
-    :raises OSError: naming the step the kernel refused.
-    """
-    for cap in range(survey()["last_cap"] + 1):
-        if _prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() != 22:  # EINVAL: no such capability
-            _check(-1, f"prctl(PR_CAPBSET_DROP, {cap})")
-    if _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 and ctypes.get_errno() != 22:  # before 4.3
-        _check(-1, "prctl(PR_CAP_AMBIENT_CLEAR_ALL)")
-    if _capset is None:
-        raise OSError(ENOSYS, "no capset(2) in this libc")
-    header = _CapHeader(_CAPABILITY_VERSION_3, 0)
-    data = (_CapData * 2)()
-    _check(_capset(ctypes.byref(header), data), "capset")
-    _check(_prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)")
+        _snipcheck_seal.seal()
 
 
 def probe():  # type: ignore[no-untyped-def]
@@ -414,7 +507,7 @@ def probe():  # type: ignore[no-untyped-def]
         if os.readlink("/proc/self") != str(os.getpid()):
             raise OSError(22, "/proc/self is not this process in the new proc")
         parts["proc"] = None
-        seal()
+        _snipcheck_seal.seal()
         try:
             mount(None, scratch, None, MS_REMOUNT | MS_BIND)
         except OSError:

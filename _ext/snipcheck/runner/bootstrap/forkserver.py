@@ -556,6 +556,8 @@ def _slot(requests_fd, namespaced, view, child_mod, supervise_mod, warm=()):  # 
             images = (child_mod, bytes.fromhex(request["token"]))
             supervisor.run(control, start, request["run_dir"], images, request.get("harvest") or ())
             os.close(control)
+            if request.get("mounts"):
+                _MOUNTS.ready(request["mounts"])  # the next run's namespace, while the build reads this one's result
             for target in (0, 1, 2):
                 os.dup2(parking, target)
         supervisor.end()
