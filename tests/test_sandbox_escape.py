@@ -304,3 +304,26 @@ def test_where_the_kernel_refuses_a_proc_or_the_capability_drop_the_runs_go_with
         getattr(runner, "close", lambda: None)()
     assert stdout(result) == "own proc False\ncapabilities True\n/etc Read-only file system\n"
     assert not os.path.lexists(f"/etc/{token}")
+
+
+SIZES = """\
+import os, resource
+for folder in ("/tmp", "/dev/shm"):
+    st = os.statvfs(folder)
+    print(folder, st.f_blocks * st.f_frsize >> 20, sorted(os.listdir(folder)) == [] or sorted(n.split("-")[0] for n in os.listdir(folder)))
+print("limit", resource.getrlimit(resource.RLIMIT_DATA)[0] >> 20)
+open("/tmp/left", "w").write("x")
+"""
+
+
+def test_each_run_of_a_slot_gets_fresh_tmpfs_of_its_own_memory_limit(runner: object, project: Path) -> None:
+    # A fork server slot makes each next run's namespace ahead for the limit of the run
+    # before; a run with another limit (its memory tag) must get its own, as fresh.
+    small = write(project, "small", SIZES + '# /// snipcheck\n# memory = "256 MiB"\n# ///\n')
+    large = write(project, "large", SIZES + '# /// snipcheck\n# memory = "512 MiB"\n# ///\n')
+    outs = [stdout(run(runner, snippet)) for snippet in (small, small, large, small, large, large)]
+    from snipcheck.runner.python import run_root
+
+    shm = "True" if run_root() != "/dev/shm" else "['snipcheck']"  # the run directory's own entry
+    expected = {256: f"/tmp 256 True\n/dev/shm 256 {shm}\nlimit 256\n", 512: f"/tmp 512 True\n/dev/shm 512 {shm}\nlimit 512\n"}
+    assert outs == [expected[n] for n in (256, 256, 512, 256, 512, 512)]

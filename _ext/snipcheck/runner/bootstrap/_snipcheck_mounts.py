@@ -240,9 +240,11 @@ class Holder:
         _held["sock"] = self._pair[1]
 
     def after_fork(self):  # type: ignore[no-untyped-def]
-        """In the supervisor: its copy of the run's end is not needed."""
+        """In the supervisor: its copy of the run's end is not needed; a slot
+        that :func:`stage`\ d the run goes back to its own namespace."""
         self._pair[1].close()
         _held["sock"] = None
+        _unstage()
 
     def release(self):  # type: ignore[no-untyped-def]
         """After the report: let the run's namespaces go, and make the next pair."""
@@ -319,7 +321,7 @@ def prepare(config):  # type: ignore[no-untyped-def]
         _slot.update(fd=made, proc=config.get("proc", True))
     if config.get("seal"):
         try:
-            _snipcheck_seal.drop_bounding()
+            _snipcheck_seal.prepare_slot()
         except OSError:
             pass  # each run tries again, and reports
     ready(config)
@@ -345,9 +347,9 @@ def ready(config):  # type: ignore[no-untyped-def]
 
     :raises OSError: only if the slot cannot go back to its own namespace.
     """
-    old = _slot.pop("spare", None)
-    if old is not None:
-        os.close(old[1])
+    for old in (_slot.pop("spare", None), _slot.pop("used", None)):
+        if old is not None:
+            os.close(old[1])
     if _slot.get("fd") is None or not survey()["trees"] or not config:
         return
     here = os.getcwd()
@@ -362,6 +364,49 @@ def ready(config):  # type: ignore[no-untyped-def]
             pass  # the run makes its own
     finally:
         _enter_home(home, here)
+
+
+def stage(config, run_dir):  # type: ignore[no-untyped-def]
+    """In a slot, for the run it forks next: bind the run's folders into its
+    spare (:func:`ready`) and stay in it until the fork, so that the run
+    starts in its namespace as it must be (:func:`enter` only seals it) and
+    the slot goes back to its own right after (``Holder.after_fork``).  Done
+    here rather than in the run, whose every first write to a page of the
+    slot's memory copies that page.  Where there is no matching spare, the run
+    does it all; what fails here, the run reports.
+
+    :raises OSError: only if the slot cannot go back to its own namespace.
+    """
+    _slot.pop("error", None)  # the last run's
+    spare = _slot.pop("spare", None)
+    if spare is None or spare[0] != _spare_key(config):
+        if spare is not None:
+            os.close(spare[1])
+        return
+    _slot["used"] = spare  # closed once the run is reported (ready)
+    if not any(_inside(run_dir, folder) for folder in survey()["private"]):
+        run_dir = os.path.realpath(run_dir)  # as enter() has it
+    here = os.getcwd()
+    home = os.open("/proc/self/ns/mnt", os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        trees = _trees(_binds(config, run_dir), run_dir)
+        if trees is None:
+            os.close(home)
+            return
+        _check(_setns(spare[1], CLONE_NEWNS), "setns to the run's namespace")
+        _slot["staged"] = (home, here)
+        _attach_all(trees, run_dir)
+    except OSError as exc:
+        _slot["error"] = (exc.errno or 0, str(exc))
+        if "staged" not in _slot:
+            os.close(home)
+        _unstage()
+
+
+def _unstage():  # type: ignore[no-untyped-def]
+    staged = _slot.pop("staged", None)
+    if staged is not None:
+        _enter_home(*staged)
 
 
 def _binds(config, run_dir):  # type: ignore[no-untyped-def]
@@ -411,14 +456,30 @@ def _copies(binds, run_dir):  # type: ignore[no-untyped-def]
     return found
 
 
+def _attach_all(trees, run_dir):  # type: ignore[no-untyped-def]
+    """Attach (or bind, without ``open_tree``) each of ``trees`` at its path in this namespace."""
+    private = survey()["private"]
+    for target, fd, write, attach in trees:
+        if any(_inside(target, folder) for folder in private) or (write and target != run_dir):
+            _mkdir(target)
+        if attach:
+            _attach(fd, target)
+        else:
+            mount(f"/proc/self/fd/{fd}", target, None, MS_BIND | MS_REC)
+            if write:
+                writable(target)  # a bind of a read-only mount is read-only
+        os.close(fd)
+
+
 def enter(config, run_dir):  # type: ignore[no-untyped-def]
     """Give this process (the run's, not yet the snippet's) the view of the
     module docstring, make ``run_dir`` its working directory and, where
     ``config["seal"]``, seal it (``_snipcheck_seal.seal``).
 
-    In a slot, the run enters its spare as it is (:func:`ready`), or else a
-    copy of the template; elsewhere (the subprocess runner) it makes the view
-    itself.
+    In a slot, the run finds itself in its namespace already (:func:`stage`;
+    the caller then goes to ``run_dir`` and closes the slot's descriptors),
+    or else enters its spare as it is (:func:`ready`) or a copy of the
+    template; elsewhere (the subprocess runner) it makes the view itself.
 
     :param config: ``protect`` (absolute, resolved paths, none inside
         another), ``keep`` (folders under ``/tmp`` or ``/dev/shm`` bound back
@@ -430,6 +491,17 @@ def enter(config, run_dir):  # type: ignore[no-untyped-def]
     :raises OSError: naming the step the kernel refused (the run must not
         start then: its supervisor reports the error).
     """
+    if "staged" in _slot:
+        # The slot made this namespace for this run, and forked it there: all
+        # that is left is the seal (the fork server's child closes every
+        # descriptor it does not need right after, and goes to run_dir).
+        # As little as can be, here: each first write to a page of the
+        # slot's memory copies the page.
+        if config.get("seal"):
+            _snipcheck_seal.seal()
+        return
+    if "error" in _slot:
+        raise OSError(*_slot["error"])
     private = survey()["private"]
     if not any(_inside(run_dir, folder) for folder in private):
         run_dir = os.path.realpath(run_dir)  # it may be there through a link
@@ -450,16 +522,7 @@ def enter(config, run_dir):  # type: ignore[no-untyped-def]
         _tmpfs(config)
     for fd in [f for f in (template, spare and spare[1]) if f is not None]:
         os.close(fd)  # the run has no use for them (and could not use them once sealed)
-    for target, fd, write, attach in trees:
-        if any(_inside(target, folder) for folder in private) or (write and target != run_dir):
-            _mkdir(target)
-        if attach:
-            _attach(fd, target)
-        else:
-            mount(f"/proc/self/fd/{fd}", target, None, MS_BIND | MS_REC)
-            if write:
-                writable(target)  # a bind of a read-only mount is read-only
-        os.close(fd)
+    _attach_all(trees, run_dir)
     sock = _held["sock"]
     if sock is not None:  # see Holder: a spare is held by the slot itself
         if not in_spare:

@@ -10,9 +10,11 @@ raise a hard resource limit, and no program it executes gets a capability
 (a set-user-id one included).  The uid stays what it was.
 
 The bounding set takes one ``prctl`` per capability (41): a fork server's
-slot empties its own once (:func:`drop_bounding`; a slot never executes a
-program, so it loses nothing), and each run it forks inherits it empty and
-only clears its other sets.
+slot empties its own once, clears its ambient set and sets
+``PR_SET_NO_NEW_PRIVS`` on itself (:func:`prepare_slot`: a slot never
+executes a program, so it loses nothing and keeps its effective
+capabilities), and each run it forks inherits all three and only empties
+its effective, permitted and inheritable sets (one ``capset``).
 
 Only the standard library may be used here, and nothing may be imported once
 a run has been forked (see ``_snipcheck_mounts``).
@@ -38,8 +40,11 @@ _LIBC = ctypes.CDLL(None, use_errno=True)
 _prctl = _LIBC.prctl
 _prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
 _capset = getattr(_LIBC, "capset", None)
-#: ``bounding``: whether this process's bounding set is empty already (inherited by its forks).
-_state = {"bounding": False, "last": None}
+_HEADER, _DATA = _CapHeader(_CAPABILITY_VERSION_3, 0), (_CapData * 2)()
+#: capset(2)'s arguments for no capability at all, made here once (a forked run only passes them).
+_NONE = (ctypes.byref(_HEADER), _DATA)
+#: ``slot``: whether :func:`prepare_slot` ran in this process (or the one it was forked from).
+_state = {"slot": False, "last": None}
 
 
 def _fail(what):  # type: ignore[no-untyped-def]
@@ -65,7 +70,24 @@ def drop_bounding():  # type: ignore[no-untyped-def]
     for cap in range(_last_cap() + 1):
         if _prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() != EINVAL:
             _fail(f"prctl(PR_CAPBSET_DROP, {cap})")
-    _state["bounding"] = True
+
+
+def _no_new_privileges():  # type: ignore[no-untyped-def]
+    if _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 and ctypes.get_errno() != EINVAL:  # before 4.3
+        _fail("prctl(PR_CAP_AMBIENT_CLEAR_ALL)")
+    if _prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        _fail("prctl(PR_SET_NO_NEW_PRIVS)")
+
+
+def prepare_slot():  # type: ignore[no-untyped-def]
+    """In a fork server's slot: do once what every run it forks inherits
+    (see the module docstring), so that :func:`seal` is one call there.
+
+    :raises OSError: naming the step the kernel refused (each run then does it all).
+    """
+    drop_bounding()
+    _no_new_privileges()
+    _state["slot"] = True
 
 
 def seal():  # type: ignore[no-untyped-def]
@@ -74,14 +96,10 @@ def seal():  # type: ignore[no-untyped-def]
 
     :raises OSError: naming the step the kernel refused.
     """
-    if not _state["bounding"]:
+    if not _state["slot"]:
         drop_bounding()
-    if _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 and ctypes.get_errno() != EINVAL:  # before 4.3
-        _fail("prctl(PR_CAP_AMBIENT_CLEAR_ALL)")
+        _no_new_privileges()
     if _capset is None:
         raise OSError(ENOSYS, "no capset(2) in this libc")
-    header = _CapHeader(_CAPABILITY_VERSION_3, 0)
-    if _capset(ctypes.byref(header), (_CapData * 2)()) != 0:
+    if _capset(*_NONE) != 0:
         _fail("capset")
-    if _prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-        _fail("prctl(PR_SET_NO_NEW_PRIVS)")

@@ -554,6 +554,8 @@ def _slot(requests_fd, namespaced, view, child_mod, supervise_mod, warm=()):  # 
                 _child(request, control, view, child_mod, supervise_mod, resets)
 
             images = (child_mod, bytes.fromhex(request["token"]))
+            if request.get("mounts"):
+                _MOUNTS.stage(request["mounts"], request["run_dir"])  # the run's namespace, entered until the fork
             supervisor.run(control, start, request["run_dir"], images, request.get("harvest") or ())
             os.close(control)
             if request.get("mounts"):
