@@ -255,7 +255,7 @@ def table(columns: dict[str, dict[str, float]]) -> str:
     total = {n: sum(columns[n][k] for k, _ in ROWS) for n in names}
     lines.append("  " + f"{'sum':70s}" + "".join(f"{total[n]:10.2f} ms" for n in names))
     lines.append("  " + f"{'(fork in 4 KiB pages / in huge pages)':70s}" + "".join(
-        f"{columns[n]['fork_small_pages']:5.2f}/{columns[n]['fork_huge_pages']:4.2f}" for n in names))
+        f"{columns[n]['fork_small_pages']:.2f}/{columns[n]['fork_huge_pages']:.2f} ms".rjust(13) for n in names))
     return "\n".join(lines)
 
 
