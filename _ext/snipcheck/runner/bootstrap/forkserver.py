@@ -252,6 +252,7 @@ def _main() -> None:
     if _LIBC is not None:
         _C_STDOUT["line_buffer"] = _snipcheck_child.c_line_buffering(_ctypes, _LIBC)
     warmed = _warm_up() if not problems else 0
+    _forget_tempdir()
 
     exact_depth = _snipcheck_main.configure(_PROBE, _PLAIN_DEPTH, _LIBC)
     try:
@@ -725,6 +726,19 @@ class _View:
             others = [(i, *items[i]) for i in range(*window) if items[i][0] != "module"]
             split = self.splits[window] = (modules, others)
         return split
+
+
+def _forget_tempdir() -> None:
+    """Let each run work out its temporary folder from its own ``TMPDIR``, as
+    a plain run does: where the preload asked for it (torch._dynamo does),
+    :mod:`tempfile` keeps the server's in ``tempfile.tempdir``, and every run
+    would find the server's folder (``tempfile.gettempdir()``, inductor's
+    compile cache, ``NamedTemporaryFile``) instead of its own.  Left alone
+    where the preload set another folder there itself."""
+    tempfile = sys.modules.get("tempfile")
+    tempdir = getattr(tempfile, "tempdir", None)
+    if tempdir is not None and os.path.realpath(tempdir) == os.path.realpath(os.environ.get("TMPDIR", tempdir)):
+        tempfile.tempdir = None  # type: ignore[union-attr]
 
 
 def _skip_preload_finalizers() -> None:
