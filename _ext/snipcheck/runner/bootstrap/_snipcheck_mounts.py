@@ -43,11 +43,14 @@ A fork server slot runs snippets one after the other: it makes the
 read-only view and the proc once (:func:`prepare`, a *template* namespace
 the slot holds while it stays in its own), and between two runs, after it
 reported the first, a *spare*: a copy of the template with fresh tmpfs on
-``/tmp`` and ``/dev/shm`` (:func:`ready`), which the next run enters as it
-is and then binds in its own folders.  So each run still gets a namespace
-and tmpfs mounts of its own, made for it alone, but made while the build is
-busy with the last run's result rather than while it waits for this one;
-and the namespace's teardown (an RCU grace period) comes after the report.
+``/tmp`` and ``/dev/shm`` (:func:`ready`).  When the next run's request
+comes, the slot binds that run's folders into the spare and forks the run
+inside it (:func:`stage`), so the run only seals itself.  So each run still
+gets a namespace and tmpfs mounts of its own, made for it alone, but made
+while the build is busy with the last run's result rather than while it
+waits for this one, by the slot rather than by the run (each first write of
+a run to a page of the slot's memory copies the page); and the namespace's
+teardown (an RCU grace period) comes after the report.
 
 Only the standard library may be used here, and nothing may be imported once
 a run has been forked: the fork server imports this module (and ``ctypes``)
@@ -291,7 +294,7 @@ def stage(config, run_dir):  # type: ignore[no-untyped-def]
         _slot["staged"] = (home, here)
         _attach_all(trees, run_dir)
     except OSError as exc:
-        _slot["error"] = (exc.errno or 0, str(exc))
+        _slot["error"] = (exc.errno or 0, exc.strerror or str(exc))
         if "staged" not in _slot:
             os.close(home)
         _unstage()
