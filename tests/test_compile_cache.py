@@ -187,3 +187,63 @@ def test_no_mount_a_run_makes_reaches_the_builds_namespace_where_its_folders_are
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert json.loads(done.stdout.splitlines()[-1]) == []
+
+
+PEEK = """\
+import os
+for folder in {folders!r}:
+    print(sorted(os.listdir(folder)) if os.path.isdir(folder) else "none")
+"""
+
+
+@pytest.mark.parametrize("kind", PYTHON_RUNNERS)
+def test_no_other_snippets_run_can_read_a_kept_compile_cache_where_it_is_kept(
+    kind: str, tmp_path: Path, stamp: Stamp, kept: Path
+) -> None:
+    # Was: the kept folders lay in the read-only view of every run, so any
+    # snippet could list and read what another snippet's runs compiled.  Now
+    # a run sees the folder that holds them empty.
+    root = tmp_path / "project"
+    mine = write(root, "compiles", LEAVE)
+    theirs = compile_cache.folder(kept, "compiles", stamp.env)
+    peek = write(root, "peek", PEEK.format(folders=[str(kept), str(kept / stamp.env), str(theirs)]))
+    runner = make_runner("python", python=sys.executable, stamp=stamp, kind=kind, preload=(),
+                         protect=sandbox.protected_paths([root]))  # fmt: skip
+    try:
+        runner.run(mine, timeout=TIMEOUT, output_limit=LIMIT)
+        assert theirs.is_dir()
+        outs = [stdout(runner.run(peek, timeout=TIMEOUT, output_limit=LIMIT)) for _ in range(2)]
+    finally:
+        getattr(runner, "close", lambda: None)()
+    assert outs == ["[]\nnone\nnone\n"] * 2
+
+
+REDIRECT = """\
+import os, tempfile
+tmp = tempfile.gettempdir()
+os.rename(tmp, tmp + ".gone")
+os.symlink({target!r}, tmp)
+print("redirected")
+"""
+
+
+@pytest.mark.parametrize("kind", PYTHON_RUNNERS)
+def test_a_run_cannot_have_a_folder_outside_its_run_directory_kept_as_its_compile_cache(
+    kind: str, tmp_path: Path, stamp: Stamp, kept: Path
+) -> None:
+    # Was: the supervisor copied $TMPDIR/torchinductor_<user> following a link
+    # the run put in its place of $TMPDIR, in the build's view of the files:
+    # what lies there (another run's directory, hidden from this run) became
+    # this snippet's kept cache, bound into its next run.
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / f"torchinductor_{getpass.getuser()}").mkdir(parents=True)
+    (elsewhere / f"torchinductor_{getpass.getuser()}" / "secret").write_text("not the run's")
+    root = tmp_path / "project"
+    snippet = write(root, "redirect", REDIRECT.format(target=str(elsewhere)))
+    runner = make_runner("python", python=sys.executable, stamp=stamp, kind=kind, preload=(),
+                         protect=sandbox.protected_paths([root]))  # fmt: skip
+    try:
+        assert stdout(runner.run(snippet, timeout=TIMEOUT, output_limit=LIMIT)) == "redirected\n"
+    finally:
+        getattr(runner, "close", lambda: None)()
+    assert not os.path.lexists(compile_cache.folder(kept, "redirect", stamp.env))

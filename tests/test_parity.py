@@ -176,8 +176,8 @@ def test_a_run_is_exactly_plain_python(way: Runner, plain_results: dict[str, See
 
 
 def test_the_documented_differences_are_few() -> None:
-    # 10 until issue 33 sealed the runs: no capability, and stdin and the command line, documented since
-    assert 0 < len(DIFFERENCES) <= 12
+    # 10 until issue 33 sealed the runs: no capability, System V IPC, and stdin and the command line, documented since
+    assert 0 < len(DIFFERENCES) <= 13
     assert all(text.strip() and "\n" not in text for text in DIFFERENCES.values())
 
 
@@ -382,6 +382,67 @@ def test_documented_differences_of_processes_capabilities_and_stdin_hold(
         out = "".join(e.text for e in result.events if e.stream == "stdout").splitlines()
         assert out == [*common, f"cmdline {cmdline[kind]}", f"/dev/shm {shm}"], kind
     assert {"process ids", "capabilities", "stdin and command line", "files"} <= set(DIFFERENCES)
+
+
+DEVICES_AND_IPC_PROBE = """\
+import ctypes, os
+for path in ("/dev/null", {device!r}):
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY))  # nothing written
+        print(path, "opened")
+    except OSError as exc:
+        print(path, exc.strerror)
+print("a terminal of the machine", {pty!r} in os.listdir("/dev/pts"))
+print("a segment of the machine", ctypes.CDLL(None).shmget({key}, 0, 0) >= 0)
+"""
+
+
+def test_documented_differences_of_devices_and_system_v_ipc_hold(
+    tmp_path: Path, stamp: Stamp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # DIFFERENCES["files"] (no device but those a program needs, pseudo-terminals
+    # of the run's own) and ["System V IPC"], under each runner, against plain
+    # python run by the same user (root, where runs are sealed).
+    import ctypes
+    import pty
+    import stat
+
+    from snipcheck.runner import sandbox
+
+    monkeypatch.setenv("SNIPCHECK_NAMESPACES", "1")  # whatever a module fixture of this file set
+    if sandbox.confinement():
+        pytest.skip(f"runs are not sealed here: {sandbox.caveats()}")
+    disks = sorted(str(d) for d in Path("/dev").iterdir() if stat.S_ISBLK(d.lstat().st_mode))
+    device = "/dev/kmsg" if os.path.exists("/dev/kmsg") else next(iter(disks), None)  # the kernel's log, or a disk
+    if device is None:
+        pytest.skip("neither /dev/kmsg nor a block device here")
+    libc = ctypes.CDLL(None, use_errno=True)
+    key = int.from_bytes(os.urandom(3), "big") + 1
+    segment = libc.shmget(key, 4096, 0o1000 | 0o600)  # IPC_CREAT
+    assert segment >= 0
+    ours = pty.openpty()
+    try:
+        name = os.path.basename(os.ttyname(ours[1]))
+        (tmp_path / "snippets").mkdir()
+        (tmp_path / "snippets" / "probe.py").write_text(DEVICES_AND_IPC_PROBE.format(device=device, pty=name, key=key))
+        snippet = load("probe", tmp_path / "snippets", tmp_path)
+        shown = plain(snippet).stdout
+        outs = []
+        for kind in ("subprocess", "fork"):
+            runner = make_runner("python", python=sys.executable, stamp=stamp, kind=kind, preload=())
+            try:
+                result = runner.run(snippet, timeout=TIMEOUT, output_limit=LIMIT)
+            finally:
+                getattr(runner, "close", lambda: None)()
+            outs.append("".join(e.text for e in result.events if e.stream == "stdout"))
+    finally:
+        libc.shmctl(segment, 0, None)  # IPC_RMID
+        for fd in ours:
+            os.close(fd)
+    assert shown == f"/dev/null opened\n{device} opened\na terminal of the machine True\na segment of the machine True\n"
+    sealed = f"/dev/null opened\n{device} Permission denied\na terminal of the machine False\na segment of the machine False\n"
+    assert outs == [sealed, sealed]
+    assert {"files", "System V IPC"} <= set(DIFFERENCES)
 
 
 SIGNAL_33_PROBE = """\

@@ -16,8 +16,11 @@ fails on the commit before that change.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import stat
+import subprocess
 import sys
 import textwrap
 import uuid
@@ -327,3 +330,184 @@ def test_each_run_of_a_slot_gets_fresh_tmpfs_of_its_own_memory_limit(runner: obj
     shm = "True" if run_root() != "/dev/shm" else "['snipcheck']"  # the run directory's own entry
     expected = {256: f"/tmp 256 True\n/dev/shm 256 {shm}\nlimit 256\n", 512: f"/tmp 512 True\n/dev/shm 512 {shm}\nlimit 512\n"}
     assert outs == [expected[n] for n in (256, 256, 512, 256, 512, 512)]
+
+
+IPC = """\
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+KEY, QUEUE, IPC_CREAT = {key}, {queue!r}, 0o1000
+print("found", libc.shmget(KEY, 0, 0) >= 0, libc.msgget(KEY, 0) >= 0, libc.semget(KEY, 0, 0) >= 0,
+      libc.mq_open(QUEUE, os.O_RDONLY) >= 0)
+print("made", libc.shmget(KEY, 4096, IPC_CREAT | 0o600) >= 0, libc.msgget(KEY, IPC_CREAT | 0o600) >= 0,
+      libc.semget(KEY, 1, IPC_CREAT | 0o600) >= 0, libc.mq_open(QUEUE, os.O_CREAT | os.O_RDWR, 0o600, None) >= 0)
+"""
+
+
+def _ipc_left(key: int, queue: bytes) -> list[str]:
+    """The System V objects of ``key`` and the POSIX message queue ``queue``
+    left in the build's IPC namespace, removed."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    left = []
+    IPC_RMID = 0
+    for kind, get, ctl in [("shm", lambda: libc.shmget(key, 0, 0), lambda i: libc.shmctl(i, IPC_RMID, None)),
+                           ("msg", lambda: libc.msgget(key, 0), lambda i: libc.msgctl(i, IPC_RMID, None)),
+                           ("sem", lambda: libc.semget(key, 0, 0), lambda i: libc.semctl(i, 0, IPC_RMID))]:  # fmt: skip
+        found = get()
+        if found >= 0:
+            left.append(kind)
+            ctl(found)
+    if libc.mq_unlink(queue) == 0:
+        left.append("mqueue")
+    return left
+
+
+def test_what_a_run_leaves_in_system_v_ipc_and_message_queues_goes_with_it(runner: object, project: Path) -> None:
+    # Was: a shared memory segment, message queue, semaphore set or POSIX
+    # message queue a snippet made outlived its run (ipcs showed it), and the
+    # next snippet's run found it by its key.  Now each run has an IPC
+    # namespace of its own, gone with its last process.
+    key = int.from_bytes(os.urandom(3), "big") + 1
+    queue = f"/snipcheck-test-{uuid.uuid4().hex}".encode()
+    snippet = write(project, "ipc", IPC.format(key=key, queue=queue))
+    try:
+        outs = [stdout(run(runner, snippet)) for _ in range(2)]
+    finally:
+        left = _ipc_left(key, queue)
+    assert outs == ["found False False False False\nmade True True True True\n"] * 2
+    assert left == []
+
+
+def test_where_the_kernel_refuses_an_ipc_namespace_the_runs_go_without_and_the_build_says_so(
+    kind: str, project: Path, stamp: Stamp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sandbox._state, "ipc", "unshare(CLONE_NEWIPC): Operation not permitted")
+    monkeypatch.setitem(sandbox._state, "proc", "")
+    monkeypatch.setitem(sandbox._state, "seal", "")
+    assert sandbox.caveats() == (
+        "the runs here share the machine's System V IPC objects and POSIX message queues (unshare(CLONE_NEWIPC): "
+        "Operation not permitted): what a snippet leaves there outlives its run, and the next runs find it"
+    )
+    mounts = sandbox.run_mounts([str(project)], None)
+    assert mounts is not None and (mounts["proc"], mounts["seal"], mounts["ipc"]) == (True, True, False)
+    key = int.from_bytes(os.urandom(3), "big") + 1
+    queue = f"/snipcheck-test-{uuid.uuid4().hex}".encode()
+    runner = make_runner("python", python=sys.executable, stamp=stamp, kind=kind, preload=(),
+                         protect=sandbox.protected_paths([project]))  # fmt: skip
+    try:
+        result = run(runner, write(project, "ipc", IPC.format(key=key, queue=queue)))
+    finally:
+        getattr(runner, "close", lambda: None)()
+        left = _ipc_left(key, queue)
+    assert stdout(result) == "found False False False False\nmade True True True True\n"
+    assert left == ["shm", "msg", "sem", "mqueue"]  # the machine's, as the caveat says
+
+
+DEVICES = """\
+import os, pty
+for path in {paths!r}:
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY))  # nothing written
+        print(path, "opened")
+    except OSError as exc:
+        print(path, exc.strerror)
+print("pty", [os.isatty(fd) for fd in pty.openpty()])
+print("random bytes", len(open("/dev/urandom", "rb").read(4)), open("/dev/zero", "rb").read(2))
+"""
+#: What a program needs of /dev: each run opens them as plain python does.
+NEEDED = ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"]
+#: Character devices of the machine that no snippet needs (the kernel's log, consoles, control files).
+OTHERS = ["/dev/kmsg", "/dev/console", "/dev/tty1", "/dev/loop-control", "/dev/cpu_dma_latency", "/dev/vcs"]
+
+
+def _devices(kind: int) -> list[str]:
+    found = []
+    for entry in sorted(Path("/dev").iterdir()):
+        try:
+            if stat.S_IFMT(entry.lstat().st_mode) == kind:
+                found.append(str(entry))
+        except OSError:
+            continue
+    return found
+
+
+def test_a_run_can_open_the_devices_a_program_needs_and_no_disk_nor_other_device(runner: object, project: Path) -> None:
+    # Was: the read-only view left every device file usable, so a run (uid 0,
+    # the owner of the machine's device files) opened the machine's block
+    # devices for writing (a disk not mounted, a loop device), wrote to the
+    # kernel's log and the consoles.  Now the view's mounts are nodev but for
+    # the devices a program needs and the accelerators'.
+    disks = _devices(stat.S_IFBLK)
+    others = [p for p in OTHERS if p in _devices(stat.S_IFCHR)]
+    if not disks and not others:
+        pytest.skip("no block device and none of the other devices here")
+    result = run(runner, write(project, "devices", DEVICES.format(paths=NEEDED + disks + others)))
+    assert stdout(result) == "".join(f"{p} opened\n" for p in NEEDED) + "".join(
+        f"{p} Permission denied\n" for p in disks + others
+    ) + "pty [True, True]\nrandom bytes 4 b'\\x00\\x00'\n"
+
+
+ACCELERATORS = """\
+import json, sys
+from pathlib import Path
+from snipcheck.environment import probe
+from snipcheck.runner import make_runner, sandbox
+from snipcheck.snippets import load
+
+root = Path(sys.argv[1])
+stamp = probe(sys.executable, root / "probe")
+snippet = load("devices", root / "snippets", root)
+outs = []
+for kind in ("fork", "subprocess"):
+    runner = make_runner("python", python=sys.executable, stamp=stamp, kind=kind, preload=(),
+                         protect=sandbox.protected_paths([root]))
+    try:
+        result = runner.run(snippet, timeout=60, output_limit=1 << 20)
+    finally:
+        getattr(runner, "close", lambda: None)()
+    outs.append("".join(e.text for e in result.events if e.stream == "stdout"))
+print(json.dumps([sandbox.caveats(), *outs]))
+"""
+#: A /dev of a machine with accelerators, made of copies of /dev/null (1, 3) and of a loop device (7, 0).
+FAKE_DEV = [("null", "c"), ("zero", "c 1 5"), ("full", "c 1 7"), ("random", "c 1 8"), ("urandom", "c 1 9"),
+            ("nvidia0", "c"), ("nvidiactl", "c"), ("nvidia-caps/nvidia-cap1", "c"), ("dri/renderD128", "c"),
+            ("kfd", "c"), ("accel/accel0", "c"), ("disk", "b 7 0"), ("snd/pcm", "c"), ("kvm", "c")]  # fmt: skip
+
+
+@pytest.mark.skipif(shutil.which("unshare") is None, reason="needs unshare(1)")
+def test_a_run_can_open_the_accelerators_devices(tmp_path: Path, project: Path) -> None:
+    # On a machine with an accelerator (a /dev of our own here, in a mount
+    # namespace of this test's) the runs can open its devices as plain python does.
+    made = []
+    for name, spec in FAKE_DEV:
+        folder = os.path.dirname(name)
+        if folder:
+            made.append(f"mkdir -p /dev/{folder}")
+        made.append(f"mknod /dev/{name} {spec if ' ' in spec else spec + ' 1 3'}")
+    paths = [f"/dev/{name}" for name, _ in FAKE_DEV if name not in ("zero", "full", "random", "urandom")]
+    write(project, "devices", f"""\
+import os
+for path in {paths!r}:
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+        print(path, "opened")
+    except OSError as exc:
+        print(path, exc.strerror)
+""")
+    script = tmp_path / "script.py"
+    script.write_text(ACCELERATORS)
+    setup = " && ".join(["mount -t tmpfs none /dev", "mkdir /dev/shm /dev/pts", *made])
+    done = subprocess.run(
+        ["unshare", "-m", "--propagation", "private", "sh", "-c", f'{setup} && exec "$0" "$@"',
+         sys.executable, str(script), str(project)],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    caveats, *outs = json.loads(done.stdout.splitlines()[-1])
+    assert caveats is None
+    opened = ["null", "nvidia0", "nvidiactl", "nvidia-caps/nvidia-cap1", "dri/renderD128", "kfd", "accel/accel0"]
+    expected = "".join(f"/dev/{n} opened\n" for n in opened) + "".join(
+        f"/dev/{n} Permission denied\n" for n in ("disk", "snd/pcm", "kvm")
+    )
+    assert outs == [expected, expected]

@@ -129,8 +129,15 @@ DIFFERENCES = {
     "run directory (its working directory, HOME and TMPDIR), and /tmp and /dev/shm are empty tmpfs of the "
     "run's own, removed with it, but for the run directory's entry (snipcheck-...) in the one it lies in "
     "and what the interpreter needs to start that lies there (a virtual environment under /tmp, bound back "
-    "read-only); a snippet's own compile cache (torchinductor_<user> in its TMPDIR) is kept for its later "
-    "runs in the same environment, and no other snippet's run sees it",
+    "read-only); no device file opens (EACCES: the disks, the consoles, /dev/kmsg) but /dev/null, zero, "
+    "full, random, urandom and tty and the accelerators' (nvidia*, dri, kfd, accel*, dxg, neuron*), and "
+    "/dev/pts holds the run's own pseudo-terminals only (/dev/ptmx makes them there); a snippet's own "
+    "compile cache (torchinductor_<user> in its TMPDIR) is kept for its later runs in the same environment, "
+    "and no other snippet's run sees it (the folder that holds the kept ones shows empty)",
+    "System V IPC": "where the kernel allows it, the run has System V shared memory, message queues and "
+    "semaphores and POSIX message queues of its own (an IPC namespace): it finds none of the machine's or "
+    "another run's, and what it makes is gone with its last process, where plain python shares the "
+    "machine's (ipcs lists them) and what it leaves there stays",
     "hash seed": "the hash secret is fixed (that of PYTHONHASHSEED=0, under which the interpreter starts; "
     "os.environ does not hold it), so hash() of str and bytes and the order of sets of them are the same on "
     "every run where plain python varies them, and sys.flags.hash_randomization is 0; even under that seed "

@@ -13,7 +13,8 @@ left there is kept (copied by the run's supervisor before the run directory
 goes, ``_snipcheck_supervise.keep``) in a folder of that snippet alone and
 of that environment alone (:func:`folder`), and every later run of the same
 snippet in the same environment finds it at the same place, bound writable
-(``_snipcheck_mounts.enter``).  No other snippet's run ever sees it.  The
+(``_snipcheck_mounts.enter``).  No other snippet's run ever sees it: the
+folder that holds them all shows empty to every run (:func:`hidden`).  The
 cache is keyed by inductor on everything that decides what it holds (the
 graph, the inputs' shapes and strides, torch's version and configuration),
 so what a run prints does not depend on whether it was there; the result
@@ -52,6 +53,21 @@ def root() -> Path | None:
         return Path(named).expanduser() if named not in ("", "0") else None
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "snipcheck" / "compile"
+
+
+def hidden() -> list[str]:
+    """The folder that holds the kept compile caches, made where it is not
+    there yet and resolved, for the runs' mounts to show empty (each run sees
+    only its own kept cache, in its ``TMPDIR``); ``[]`` where none is kept
+    or it cannot be made."""
+    base = root()
+    if base is None:
+        return []
+    try:
+        base.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError:
+        return []
+    return [os.path.realpath(base)]
 
 
 def inductor_folder(env: Mapping[str, str]) -> str:

@@ -30,7 +30,8 @@ made as they are, and such a snippet only runs slower when the machine is busy.
 Inside that PID namespace, each run also gets a mount namespace of its own
 (``bootstrap/_snipcheck_mounts.py``): the whole file system read-only but
 the run directory, ``/tmp`` and ``/dev/shm`` fresh and private, a ``/proc``
-of the run's PID namespace, and then no capability left.
+of the run's PID namespace, System V IPC and POSIX message queues of its own
+(an IPC namespace), and then no capability left.
 :func:`protected_paths` works out what must stay read-only where it lies
 under ``/tmp`` or ``/dev/shm`` (the paths a build or command names, and the
 git work tree and git directories that hold them); :func:`run_mounts` is
@@ -54,6 +55,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from . import compile_cache
+
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 #: ``net.unix.max_dgram_qlen`` in the capture's network namespace (send buffers bound it).
@@ -66,7 +69,7 @@ MOUNTS = str(Path(__file__).parent / "bootstrap" / "_snipcheck_mounts.py")
 
 _state: dict[str, Any] = {
     "refused": None, "home": None, "libc": None, "net": None, "net_home": None,
-    "mounts": None, "proc": None, "seal": None,
+    "mounts": None, "proc": None, "seal": None, "ipc": None,
 }  # fmt: skip
 
 
@@ -198,8 +201,9 @@ def capture_network() -> Iterator[bool]:
             raise OSError(err, f"cannot switch back to the build's network namespace: {os.strerror(err)}")
 
 
-#: The parts of a run's confinement the mount probe tries, in order (``_snipcheck_mounts.probe``).
-PARTS = ("mounts", "proc", "seal")
+#: The parts of a run's confinement the mount probe tries (``_snipcheck_mounts.probe``): the
+#: first three in order (each only where the one before it is allowed), ``ipc`` on its own.
+PARTS = ("mounts", "proc", "seal", "ipc")
 
 
 def _probe_mounts() -> None:
@@ -226,8 +230,10 @@ def _probe_mounts() -> None:
         answers = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
         before = ""
         for part in PARTS:
+            if part == "ipc":  # tried on its own, but of no use without the mounts (see run_mounts)
+                before = str(_state["mounts"])
             answer = answers.get(part, "")
-            if answer == "ok":
+            if answer == "ok" and not before:
                 _state[part] = ""
             else:
                 reason = answer.partition(" ")[2] or before or f"the mount probe ended with status {done.returncode}"
@@ -264,15 +270,21 @@ def run_mounts(protect: Iterable[str], size: int | None, python: str | None = No
     :param python: the interpreter the run starts (``None`` for a Rust run):
         what it needs under ``/tmp`` or ``/dev/shm`` is bound back read-only
         (``keep``, see :func:`needed_paths`).
-    :return: ``protect``, ``size``, ``keep``, ``proc`` (a proc of the run's
-        own) and ``seal`` (no capability), the last two where the kernel allows them.
+    :return: ``protect``, ``size``, ``keep``, ``hide`` (the folder of the
+        kept compile caches, :func:`snipcheck.runner.compile_cache.hidden`:
+        each run sees only its own), ``proc`` (a proc of the run's
+        own), ``seal`` (no capability) and ``ipc`` (an IPC namespace of its
+        own), the last three where the kernel allows them.
     """
     if protection():
         return None
     protect = list(protect)
     keep = [p for p in needed_paths(python) if not any(_within(p, q) for q in protect)] if python else []
     lacking = confinement()
-    return {"protect": protect, "size": size, "keep": keep, "proc": "proc" not in lacking, "seal": "seal" not in lacking}
+    return {
+        "protect": protect, "size": size, "keep": keep, "hide": compile_cache.hidden(),
+        "proc": "proc" not in lacking, "seal": "seal" not in lacking, "ipc": "ipc" not in lacking,
+    }  # fmt: skip
 
 
 #: The folders each run gets empty and to itself (``_snipcheck_mounts.PRIVATE``).
@@ -414,5 +426,10 @@ def caveats() -> str | None:
                 f"the runs here keep the build's capabilities ({lacking['seal']}): a snippet running as root could "
                 "undo its read-only view, write the memory of the process that forks the next runs, and raise "
                 "its memory limit"
+            )
+        if "ipc" in lacking:
+            parts.append(
+                f"the runs here share the machine's System V IPC objects and POSIX message queues ({lacking['ipc']}): "
+                "what a snippet leaves there outlives its run, and the next runs find it"
             )
     return "; ".join(parts) or None

@@ -1,7 +1,8 @@
 """The kernel's mount calls, through ctypes, for ``_snipcheck_mounts`` (Linux).
 
 ``mount(2)``, ``mount_setattr(2)`` (a mount and the mounts below it read-only
-or writable again, with a fallback to one remount each before Linux 5.12),
+and without devices, or writable again, or with its devices usable again,
+with a fallback to one remount each before Linux 5.12),
 and the new mount API's ``open_tree(2)`` and ``move_mount(2)`` (a detached,
 private copy of a folder's mounts, attached in another namespace).  Each
 raises :class:`OSError` naming the call and its target.
@@ -13,11 +14,11 @@ a run has been forked (see ``_snipcheck_mounts``).
 import ctypes
 import os
 
-CLONE_NEWNS = 0x00020000
+CLONE_NEWNS, CLONE_NEWIPC = 0x00020000, 0x08000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 _ST_FLAGS = ((os.ST_NOSUID, MS_NOSUID), (os.ST_NODEV, MS_NODEV), (os.ST_NOEXEC, MS_NOEXEC))
-MOUNT_ATTR_RDONLY = 1
+MOUNT_ATTR_RDONLY, MOUNT_ATTR_NODEV = 1, 4
 AT_FDCWD, AT_EMPTY_PATH, AT_RECURSIVE = -100, 0x1000, 0x8000
 OPEN_TREE_CLONE, MOVE_MOUNT_F_EMPTY_PATH = 1, 4
 # The same on every architecture (added after the tables were unified).
@@ -66,8 +67,9 @@ def _mount_setattr(path, attr_set, attr_clr, recursive):  # type: ignore[no-unty
 
 def _tree(path, read_only):  # type: ignore[no-untyped-def]
     """A detached copy of the mounts at ``path`` and below (``open_tree``),
-    private (no mount made on it propagates back to the build's), read-only
-    where ``read_only``: its descriptor, for :func:`_attach`.
+    private (no mount made on it propagates back to the build's), no device
+    file usable in it, read-only where ``read_only``: its descriptor, for
+    :func:`_attach`.
 
     :raises OSError: naming the call (``ENOSYS`` where the kernel has none).
     """
@@ -75,7 +77,8 @@ def _tree(path, read_only):  # type: ignore[no-untyped-def]
                   ctypes.c_long(OPEN_TREE_CLONE | os.O_CLOEXEC | AT_RECURSIVE))  # fmt: skip
     if fd < 0:
         _check(-1, f"open_tree {path}")
-    err = _setattr_at(fd, b"", AT_EMPTY_PATH | AT_RECURSIVE, MOUNT_ATTR_RDONLY if read_only else 0, 0, MS_PRIVATE)
+    attrs = MOUNT_ATTR_NODEV | (MOUNT_ATTR_RDONLY if read_only else 0)
+    err = _setattr_at(fd, b"", AT_EMPTY_PATH | AT_RECURSIVE, attrs, 0, MS_PRIVATE)
     if err:
         os.close(fd)
         raise OSError(err, f"mount_setattr {path}: {os.strerror(err)}")
@@ -88,10 +91,13 @@ def _attach(fd, target):  # type: ignore[no-untyped-def]
                     ctypes.c_long(MOVE_MOUNT_F_EMPTY_PATH)), f"move_mount {target}")  # fmt: skip
 
 
-def _remount(path, read_only):  # type: ignore[no-untyped-def]
-    """The mount at ``path`` remounted (its other flags kept), read-only or not."""
+def _remount(path, read_only, nodev=None):  # type: ignore[no-untyped-def]
+    """The mount at ``path`` remounted (its other flags kept), read-only or
+    not, and where ``nodev`` is not ``None``, without devices or with them."""
     kept = os.statvfs(path).f_flag
     flags = MS_REMOUNT | MS_BIND | sum(ms for st, ms in _ST_FLAGS if kept & st) | (MS_RDONLY if read_only else 0)
+    if nodev is not None:
+        flags = (flags | MS_NODEV) if nodev else (flags & ~MS_NODEV)
     mount(None, path, None, flags)
 
 
@@ -106,13 +112,27 @@ def _mount_points():  # type: ignore[no-untyped-def]
     return sorted(set(points), key=len)
 
 
-def read_only(path, recursive=True):  # type: ignore[no-untyped-def]
-    """Make the mount at ``path`` (and, ``recursive``, every mount below it) read-only.
+def read_only(path, recursive=True, nodev=False):  # type: ignore[no-untyped-def]
+    """Make the mount at ``path`` (and, ``recursive``, every mount below it)
+    read-only, and where ``nodev``, its device files unusable (``EACCES``).
 
     Where the kernel has no ``mount_setattr`` (before 5.12), each mount is
-    remounted read-only on its own, its other flags kept.
+    remounted on its own, its other flags kept.
     """
-    err = _mount_setattr(path, MOUNT_ATTR_RDONLY, 0, recursive)
+    _set_below(path, MOUNT_ATTR_RDONLY | (MOUNT_ATTR_NODEV if nodev else 0), 0, recursive,
+               lambda point: _remount(point, True, True if nodev else None))  # fmt: skip
+
+
+def devices(path):  # type: ignore[no-untyped-def]
+    """Bind ``path`` (a device file or a folder of them, and the mounts
+    below it) onto itself, read-only, its device files usable again in a
+    view that :func:`read_only` made ``nodev``."""
+    mount(path, path, None, MS_BIND | MS_REC)
+    _set_below(path, MOUNT_ATTR_RDONLY, MOUNT_ATTR_NODEV, True, lambda point: _remount(point, True, False))
+
+
+def _set_below(path, attr_set, attr_clr, recursive, remount):  # type: ignore[no-untyped-def]
+    err = _mount_setattr(path, attr_set, attr_clr, recursive)
     if err == 0:
         return
     if err != ENOSYS:
@@ -120,7 +140,7 @@ def read_only(path, recursive=True):  # type: ignore[no-untyped-def]
     below = [p for p in _mount_points() if p == path or p.startswith(path.rstrip("/") + "/")] if recursive else [path]
     for point in below or [path]:
         try:
-            _remount(point, True)
+            remount(point)
         except OSError:
             if point == path:
                 raise  # a mount below it that cannot be remounted (gone meanwhile) stays as it is

@@ -9,9 +9,15 @@ makes one:
 * every mount is read-only (``mount_setattr(/, AT_RECURSIVE, RDONLY)``):
   writing, creating, removing, renaming or ``chmod`` anywhere (the project,
   ``/etc``, ``/usr/local``, ``/var/tmp``, the home folder of the build's
-  user) fails with ``EROFS`` ("Read-only file system").  Device files stay
-  usable (``/dev/null``, a terminal): a read-only mount only refuses changes
-  to the files it holds;
+  user) fails with ``EROFS`` ("Read-only file system");
+* and ``nodev``: no device file opens (``EACCES``), as a read-only mount
+  only refuses changes to the files it holds, and the run's uid 0 owns the
+  machine's disks, consoles, terminals and ``/dev/kmsg``; but ``/dev/null``,
+  ``zero``, ``full``, ``random``, ``urandom`` and ``tty`` (what bubblewrap's
+  ``--dev`` gives a program) and the accelerators' (``nvidia*``, ``dri``,
+  ``kfd``, ``accel*``, ``dxg``, ``neuron*``), bound back as they are, and
+  ``/dev/pts`` a devpts of its own (``/dev/ptmx`` its ``ptmx``): pseudo-terminals
+  work, and none of the machine's is there;
 * ``/proc`` is a new proc of the run's PID namespace (made by a process of
   that namespace): ``/proc/self`` is the process itself, ``/proc/1`` the
   run's supervisor, and no process outside the run is there.  ``/proc/sys``,
@@ -28,7 +34,12 @@ makes one:
   needs to start (``keep``: a virtual environment under ``/tmp``, see
   ``snipcheck.runner.sandbox.needed_paths``);
 * ``writable`` folders of the build (a snippet's own compile cache, see
-  ``snipcheck.runner.compile_cache``) are bound writable at the paths asked.
+  ``snipcheck.runner.compile_cache``) are bound writable at the paths asked,
+  and the ``hide`` folders (the one that holds every snippet's kept compile
+  cache) show empty;
+* where ``ipc``, the run has an IPC namespace of its own: the System V shared
+  memory, message queues and semaphores and the POSIX message queues it
+  makes are gone with its last process, and it sees no other's.
 
 Then the run seals itself (``_snipcheck_seal.seal``): no capability left
 and ``PR_SET_NO_NEW_PRIVS``, so it cannot undo any of this.
@@ -39,18 +50,8 @@ asked) before it enters its namespace, and attaches them there
 (``move_mount``).  Where the kernel has no ``open_tree`` (before 5.2) they
 are bound from the namespace's read-only copy of them instead.
 
-A fork server slot runs snippets one after the other: it makes the
-read-only view and the proc once (:func:`prepare`, a *template* namespace
-the slot holds while it stays in its own), and between two runs, after it
-reported the first, a *spare*: a copy of the template with fresh tmpfs on
-``/tmp`` and ``/dev/shm`` (:func:`ready`).  When the next run's request
-comes, the slot binds that run's folders into the spare and forks the run
-inside it (:func:`stage`), so the run only seals itself.  So each run still
-gets a namespace and tmpfs mounts of its own, made for it alone, but made
-while the build is busy with the last run's result rather than while it
-waits for this one, by the slot rather than by the run (each first write of
-a run to a page of the slot's memory copies the page); and the namespace's
-teardown (an RCU grace period) comes after the report.
+A fork server slot makes most of this once, or between two runs, for the
+runs it forks (``_snipcheck_slot``); :func:`enter` then only seals the run.
 
 Only the standard library may be used here, and nothing may be imported once
 a run has been forked: the fork server imports this module (and ``ctypes``)
@@ -58,6 +59,7 @@ before it hides what it loaded.
 """
 
 import _socket  # not socket: the subprocess runner's supervisor would import enum and more for it
+import ctypes
 import os
 import sys
 
@@ -65,6 +67,7 @@ if __name__ == "__main__":  # run as a script under -I (the probe): its folder i
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _snipcheck_seal  # beside this file
 from _snipcheck_mountcalls import (
+    CLONE_NEWIPC,
     CLONE_NEWNS,
     ENOSYS,
     MS_BIND,
@@ -72,6 +75,7 @@ from _snipcheck_mountcalls import (
     MS_NOEXEC,
     MS_NOSUID,
     MS_PRIVATE,
+    MS_RDONLY,
     MS_REC,
     MS_REMOUNT,
     _attach,
@@ -79,6 +83,7 @@ from _snipcheck_mountcalls import (
     _setns,
     _tree,
     _unshare,
+    devices,
     mount,
     read_only,
     writable,
@@ -88,14 +93,21 @@ from _snipcheck_mountcalls import (
 PRIVATE = ("/tmp", "/dev/shm")
 #: What stays read-only in the run's /proc (bubblewrap covers the same).
 PROC_COVERED = ("sys", "sysrq-trigger", "irq", "bus")
+#: The device files in /dev a run can open (those bubblewrap's ``--dev`` binds),
+#: and those of accelerators, by the start of their names (files or folders);
+#: and pseudo-terminals, of a devpts of the run's own (see :func:`_view`).
+DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
+ACCELERATORS = ("nvidia", "dri", "kfd", "accel", "dxg", "neuron")
 _survey = {}
 
 
 def survey():  # type: ignore[no-untyped-def]
     """What every run of this process needs to know and is the same for all,
     worked out once (in the supervisor; forked runs inherit it): the private
-    folders that exist, resolved; ``trees``, whether :func:`_tree` may be
-    used (until it fails for want of the call)."""
+    folders that exist, resolved; ``devices``, the entries of /dev a run
+    may open (:data:`DEVICES`, :data:`ACCELERATORS`; no link: what it names
+    is there); ``trees``, whether :func:`_tree` may be used (until it fails
+    for want of the call)."""
     if _survey:
         return _survey
     private = []
@@ -103,8 +115,13 @@ def survey():  # type: ignore[no-untyped-def]
         real = os.path.realpath(folder)
         if os.path.isdir(real) and real not in private:
             private.append(real)
+    try:
+        names = sorted(os.listdir("/dev"))
+    except OSError:
+        names = []
+    found = ["/dev/" + n for n in names if n in DEVICES or n.startswith(ACCELERATORS)]
     _snipcheck_seal._last_cap()
-    _survey.update(private=private, trees=True)
+    _survey.update(private=private, devices=[p for p in found if not os.path.islink(p)], trees=True)
     return _survey
 
 
@@ -161,15 +178,27 @@ def _mkdir(path):  # type: ignore[no-untyped-def]
         pass
 
 
-def _view(proc):  # type: ignore[no-untyped-def]
+def _view(proc, hide=()):  # type: ignore[no-untyped-def]
     """Give this process a mount namespace of its own in which every mount is
-    read-only and, ``proc``, ``/proc`` is a new proc of its PID namespace.
+    read-only and no device file usable but those of ``survey()["devices"]``,
+    ``proc``, ``/proc`` is a new proc of its PID namespace, and each folder
+    of ``hide`` shows empty.
 
     :raises OSError: naming the step the kernel refused.
     """
     _check(_unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
     mount(None, "/", None, MS_REC | MS_PRIVATE)  # before any change: none may reach the build's namespace
-    read_only("/")
+    read_only("/", nodev=True)
+    for path in survey()["devices"]:
+        devices(path)
+    if os.path.isdir("/dev/pts"):
+        # Pseudo-terminals of the run's own (bubblewrap's --dev makes the
+        # same): none of the machine's terminals, and a /dev/ptmx that opens
+        # here (the machine's, a device file outside any devpts, finds its
+        # devpts through its folder, which a bind of the file alone lacks).
+        mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620")
+        if os.path.lexists("/dev/ptmx"):
+            mount("/dev/pts/ptmx", "/dev/ptmx", None, MS_BIND)
     if proc:
         mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
         for name in PROC_COVERED:
@@ -177,10 +206,19 @@ def _view(proc):  # type: ignore[no-untyped-def]
             if os.path.exists(path):
                 mount(path, path, None, MS_BIND | MS_REC)
                 read_only(path)
+    for folder in hide:
+        # An empty, read-only tmpfs over it.  One under /tmp or /dev/shm is
+        # hidden by the run's own tmpfs there.  (Where the kernel has no
+        # open_tree, a run cannot then bind its own kept cache from here.)
+        if not any(_inside(folder, private) for private in survey()["private"]) and os.path.isdir(folder):
+            mount("tmpfs", folder, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=755")
 
 
-#: A fork server slot's namespaces: ``fd`` and ``proc``, its template once
-#: :func:`prepare` made it; ``spare``, ``(key, fd)`` of the next run's (:func:`ready`).
+#: A fork server slot's namespaces (``_snipcheck_slot``): ``fd`` and ``proc``, its
+#: template, and ``ipc_home``, its own IPC namespace, once it prepared them;
+#: ``spare``, ``(key, mount fd, IPC fd or None)`` of the next run's; ``staged``
+#: (and ``staged_ipc``) while it is in them for the fork; ``error``, what
+#: failed there (the run reports it).
 _slot = {}
 
 
@@ -190,42 +228,8 @@ def _enter_home(home, here):  # type: ignore[no-untyped-def]
     os.chdir(here)
 
 
-def prepare(config):  # type: ignore[no-untyped-def]
-    """In a fork server's slot (init of the runs' PID namespace), before its
-    first run: make the read-only view and the proc of :func:`_view` once, in
-    a template namespace that the slot holds by a descriptor while it goes
-    back to its own (it removes run directories and keeps compile caches);
-    empty the slot's capability bounding set (``_snipcheck_seal``), and make
-    the first run's spare (:func:`ready`).
-
-    What failed here, each run does itself (and reports).
-
-    :raises OSError: only if the slot cannot go back to its own namespace
-        (it must not run anything then).
-    """
-    here = os.getcwd()
-    home = os.open("/proc/self/ns/mnt", os.O_RDONLY | os.O_CLOEXEC)
-    made = None
-    try:
-        try:
-            _view(config.get("proc", True))
-            made = os.open("/proc/self/ns/mnt", os.O_RDONLY | os.O_CLOEXEC)
-        except OSError:
-            pass
-    finally:
-        _enter_home(home, here)  # also after a half-made view
-    if made is not None:
-        _slot.update(fd=made, proc=config.get("proc", True))
-    if config.get("seal"):
-        try:
-            _snipcheck_seal.prepare_slot()
-        except OSError:
-            pass  # each run tries again, and reports
-    ready(config)
-
-
 def _spare_key(config):  # type: ignore[no-untyped-def]
-    return (config.get("size"), config.get("proc", True))
+    return (config.get("size"), config.get("proc", True), bool(config.get("ipc")))
 
 
 def _tmpfs(config):  # type: ignore[no-untyped-def]
@@ -235,72 +239,9 @@ def _tmpfs(config):  # type: ignore[no-untyped-def]
         mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, data)
 
 
-def ready(config):  # type: ignore[no-untyped-def]
-    """In a slot, after a run was reported: let that run's spare go (its
-    namespace is torn down now) and make the next run's, a copy of the
-    template with fresh tmpfs for a run told ``config`` (see the module
-    docstring).  Nothing where the slot has no template or the kernel no
-    ``open_tree``.
-
-    :raises OSError: only if the slot cannot go back to its own namespace.
-    """
-    for old in (_slot.pop("spare", None), _slot.pop("used", None)):
-        if old is not None:
-            os.close(old[1])
-    if _slot.get("fd") is None or not survey()["trees"] or not config:
-        return
-    here = os.getcwd()
-    home = os.open("/proc/self/ns/mnt", os.O_RDONLY | os.O_CLOEXEC)
-    try:
-        try:
-            _check(_setns(_slot["fd"], CLONE_NEWNS), "setns to the slot's template namespace")
-            _check(_unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
-            _tmpfs(config)
-            _slot["spare"] = (_spare_key(config), os.open("/proc/self/ns/mnt", os.O_RDONLY | os.O_CLOEXEC))
-        except OSError:
-            pass  # the run makes its own
-    finally:
-        _enter_home(home, here)
-
-
-def stage(config, run_dir):  # type: ignore[no-untyped-def]
-    """In a slot, for the run it forks next: bind the run's folders into its
-    spare (:func:`ready`) and stay in it until the fork, so that the run
-    starts in its namespace as it must be (:func:`enter` only seals it) and
-    the slot goes back to its own right after (``Holder.after_fork``).  Done
-    here rather than in the run, whose every first write to a page of the
-    slot's memory copies that page.  Where there is no matching spare, the run
-    does it all; what fails here, the run reports.
-
-    :raises OSError: only if the slot cannot go back to its own namespace.
-    """
-    _slot.pop("error", None)  # the last run's
-    spare = _slot.pop("spare", None)
-    if spare is None or spare[0] != _spare_key(config):
-        if spare is not None:
-            os.close(spare[1])
-        return
-    _slot["used"] = spare  # closed once the run is reported (ready)
-    if not any(_inside(run_dir, folder) for folder in survey()["private"]):
-        run_dir = os.path.realpath(run_dir)  # as enter() has it
-    here = os.getcwd()
-    home = os.open("/proc/self/ns/mnt", os.O_RDONLY | os.O_CLOEXEC)
-    try:
-        trees = _trees(_binds(config, run_dir), run_dir)
-        if trees is None:
-            os.close(home)
-            return
-        _check(_setns(spare[1], CLONE_NEWNS), "setns to the run's namespace")
-        _slot["staged"] = (home, here)
-        _attach_all(trees, run_dir)
-    except OSError as exc:
-        _slot["error"] = (exc.errno or 0, exc.strerror or str(exc))
-        if "staged" not in _slot:
-            os.close(home)
-        _unstage()
-
-
 def _unstage():  # type: ignore[no-untyped-def]
+    if _slot.pop("staged_ipc", False):
+        _check(_setns(_slot["ipc_home"], CLONE_NEWIPC), "setns back to the slot's IPC namespace")
     staged = _slot.pop("staged", None)
     if staged is not None:
         _enter_home(*staged)
@@ -373,27 +314,32 @@ def enter(config, run_dir):  # type: ignore[no-untyped-def]
     module docstring, make ``run_dir`` its working directory and, where
     ``config["seal"]``, seal it (``_snipcheck_seal.seal``).
 
-    In a slot, the run finds itself in its namespace already (:func:`stage`;
-    the caller then goes to ``run_dir`` and closes the slot's descriptors),
-    or else enters its spare as it is (:func:`ready`) or a copy of the
-    template; elsewhere (the subprocess runner) it makes the view itself.
+    In a slot, the run finds itself in its namespace already
+    (``_snipcheck_slot.stage``; the caller then goes to ``run_dir`` and
+    closes the slot's descriptors), or else enters its spare as it is
+    (``_snipcheck_slot.ready``) or a copy of the template; elsewhere (the
+    subprocess runner) it makes the view itself.
 
     :param config: ``protect`` (absolute, resolved paths, none inside
         another), ``keep`` (folders under ``/tmp`` or ``/dev/shm`` bound back
         read-only, none inside a protected path), ``size`` (bytes of each
         tmpfs, or ``None``: the kernel's default, half the memory), ``proc``
-        (a proc of the run's own), ``seal`` (drop the capabilities), and
-        ``writable`` (``[[folder, path], ...]``: each folder of the build bound
-        writable at that path, inside the run directory).
+        (a proc of the run's own), ``seal`` (drop the capabilities), ``ipc``
+        (an IPC namespace of the run's own), ``hide`` (resolved folders that
+        show empty, the same for every run of a slot), and ``writable``
+        (``[[folder, path], ...]``: each folder of the build bound writable
+        at that path, inside the run directory).
     :raises OSError: naming the step the kernel refused (the run must not
         start then: its supervisor reports the error).
     """
     if "staged" in _slot:
-        # The slot made this namespace for this run, and forked it there: all
-        # that is left is the seal (the fork server's child closes every
-        # descriptor it does not need right after, and goes to run_dir).
-        # As little as can be, here: each first write to a page of the
-        # slot's memory copies the page.
+        # The slot made this namespace (and IPC namespace) for this run, and
+        # forked it there: all that is left is the seal (the fork server's
+        # child closes every descriptor it does not need right after, and
+        # goes to run_dir).  As little as can be, here: each first write to
+        # a page of the slot's memory copies the page.
+        if config.get("ipc") and not _slot.get("staged_ipc"):
+            _check(_unshare(CLONE_NEWIPC), "unshare(CLONE_NEWIPC)")
         if config.get("seal"):
             _snipcheck_seal.seal()
         return
@@ -413,12 +359,14 @@ def enter(config, run_dir):  # type: ignore[no-untyped-def]
             _check(_setns(template, CLONE_NEWNS), "setns to the slot's template namespace")
             _check(_unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
         else:
-            _view(config.get("proc", True))
+            _view(config.get("proc", True), config.get("hide", ()))
         if trees is None:
             trees = _copies(binds, run_dir)
         _tmpfs(config)
-    for fd in [f for f in (template, spare and spare[1]) if f is not None]:
+    for fd in [f for f in (template, *(spare or ())[1:], _slot.pop("ipc_home", None)) if f is not None]:
         os.close(fd)  # the run has no use for them (and could not use them once sealed)
+    if config.get("ipc"):
+        _check(_unshare(CLONE_NEWIPC), "unshare(CLONE_NEWIPC)")
     _attach_all(trees, run_dir)
     sock = _held["sock"]
     if sock is not None:  # see Holder: a spare is held by the slot itself
@@ -443,9 +391,11 @@ def probe():  # type: ignore[no-untyped-def]
     ``snipcheck.runner.sandbox``; print one line per part, ``NAME ok`` or
     ``NAME refused TEXT``: ``mounts`` (the read-only view, private tmpfs and
     binds), ``proc`` (a proc of its own) and ``seal`` (no capability left:
-    then a remount must fail).  A part is tried only when the one before it
-    worked."""
+    then a remount must fail); a part is tried only when the one before it
+    worked.  And ``ipc`` (an IPC namespace of its own), tried first, on its own."""
     parts = {}
+    ipc = None if _unshare(CLONE_NEWIPC) == 0 else f"unshare(CLONE_NEWIPC): {os.strerror(ctypes.get_errno())}"
+    print("ipc", "ok" if ipc is None else "refused " + ipc, flush=True)
     try:
         _view(False)
         private = survey()["private"]

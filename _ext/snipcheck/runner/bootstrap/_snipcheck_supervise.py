@@ -172,8 +172,8 @@ class Supervisor:
         if before is not None and not stopped:  # before the run directory goes
             child_mod, token = images
             child_mod.send_new_images(child_mod.frame_writer(2, token), run_dir, before)
-        if harvest and not stopped:
-            keep(harvest)
+        if harvest and not stopped and run_dir:
+            keep(harvest, run_dir)
         if run_dir:  # before the report: the build then finds it gone and has nothing to remove
             shutil.rmtree(run_dir, ignore_errors=True)
         _send(control, b"stopped" if stopped else b"exit %d" % status)
@@ -196,9 +196,12 @@ def supervise(control, start, *, pidns, run_dir=None, images=None, holder=None, 
 KEEP_LIMIT = 4 << 30
 
 
-def keep(pairs):  # type: ignore[no-untyped-def]
+def keep(pairs, run_dir):  # type: ignore[no-untyped-def]
     """Copy each ``folder`` of ``pairs`` (``[[folder, kept], ...]``) that
-    exists to ``kept``, where nothing is there yet: only folders, regular
+    exists in ``run_dir`` to ``kept``, where nothing is there yet and no
+    link lies on its way from ``run_dir`` (the run could have put one there,
+    which this process, in the build's view of the files, would follow out
+    of the run directory): only folders, regular
     files (their permission bits, no set-id bit) and symbolic links (as
     links, never followed), at most :data:`KEEP_LIMIT` bytes; into a
     scratch folder beside ``kept``, renamed into place when complete, so a
@@ -206,9 +209,12 @@ def keep(pairs):  # type: ignore[no-untyped-def]
     (nothing changes the folder meanwhile).  Raises nothing: a folder that
     cannot be kept is not.
     """
+    real = os.path.realpath(run_dir)
     for folder, kept in pairs:
-        if os.path.lexists(kept) or os.path.islink(folder) or not os.path.isdir(folder):
+        if os.path.lexists(kept) or not os.path.isdir(folder):
             continue
+        if os.path.realpath(folder) != os.path.join(real, os.path.relpath(folder, run_dir)):
+            continue  # a link on the way (the folder itself one too)
         scratch = f"{kept}.{os.urandom(6).hex()}.part"
         try:
             os.makedirs(os.path.dirname(kept), exist_ok=True)

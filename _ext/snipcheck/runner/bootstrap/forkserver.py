@@ -179,8 +179,9 @@ import _snipcheck_main  # beside this file (sys.path[0])
 
 _register = _effects.register or atexit.register
 _CLONE_NEWPID = 0x20000000
-#: ``_snipcheck_mounts`` where runs may get a mount namespace (Linux, namespaces on), else ``None``.
-_MOUNTS = None
+#: ``_snipcheck_mounts`` where runs may get a mount namespace (Linux, namespaces on), else ``None``;
+#: ``_snipcheck_slot`` with it (what a slot makes for its runs).
+_MOUNTS = _SLOT = None
 
 
 try:
@@ -238,13 +239,14 @@ def _main() -> None:
     import _snipcheck_child
     import _snipcheck_supervise
 
-    global _MOUNTS
+    global _MOUNTS, _SLOT
     if use_pidns and sys.platform.startswith("linux"):
         try:
             import _snipcheck_mounts
+            import _snipcheck_slot
 
             _snipcheck_mounts.survey()  # once, for every slot and run
-            _MOUNTS = _snipcheck_mounts
+            _MOUNTS, _SLOT = _snipcheck_mounts, _snipcheck_slot
         except (ImportError, AttributeError, OSError):
             pass
     sys.path.remove(here)
@@ -549,18 +551,18 @@ def _slot(requests_fd, namespaced, view, child_mod, supervise_mod, warm=()):  # 
                 request["mounts"] = request["harvest"] = None  # a mount namespace only inside the run's PID namespace
             elif request.get("mounts") and supervisor.holder is None:  # the slot's first run
                 supervisor.holder = _MOUNTS.Holder()
-                _MOUNTS.prepare(request["mounts"])  # the read-only view and proc, once for all its runs
+                _SLOT.prepare(request["mounts"])  # the read-only view and proc, once for all its runs
 
             def start(_dispositions, request=request, control=control):  # type: ignore[no-untyped-def]
                 _child(request, control, view, child_mod, supervise_mod, resets)
 
             images = (child_mod, bytes.fromhex(request["token"]))
             if request.get("mounts"):
-                _MOUNTS.stage(request["mounts"], request["run_dir"])  # the run's namespace, entered until the fork
+                _SLOT.stage(request["mounts"], request["run_dir"])  # the run's namespace, entered until the fork
             supervisor.run(control, start, request["run_dir"], images, request.get("harvest") or ())
             os.close(control)
             if request.get("mounts"):
-                _MOUNTS.ready(request["mounts"])  # the next run's namespace, while the build reads this one's result
+                _SLOT.ready(request["mounts"])  # the next run's namespace, while the build reads this one's result
             for target in (0, 1, 2):
                 os.dup2(parking, target)
         supervisor.end()
