@@ -331,7 +331,7 @@ SEALED_PROBE = """\
 import os, sys
 print("own pid in /proc/self", os.readlink("/proc/self") == str(os.getpid()))
 print("process 1 is the parent", os.getppid() == 1, "and python", b"python" in open("/proc/1/cmdline", "rb").read())
-print("capabilities", [line.split()[1] for line in open("/proc/self/status") if line.startswith(("Cap", "NoNew"))])
+print("capabilities", [line.split()[1] for line in open("/proc/self/status") if line.startswith(("Cap", "NoNew", "Seccomp:"))])
 print("stdin", repr(sys.stdin.read()), sys.stdin.isatty(), os.isatty(0))
 try:
     open("/dev/tty")
@@ -346,7 +346,7 @@ print("/dev/shm", [n.split("-")[0] for n in os.listdir("/dev/shm")])
 def test_documented_differences_of_processes_capabilities_and_stdin_hold(
     tmp_path: Path, stamp: Stamp, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # DIFFERENCES["process ids"], ["capabilities"], ["stdin and command line"] and
+    # DIFFERENCES["process ids"], ["capabilities"] (the keyring filter too), ["stdin and command line"] and
     # ["files"] (the run directory's one entry in /dev/shm), under each runner,
     # against what plain python shows (its /proc is the machine's, its
     # capabilities the user's, its stdin here a pipe at end of file too).
@@ -364,7 +364,7 @@ def test_documented_differences_of_processes_capabilities_and_stdin_hold(
     common = [
         "own pid in /proc/self True",
         "process 1 is the parent True and python True",
-        f"capabilities {['0000000000000000'] * 5 + ['1']}",
+        f"capabilities {['0000000000000000'] * 5 + ['1', '2']}",  # no_new_privs, a seccomp filter (the keyrings')
         "stdin '' False False",
         "/dev/tty No such device or address",
         "argv ['snippets/probe.py'] ['snippets/probe.py'] True",

@@ -511,3 +511,73 @@ for path in {paths!r}:
         f"/dev/{n} Permission denied\n" for n in ("disk", "snd/pcm", "kvm")
     )
     assert outs == [expected, expected]
+
+
+KEYS = """\
+import ctypes, os, platform
+libc = ctypes.CDLL(None, use_errno=True)
+ADD_KEY, KEYCTL = {calls}
+USER, SESSION = -4, -3  # the keyrings of the user (root: every build and run) and of the session
+for name, ring in [("user", USER), ("session", SESSION)]:
+    made = libc.syscall(ADD_KEY, b"user", {description!r}, b"left", 4, ctypes.c_int(ring))
+    print(name, "keyring:", "added" if made >= 0 else os.strerror(ctypes.get_errno()))
+found = libc.syscall(KEYCTL, 10, ctypes.c_int(USER), b"user", {description!r}, 0)  # KEYCTL_SEARCH
+print("found:", found >= 0 or os.strerror(ctypes.get_errno()))
+"""
+#: add_key(2) and keyctl(2) by machine.
+KEY_CALLS = {"x86_64": (248, 250), "aarch64": (217, 219), "riscv64": (217, 219)}
+
+
+def _keys_left(description: bytes) -> list[str]:
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    _, keyctl = KEY_CALLS[os.uname().machine]
+    left = []
+    for name, ring in [("user", -4), ("session", -3)]:
+        found = libc.syscall(keyctl, 10, ctypes.c_int(ring), b"user", description, 0)  # KEYCTL_SEARCH
+        if found >= 0:
+            left.append(name)
+            libc.syscall(keyctl, 21, ctypes.c_long(found))  # KEYCTL_INVALIDATE
+    return left[:1]  # the user's keyring is searched from the session's
+
+
+@pytest.mark.skipif(os.uname().machine not in KEY_CALLS, reason="no system call numbers for this machine here")
+def test_a_run_can_leave_no_key_in_a_keyring_for_later_runs(runner: object, project: Path) -> None:
+    # Was: a key a snippet added to root's user keyring outlived its run, and
+    # every later run found it (the same for its session's).  Now
+    # add_key, request_key and keyctl fail with EPERM in a run (a seccomp
+    # filter, as Docker's default profile has).
+    description = f"snipcheck-test-{uuid.uuid4().hex}".encode()
+    snippet = write(project, "keys", KEYS.format(calls=KEY_CALLS[os.uname().machine], description=description))
+    try:
+        out = stdout(run(runner, snippet))
+    finally:
+        left = _keys_left(description)
+    assert out == "user keyring: Operation not permitted\nsession keyring: Operation not permitted\nfound: Operation not permitted\n"
+    assert left == []
+
+
+@pytest.mark.skipif(os.uname().machine not in KEY_CALLS, reason="no system call numbers for this machine here")
+def test_where_the_kernel_refuses_the_keyring_filter_the_runs_go_without_and_the_build_says_so(
+    kind: str, project: Path, stamp: Stamp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for part in ("proc", "seal", "ipc"):
+        monkeypatch.setitem(sandbox._state, part, "")
+    monkeypatch.setitem(sandbox._state, "keys", "prctl(PR_SET_SECCOMP): Invalid argument")
+    assert sandbox.caveats() == (
+        "the runs here can use the kernel's keyrings (prctl(PR_SET_SECCOMP): Invalid argument): a key a snippet "
+        "adds to its user's keyring outlives its run, and the next runs find it"
+    )
+    mounts = sandbox.run_mounts([str(project)], None)
+    assert mounts is not None and (mounts["seal"], mounts["keys"]) == (True, False)
+    description = f"snipcheck-test-{uuid.uuid4().hex}".encode()
+    runner = make_runner("python", python=sys.executable, stamp=stamp, kind=kind, preload=(),
+                         protect=sandbox.protected_paths([project]))  # fmt: skip
+    try:
+        out = stdout(run(runner, write(project, "keys", KEYS.format(calls=KEY_CALLS[os.uname().machine], description=description))))
+    finally:
+        getattr(runner, "close", lambda: None)()
+        left = _keys_left(description)
+    assert out == "user keyring: added\nsession keyring: added\nfound: True\n"
+    assert left == ["user"]  # as the caveat says

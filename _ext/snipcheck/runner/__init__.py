@@ -103,8 +103,9 @@ DIFFERENCES = {
     "and ambient ones too) and no_new_privs is set, where plain python run by root has them all: the uid "
     "stays 0, so what root owns is read and written as before, but what needs a capability fails with EPERM "
     "or EACCES (files of other users against their permission bits, chown, ports below 1024, raw sockets, a "
-    "negative nice value, mount, ptrace of a process outside the run), and a set-user-id program gains "
-    "nothing",
+    "negative nice value, mount, ptrace of a process outside the run), a set-user-id program gains "
+    "nothing, and the kernel's keyrings are out of reach (add_key, request_key and keyctl fail with EPERM, "
+    "a seccomp filter as Docker's default one)",
     "fork runner: frames": "the fork runner's own frames lie below the snippet's module frame, where "
     "sys._getframe(1), inspect.stack() and a warnings stacklevel beyond the snippet's frames reach them",
     "fork runner: preload": "what the fork server preloaded is in memory and in the interpreter's internals "

@@ -31,7 +31,7 @@ Inside that PID namespace, each run also gets a mount namespace of its own
 (``bootstrap/_snipcheck_mounts.py``): the whole file system read-only but
 the run directory, ``/tmp`` and ``/dev/shm`` fresh and private, a ``/proc``
 of the run's PID namespace, System V IPC and POSIX message queues of its own
-(an IPC namespace), and then no capability left.
+(an IPC namespace), and then no capability left and no keyring.
 :func:`protected_paths` works out what must stay read-only where it lies
 under ``/tmp`` or ``/dev/shm`` (the paths a build or command names, and the
 git work tree and git directories that hold them); :func:`run_mounts` is
@@ -69,7 +69,7 @@ MOUNTS = str(Path(__file__).parent / "bootstrap" / "_snipcheck_mounts.py")
 
 _state: dict[str, Any] = {
     "refused": None, "home": None, "libc": None, "net": None, "net_home": None,
-    "mounts": None, "proc": None, "seal": None, "ipc": None,
+    "mounts": None, "proc": None, "seal": None, "keys": None, "ipc": None,
 }  # fmt: skip
 
 
@@ -202,8 +202,8 @@ def capture_network() -> Iterator[bool]:
 
 
 #: The parts of a run's confinement the mount probe tries (``_snipcheck_mounts.probe``): the
-#: first three in order (each only where the one before it is allowed), ``ipc`` on its own.
-PARTS = ("mounts", "proc", "seal", "ipc")
+#: first four in order (each only where the one before it is allowed), ``ipc`` on its own.
+PARTS = ("mounts", "proc", "seal", "keys", "ipc")
 
 
 def _probe_mounts() -> None:
@@ -273,8 +273,8 @@ def run_mounts(protect: Iterable[str], size: int | None, python: str | None = No
     :return: ``protect``, ``size``, ``keep``, ``hide`` (the folder of the
         kept compile caches, :func:`snipcheck.runner.compile_cache.hidden`:
         each run sees only its own), ``proc`` (a proc of the run's
-        own), ``seal`` (no capability) and ``ipc`` (an IPC namespace of its
-        own), the last three where the kernel allows them.
+        own), ``seal`` (no capability), ``keys`` (no keyring) and ``ipc`` (an
+        IPC namespace of its own), the last four where the kernel allows them.
     """
     if protection():
         return None
@@ -283,7 +283,8 @@ def run_mounts(protect: Iterable[str], size: int | None, python: str | None = No
     lacking = confinement()
     return {
         "protect": protect, "size": size, "keep": keep, "hide": compile_cache.hidden(),
-        "proc": "proc" not in lacking, "seal": "seal" not in lacking, "ipc": "ipc" not in lacking,
+        "proc": "proc" not in lacking, "seal": "seal" not in lacking, "keys": "keys" not in lacking,
+        "ipc": "ipc" not in lacking,
     }  # fmt: skip
 
 
@@ -426,6 +427,11 @@ def caveats() -> str | None:
                 f"the runs here keep the build's capabilities ({lacking['seal']}): a snippet running as root could "
                 "undo its read-only view, write the memory of the process that forks the next runs, and raise "
                 "its memory limit"
+            )
+        if "keys" in lacking:
+            parts.append(
+                f"the runs here can use the kernel's keyrings ({lacking['keys']}): a key a snippet adds to its "
+                "user's keyring outlives its run, and the next runs find it"
             )
         if "ipc" in lacking:
             parts.append(

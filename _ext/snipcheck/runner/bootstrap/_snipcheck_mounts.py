@@ -312,7 +312,8 @@ def _attach_all(trees, run_dir):  # type: ignore[no-untyped-def]
 def enter(config, run_dir):  # type: ignore[no-untyped-def]
     """Give this process (the run's, not yet the snippet's) the view of the
     module docstring, make ``run_dir`` its working directory and, where
-    ``config["seal"]``, seal it (``_snipcheck_seal.seal``).
+    ``config["seal"]``, seal it (``_snipcheck_seal.seal``, with the keyring
+    filter where ``config["keys"]``).
 
     In a slot, the run finds itself in its namespace already
     (``_snipcheck_slot.stage``; the caller then goes to ``run_dir`` and
@@ -341,7 +342,7 @@ def enter(config, run_dir):  # type: ignore[no-untyped-def]
         if config.get("ipc") and not _slot.get("staged_ipc"):
             _check(_unshare(CLONE_NEWIPC), "unshare(CLONE_NEWIPC)")
         if config.get("seal"):
-            _snipcheck_seal.seal()
+            _snipcheck_seal.seal(config.get("keys"))
         return
     if "error" in _slot:
         raise OSError(*_slot["error"])
@@ -382,7 +383,7 @@ def enter(config, run_dir):  # type: ignore[no-untyped-def]
         _held["sock"] = None
     os.chdir(run_dir)
     if config.get("seal"):
-        _snipcheck_seal.seal()
+        _snipcheck_seal.seal(config.get("keys"))
 
 
 def probe():  # type: ignore[no-untyped-def]
@@ -390,8 +391,9 @@ def probe():  # type: ignore[no-untyped-def]
     namespace: try what :func:`enter` does, in this throw-away process, for
     ``snipcheck.runner.sandbox``; print one line per part, ``NAME ok`` or
     ``NAME refused TEXT``: ``mounts`` (the read-only view, private tmpfs and
-    binds), ``proc`` (a proc of its own) and ``seal`` (no capability left:
-    then a remount must fail); a part is tried only when the one before it
+    binds), ``proc`` (a proc of its own), ``seal`` (no capability left:
+    then a remount must fail) and ``keys`` (the keyring filter: then
+    ``keyctl`` must fail); a part is tried only when the one before it
     worked.  And ``ipc`` (an IPC namespace of its own), tried first, on its own."""
     parts = {}
     ipc = None if _unshare(CLONE_NEWIPC) == 0 else f"unshare(CLONE_NEWIPC): {os.strerror(ctypes.get_errno())}"
@@ -424,12 +426,16 @@ def probe():  # type: ignore[no-untyped-def]
             parts["seal"] = None
         else:
             raise OSError(1, "a remount still works after the capabilities were dropped")
+        _snipcheck_seal.keyring_filter()
+        if _snipcheck_seal.keyctl_works():
+            raise OSError(1, "keyctl still works under the keyring filter")
+        parts["keys"] = None
     except OSError as exc:
-        for name in ("mounts", "proc", "seal"):
+        for name in ("mounts", "proc", "seal", "keys"):
             if name not in parts:
                 parts[name] = str(exc)
                 break
-    for name in ("mounts", "proc", "seal"):
+    for name in ("mounts", "proc", "seal", "keys"):
         if name in parts:
             print(name, "ok" if parts[name] is None else "refused " + parts[name], flush=True)
 

@@ -44,8 +44,8 @@ def prepare(config):  # type: ignore[no-untyped-def]
     (``_snipcheck_mounts._view``) once, in a template namespace that the
     slot holds by a descriptor while it goes back to its own (it removes run
     directories and keeps compile caches); note its own IPC namespace;
-    empty the slot's capability bounding set (``_snipcheck_seal``), and make
-    the first run's spare (:func:`ready`).
+    empty the slot's capability bounding set and install the keyring filter
+    (``_snipcheck_seal``), and make the first run's spare (:func:`ready`).
 
     What failed here, each run does itself (and reports).
 
@@ -69,7 +69,7 @@ def prepare(config):  # type: ignore[no-untyped-def]
             _slot["ipc_home"] = os.open("/proc/self/ns/ipc", os.O_RDONLY | os.O_CLOEXEC)
     if config.get("seal"):
         try:
-            _snipcheck_seal.prepare_slot()
+            _snipcheck_seal.prepare_slot(config.get("keys"))
         except OSError:
             pass  # each run tries again, and reports
     ready(config)
