@@ -82,6 +82,38 @@ print(json.dumps(sorted(once() for _ in range(int(sys.argv[2])))))
 """
 
 
+#: FLOOR as a server: preload once, then one line of N on stdin -> one JSON line of N fork times.
+FLOOR_SERVER = FLOOR.replace(
+    'for _ in range(20):\n    once()\nprint(json.dumps(sorted(once() for _ in range(int(sys.argv[2])))))\n',
+    'for _ in range(20):\n    once()\nprint("ready", flush=True)\nfor line in sys.stdin:\n'
+    '    print(json.dumps([once() for _ in range(int(line))]), flush=True)\n',
+)
+
+
+class FloorServer:
+    """A process that imported torch (its memory in huge pages, as the fork
+    server has it) and forks on request: the floor measured beside the
+    runner, round after round, in the same load (see ``benchmark.fork_overhead_ms``)."""
+
+    def __init__(self) -> None:
+        assert FLOOR_SERVER != FLOOR
+        self.proc = subprocess.Popen([PY, "-c", FLOOR_SERVER, "huge", "0"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)  # fmt: skip
+        assert self.proc.stdout is not None and self.proc.stdout.readline().strip() == "ready"
+
+    def times(self, count: int) -> list[float]:
+        """``count`` fork + exit + wait times, in seconds."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(f"{count}\n")
+        self.proc.stdin.flush()
+        return list(json.loads(self.proc.stdout.readline()))
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        self.proc.wait()
+
+
 def median_ms(times: list[float]) -> float:
     return statistics.median(times) * 1000
 
@@ -223,7 +255,7 @@ def table(columns: dict[str, dict[str, float]]) -> str:
     total = {n: sum(columns[n][k] for k, _ in ROWS) for n in names}
     lines.append("  " + f"{'sum':70s}" + "".join(f"{total[n]:10.2f} ms" for n in names))
     lines.append("  " + f"{'(fork in 4 KiB pages / in huge pages)':70s}" + "".join(
-        f"{columns[n]['fork_small_pages']:5.2f}/{columns[n]['fork_huge_pages']:4.2f}" for n in names))
+        f"{columns[n]['fork_small_pages']:.2f}/{columns[n]['fork_huge_pages']:.2f} ms".rjust(13) for n in names))
     return "\n".join(lines)
 
 

@@ -40,6 +40,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -50,7 +51,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "_ext"))
+# SNIPCHECK_BENCH_EXT: measure another checkout's snipcheck (its _ext folder) with this benchmark.
+sys.path.insert(0, os.environ.get("SNIPCHECK_BENCH_EXT") or str(ROOT / "_ext"))
 
 import bench_outputs
 import bench_pages
@@ -118,7 +120,9 @@ def measured(cmd: list[str], env: dict[str, str] | None = None, cwd: Path | None
 
 
 def sphinx(project: Path, out: str, cache: Path, *extra: str) -> dict:
-    env = dict(os.environ, SNIPCHECK_CACHE_DIR=str(cache))
+    # Each subject keeps its snippets' compile caches in a folder of its own: the
+    # first cold build finds none, as on a fresh machine (runner/compile_cache.py).
+    env = dict(os.environ, SNIPCHECK_CACHE_DIR=str(cache), SNIPCHECK_COMPILE_CACHE_DIR=str(project / ".compile-cache"))
     cmd = [PY, "-m", "sphinx", "-b", "html", "-c", str(project), "-d", str(project / out / "doctrees"),
            *extra, str(project / "docs"), str(project / out / "html")]
     result = measured(cmd, env=env, cwd=project)
@@ -154,11 +158,14 @@ def import_torch_seconds() -> float:
     return statistics.median(runs)
 
 
-def own_seconds(paths: list[Path], project: Path) -> float:
-    # A fresh HOME and TMPDIR, as every run of the build has: torch.compile
-    # would otherwise find the C++ kernels it compiled before in
-    # /tmp/torchinductor_<user> and take a third of its real cold time.
-    home = tempfile.mkdtemp(prefix="snipcheck-bench-own-")
+def own_seconds(paths: list[Path], project: Path, home: str | None = None) -> float:
+    """The snippets' own run time, in one warm process with ``home`` as its
+    HOME and TMPDIR (default: a fresh one, as the first run of every snippet
+    has: torch.compile would otherwise find the C++ kernels it compiled before
+    in /tmp/torchinductor_<user> and take a third of its real cold time;
+    given again, its compile caches are warm, as a snippet's later runs find
+    them, see ``runner/compile_cache.py``)."""
+    home = home or tempfile.mkdtemp(prefix="snipcheck-bench-own-")
     env = {k: v for k, v in os.environ.items() if not k.startswith("TORCHINDUCTOR")}
     env.update(PYTHONWARNINGS="ignore", HOME=home, TMPDIR=home)
     out = subprocess.run(  # the paths on stdin: 10,000 of them are too long for an argument list
@@ -175,9 +182,13 @@ def naive_seconds(paths: list[Path], project: Path) -> float:
     return time.perf_counter() - t
 
 
-def mystnb_force_seconds(paths: list[Path], project: Path, per_page: int = 100) -> tuple[float, float] | None:
+def mystnb_force_seconds(
+    paths: list[Path], project: Path, per_page: int = 100, tmpdir: str | None = None
+) -> tuple[float, float] | None:
     """myst-nb executing the same code as code-cells (one kernel per page):
-    ``(cold build, rebuild after editing one cell)`` in seconds."""
+    ``(cold build, rebuild after editing one cell)`` in seconds; ``tmpdir``:
+    the kernels' TMPDIR (where inductor keeps its cache: one warmed by
+    :func:`own_seconds`, as a notebook kernel finds the machine's)."""
     try:
         import ipykernel  # noqa: F401
     except ImportError:
@@ -200,33 +211,40 @@ def mystnb_force_seconds(paths: list[Path], project: Path, per_page: int = 100) 
         names.append(f"p{n}")
     (nb / "docs" / "index.md").write_text("# Index\n\n```{toctree}\n" + "\n".join(names) + "\n```\n")
     cmd = [PY, "-m", "sphinx", "-b", "html", "-q", "-c", str(nb), "-d", str(nb / "_doctrees"), str(nb / "docs"), str(nb / "_build")]
-    cold = measured(cmd, cwd=nb)["seconds"]
+    env = dict(os.environ, TMPDIR=tmpdir) if tmpdir else None
+    cold = measured(cmd, env=env, cwd=nb)["seconds"]
     page = nb / "docs" / f"p{len(pages) // 2}.md"
     page.write_text(page.read_text(encoding="utf-8").replace("```\n", "# edited by the benchmark\n```\n", 1))
-    return cold, measured(cmd, cwd=nb)["seconds"]
+    return cold, measured(cmd, env=env, cwd=nb)["seconds"]
 
 
-def _faults(pids: list[int]) -> tuple[int, int]:
-    """Minor page faults of ``pids`` themselves (``minflt``) and of their reaped
-    children (``cminflt``), summed; from /proc/PID/stat."""
-    own = children = 0
-    for pid in pids:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        own += int(fields[7])  # field 10 of stat(5): the fields after ")" start at field 3
-        children += int(fields[8])
-    return own, children
+#: Runs (and floor forks) a round of the runner's overhead; rounds at least and at most.
+OVERHEAD_BATCH, OVERHEAD_ROUNDS = 100, (4, 16)
 
 
-def fork_overhead_ms(project: Path, cache: Path) -> tuple[float, float, float, float]:
-    """Median wall time of a snippet that does nothing, via the fork runner and
-    via a subprocess, and the page faults a forked run costs: in the run's
-    own process (copy-on-write of the server's memory, mostly: the kernel's
-    work a run cannot avoid), and in the slot that forked it (its writes
-    after each fork fault again).
+def fork_overhead_ms(project: Path, cache: Path) -> dict:
+    """The fork runner's overhead for a snippet that does nothing, above the
+    server floor, measured in rounds: each round times :data:`OVERHEAD_BATCH`
+    runs of ``pass`` (``ForkRunner.run`` as a build's worker calls it: the run
+    directory, the capture, the slot's fork, the sandbox, the run's exit, the
+    report) and as many forks of the floor (a process that imported torch,
+    its memory in huge pages, as the warm server's: :class:`bench_breakdown.FloorServer`),
+    one after the other, so both see the same load; a round's overhead is the
+    difference of its two medians.  Rounds go on until the medians of the odd
+    and of the even rounds agree within 10 % (the figure repeats), at least
+    and at most :data:`OVERHEAD_ROUNDS`.  Also: the CPU a run costs (the
+    build's process, and the slot with the runs it reaped: on a busy machine
+    wall time is mostly waiting for a core), the page faults a run costs in
+    its own process (copy-on-write of the server's memory, mostly) and in the
+    slot that forks it (its own writes after each fork), and a plain
+    subprocess run for comparison.
 
-    :return: ms, ms, faults a run in the run, faults a run in the slot.
+    :return: ``overhead`` (ms, the median over rounds), ``rounds``,
+        ``agreement`` (odd against even rounds, a fraction), ``run`` and
+        ``floor`` (ms, medians over rounds), ``cpu`` (ms a run), ``faults``
+        and ``slot_faults`` (a run), ``subprocess`` (ms).
     """
+    from bench_breakdown import FloorServer
     from snipcheck.environment import probe
     from snipcheck.runner.fork import ForkRunner
     from snipcheck.runner.python import SubprocessRunner
@@ -237,20 +255,49 @@ def fork_overhead_ms(project: Path, cache: Path) -> tuple[float, float, float, f
     snippet = load("bench/noop", project / "snippets", project)
     stamp = probe(PY, cache)
     runner = ForkRunner(PY, stamp)
-    runner.run(snippet, timeout=60, output_limit=1 << 20)
-    slots = [slot.pid for slot in runner._idle]  # the slots reap the runs: their cminflt counts them
-    own, children = _faults(slots)
-    fork = [runner.run(snippet, timeout=60, output_limit=1 << 20).duration for _ in range(30)]
-    own_after, children_after = _faults(slots)
-    runner.close()
+    floor = FloorServer()
+    for _ in range(10):
+        runner.run(snippet, timeout=60, output_limit=1 << 20)
+    (slot,) = [slot.pid for slot in runner._idle]  # the slot reaps the runs: its cminflt and cutime count them
+
+    def counters() -> tuple[int, int, float]:
+        with open(f"/proc/{slot}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        cpu = sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK") + usage.ru_utime + usage.ru_stime
+        return int(fields[7]), int(fields[8]), cpu  # field 10 of stat(5) on: minflt, cminflt
+
+    rounds: list[tuple[float, float]] = []
+    runs = 0
+    own, children, cpu = counters()
+    try:
+        while True:
+            times = []
+            for _ in range(OVERHEAD_BATCH):
+                t = time.perf_counter()
+                runner.run(snippet, timeout=60, output_limit=1 << 20)
+                times.append(time.perf_counter() - t)
+            runs += OVERHEAD_BATCH
+            forks = floor.times(OVERHEAD_BATCH)
+            rounds.append((statistics.median(times) * 1000, statistics.median(forks) * 1000))
+            overheads = [run - fork for run, fork in rounds]
+            odd, even = statistics.median(overheads[0::2]), statistics.median(overheads[1::2] or overheads)
+            agreement = abs(odd - even) / max(abs(statistics.median(overheads)), 1e-9)
+            if len(rounds) >= OVERHEAD_ROUNDS[1] or (len(rounds) >= OVERHEAD_ROUNDS[0] and agreement <= 0.10):
+                break
+        own_after, children_after, cpu_after = counters()
+        assert [s.pid for s in runner._idle] == [slot], "the runs went to another slot"
+    finally:
+        runner.close()
+        floor.close()
     sub = SubprocessRunner(PY, stamp)
     plain = [sub.run(snippet, timeout=60, output_limit=1 << 20).duration for _ in range(3)]
-    return (
-        statistics.median(fork) * 1000,
-        statistics.median(plain) * 1000,
-        (children_after - children) / len(fork),
-        (own_after - own) / len(fork),
-    )
+    return {
+        "overhead": statistics.median(overheads), "rounds": len(rounds), "agreement": agreement,
+        "run": statistics.median(r for r, _ in rounds), "floor": statistics.median(f for _, f in rounds),
+        "cpu": (cpu_after - cpu) / runs * 1000, "faults": (children_after - children) / runs,
+        "slot_faults": (own_after - own) / runs, "subprocess": statistics.median(plain) * 1000,
+    }  # fmt: skip
 
 
 def fork_floor_ms() -> tuple[float, float, float]:
@@ -389,7 +436,11 @@ def bench_subject(name: str, project: Path, *, naive_sample: int | None = None, 
     r: dict = {"subject": name, "snippets": n}
     r["exec_off"] = sphinx(project, "_off", cache, "-D", "snipcheck_execute=0")["seconds"]
     r["import_torch"] = import_torch_seconds()
-    r["own"] = own_seconds(paths, project)
+    home = tempfile.mkdtemp(prefix="snipcheck-bench-own-")
+    r["own_cold"] = own_seconds(paths, project, home)  # compile caches empty
+    r["own"] = own_seconds(paths, project, home) if compiles(paths) else r["own_cold"]  # and warm
+    if compiles(paths):  # the first cold build compiles, the next one finds each snippet's compile cache
+        r["cold_fresh"] = sphinx(project, "_f", project / ".cache-fresh")["seconds"]
     cold = sphinx(project, "_b", cache)
     r["cold"], r["peak_mib"], r["cold_rc"] = cold["seconds"], cold["peak_kib"] / 1024, cold["rc"]
     r["cold_cpu"] = cold["cpu"]  # every process of the build's tree: sphinx, fork server, slots, snippets
@@ -403,8 +454,34 @@ def bench_subject(name: str, project: Path, *, naive_sample: int | None = None, 
     naive = naive_seconds(sample, project)
     r["naive"] = naive * n / len(sample)
     r["naive_extrapolated"] = len(sample) != n
-    r["mystnb"] = mystnb_force_seconds(paths, project) if mystnb else None
+    r["mystnb"] = mystnb_force_seconds(paths, project, tmpdir=home) if mystnb else None
     return r
+
+
+def compiles(paths: list[Path]) -> bool:
+    """Whether any of these snippets calls ``torch.compile``."""
+    return any("torch.compile(" in p.read_text(encoding="utf-8") for p in paths)
+
+
+def print_overhead(o: dict, floor: float | None = None, floor_best: float | None = None) -> None:
+    """Print :func:`fork_overhead_ms`'s figures (and the 4 KiB-page floor, where measured)."""
+    print(f"\n== per-snippet overhead of the fork runner (a snippet that does nothing; median of {o['rounds']} rounds "
+          f"of {OVERHEAD_BATCH} runs, each beside {OVERHEAD_BATCH} forks of the floor)")
+    print(f"  overhead      {o['overhead']:7.2f} ms   above the server floor   target <= 3 ms   "
+          f"(odd and even rounds agree within {o['agreement']:.0%})")
+    print(f"  fork runner   {o['run']:7.2f} ms   a run of pass, as a build's worker waits for it (the run directory, "
+          "capture, slot, sandbox, fork and exit, report)")
+    print(f"  server floor  {o['floor']:7.2f} ms   fork + exit + wait of a process that imported torch, its memory in "
+          "huge pages as the warm server has it")
+    if floor is not None and floor_best is not None:
+        print(f"  4 KiB floor   {floor:7.2f} ms   (best decile {floor_best:.2f} ms; 200 forks): the same fork with its "
+              "memory in 4 KiB pages, as a plain process has it")
+    print(f"  CPU           {o['cpu']:7.2f} ms   a run: the build's process, and the slot with the runs it forked "
+          "(wall time on a busy machine is mostly waiting)")
+    print(f"  page faults   {o['faults']:7.0f}      a run, in its own process (copy-on-write of the server's memory, mostly)")
+    print(f"                {o['slot_faults']:7.0f}      a run, in the slot that forks it (its own writes after each fork)")
+    print(f"  subprocess    {o['subprocess']:7.1f} ms   (python start-up + sitecustomize; median of 3; "
+          f"{o['subprocess'] / o['run']:4.1f}x the fork runner)")
 
 
 def table(rows: list[dict]) -> str:
@@ -414,8 +491,14 @@ def table(rows: list[dict]) -> str:
         lines.append(f"\n== {r['subject']}: {r['snippets']} Python snippets")
         lines.append(f"  build, execution off            {r['exec_off']:8.2f} s")
         lines.append(f"  one `import torch`              {r['import_torch']:8.2f} s")
-        lines.append(f"  snippets' own run time          {r['own']:8.2f} s")
-        lines.append(f"  cold build (empty cache)        {r['cold']:8.2f} s   ratio to (off + import + own) = {r['cold'] / base:5.2f}   target <= 1.5")
+        if "cold_fresh" in r:
+            fresh = r["exec_off"] + r["import_torch"] + r["own_cold"]
+            lines.append(f"  snippets' own run time          {r['own']:8.2f} s   ({r['own_cold']:.2f} s with compile caches empty)")
+            lines.append(f"  cold build, no compile cache    {r['cold_fresh']:8.2f} s   ratio to (off + import + own with compile "
+                         f"caches empty) = {r['cold_fresh'] / fresh:5.2f}   (a machine's first build)")
+        else:
+            lines.append(f"  snippets' own run time          {r['own']:8.2f} s")
+        lines.append(f"  cold build (empty cache)        {r['cold']:8.2f} s   ratio to (off + import + own) = {r['cold'] / base:5.2f}   target <= 1.2")
         lines.append(f"  rebuild, nothing changed        {r['nochange']:8.2f} s   ratio to execution off = {r['nochange'] / r['exec_off']:5.2f}   target <= 1.1   (snippets run: {r['nochange_ran'] or 0})")
         lines.append(f"  rebuild, one snippet edited     {r['edit']:8.2f} s   snippets run: {r['edit_ran']}")
         naive = " (extrapolated from a sample)" if r["naive_extrapolated"] else ""
@@ -513,6 +596,7 @@ def main() -> None:
     parser.add_argument("--fingerprint", action="store_true", help="only measure the environment fingerprint")
     parser.add_argument("--breakdown", action="store_true", help="only measure where a snippet's time goes")
     parser.add_argument("--outputs", action="store_true", help="only measure what large outputs cost a build")
+    parser.add_argument("--overhead", action="store_true", help="only measure the fork runner's overhead above its floor")
     parser.add_argument("--before", metavar="REV", help="also break down the snipcheck of git revision REV")
     parser.add_argument("--rounds", type=int, default=3, help="with --before: rounds of the two checkouts in turn (default 3)")
     parser.add_argument(
@@ -532,14 +616,18 @@ def main() -> None:
     if args.outputs:
         bench_outputs.report()
         return
+    if args.overhead:
+        with tempfile.TemporaryDirectory(prefix="snipcheck-bench-") as tmp:
+            print_overhead(fork_overhead_ms(copy_project(Path(tmp)), Path(tmp) / ".probe-cache"))
+        return
     sizes = [int(s) for s in args.sizes.split(",") if s]
     rows = []
     with tempfile.TemporaryDirectory(prefix="snipcheck-bench-") as tmp:
         tmp_path = Path(tmp)
         (tmp_path / "chapter").mkdir()
         chapter = copy_project(tmp_path / "chapter")
-        overhead, plain, faults, slot_faults = fork_overhead_ms(chapter, chapter / ".probe-cache")
-        floor, floor_best, floor_huge = fork_floor_ms()
+        overhead = fork_overhead_ms(chapter, chapter / ".probe-cache")
+        floor, floor_best, _ = fork_floor_ms()
         capture = capture_overhead()
         rows.append(bench_subject("chapter", chapter, mystnb=not args.no_mystnb))
         print(table(rows[-1:]), flush=True)  # each subject as it is done: a long run keeps what it measured
@@ -551,15 +639,7 @@ def main() -> None:
             print(table([row]), flush=True)
             scaling.append((size, row["cold"], row["exec_off"]))
     print("\n== all subjects" + table(rows))
-    print("\n== per-snippet overhead of the runner (a snippet that does nothing)")
-    print(f"  fork runner   {overhead:7.1f} ms   target <= 5 ms   (the whole run: capture, supervisor, run directory, fork and exit)")
-    print(f"  floor         {floor:7.1f} ms   (best decile {floor_best:.1f} ms): fork + exit + wait of a process that imported torch; "
-          f"the runner is {overhead / floor:4.1f}x it")
-    print(f"  server floor  {floor_huge:7.1f} ms   the same fork with the memory in huge pages, as the warm server has it; "
-          f"the runner is {overhead - floor_huge:+.1f} ms above it")
-    print(f"  page faults   {faults:7.0f}      a run, in its own process (copy-on-write of the server's memory, mostly)")
-    print(f"                {slot_faults:7.0f}      a run, in the slot that forks it (its own writes after each fork)")
-    print(f"  subprocess    {plain:7.1f} ms   (python start-up + sitecustomize; {plain / overhead:4.1f}x the fork runner)")
+    print_overhead(overhead, floor, floor_best)
     print("\n== exact order: the datagram capture against two pipes read in turn (same child, no supervisor)")
     print(f"  channel set-up and removal    {capture['setup_us']:7.1f} us   (three pipes: {capture['pipes_setup_us']:.1f} us)")
     for n in (0, 2000):

@@ -11,11 +11,13 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from helpers import block_kinds, directive_line, environment_label, html, plain, snipcheck_warnings
+from load import Inbox
 from snipcheck.model import Stamp
 from snipcheck.settings import VALUES, Settings
 
@@ -306,16 +308,21 @@ def test_stdout_stderr_and_warnings_are_separate_labelled_blocks_in_order(app, r
 # --- incremental builds and the cache -------------------------------------------------------
 
 
-def with_counter(app, tmp_path: Path) -> Path:  # noqa: ANN001
-    """Make basic/hello append a line to a counter file each time it runs."""
-    counter = tmp_path / "hello-runs"
+@pytest.fixture
+def inbox() -> Iterator[Inbox]:
+    with Inbox() as box:
+        yield box
+
+
+def with_counter(app, inbox: Inbox) -> Inbox:  # noqa: ANN001
+    """Make basic/hello send a line to ``inbox`` each time it runs (the file system is read-only to it)."""
     snippet = Path(app.srcdir) / "snippets" / "basic" / "hello.py"
-    snippet.write_text(snippet.read_text().replace("COUNTER = None", f"COUNTER = {str(counter)!r}"))
-    return counter
+    snippet.write_text(snippet.read_text().replace("COUNTER = None", f"COUNTER = {inbox.path!r}"))
+    return inbox
 
 
-def runs(counter: Path) -> int:
-    return len(counter.read_text().splitlines()) if counter.exists() else 0
+def runs(counter: Inbox) -> int:
+    return len(counter.lines())
 
 
 def summary_line(app) -> str:  # noqa: ANN001
@@ -332,8 +339,8 @@ def rebuild(app, make_app, app_params, **changes):  # noqa: ANN001, ANN003, ANN2
 
 
 @pytest.mark.sphinx("html", testroot="basic")
-def test_first_build_runs_each_snippet_once(app, tmp_path: Path) -> None:  # noqa: ANN001
-    counter = with_counter(app, tmp_path)
+def test_first_build_runs_each_snippet_once(app, inbox: Inbox) -> None:  # noqa: ANN001
+    counter = with_counter(app, inbox)
     build_html(app)
     assert runs(counter) == 1
     assert summary_line(app) == (
@@ -344,8 +351,8 @@ def test_first_build_runs_each_snippet_once(app, tmp_path: Path) -> None:  # noq
 
 
 @pytest.mark.sphinx("html", testroot="basic")
-def test_rebuild_with_nothing_changed_runs_no_snippet(app, make_app, app_params, tmp_path: Path) -> None:  # noqa: ANN001
-    counter = with_counter(app, tmp_path)
+def test_rebuild_with_nothing_changed_runs_no_snippet(app, make_app, app_params, inbox: Inbox) -> None:  # noqa: ANN001
+    counter = with_counter(app, inbox)
     app.build()
     second = rebuild(app, make_app, app_params)
     assert runs(counter) == 1
@@ -361,8 +368,8 @@ def test_rebuild_summary_does_not_claim_runs_it_did_not_do(app, make_app, app_pa
 
 
 @pytest.mark.sphinx("html", testroot="basic")
-def test_fresh_environment_reuses_cached_results(app, make_app, app_params, tmp_path: Path) -> None:  # noqa: ANN001
-    counter = with_counter(app, tmp_path)
+def test_fresh_environment_reuses_cached_results(app, make_app, app_params, inbox: Inbox) -> None:  # noqa: ANN001
+    counter = with_counter(app, inbox)
     app.build()
     second = rebuild(app, make_app, app_params, freshenv=True)
     assert runs(counter) == 1
@@ -370,8 +377,8 @@ def test_fresh_environment_reuses_cached_results(app, make_app, app_params, tmp_
 
 
 @pytest.mark.sphinx("html", testroot="basic")
-def test_editing_a_snippet_file_rereads_its_page(app, make_app, app_params, tmp_path: Path) -> None:  # noqa: ANN001
-    counter = with_counter(app, tmp_path)
+def test_editing_a_snippet_file_rereads_its_page(app, make_app, app_params, inbox: Inbox) -> None:  # noqa: ANN001
+    counter = with_counter(app, inbox)
     app.build()
     snippet = Path(app.srcdir) / "snippets" / "basic" / "hello.py"
     snippet.write_text(snippet.read_text().replace('print("hello")', 'print("hello again")'))

@@ -17,6 +17,7 @@ import contextlib
 import json
 import os
 import re
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +27,8 @@ import pytest
 from helpers import block_kinds, directive_line, html, plain
 from snipcheck.compare import truncation_marker
 from snipcheck.runner import PYTHON_RUNNERS
-from test_faults_support import Build, cached_ids, copy_root, sphinx_build, wait_gone
+from load import Inbox, host_pid, spec_gone
+from test_faults_support import Build, cached_ids, copy_root, sphinx_build
 
 LONG_LINE = "0123456789" * 10_000
 FLOOD_KEPT = ("x" * 1023 + "\n") * 1024  # the first MiB of the 200 MiB the snippet writes
@@ -37,7 +39,7 @@ FLOOD_DROPPED = 1 << 20  # counted beyond the limit before the run is stopped (t
 class Faults:
     build: Build
     runner: str
-    pidfile: Path
+    orphan: list[str]  # what fault/orphan said of its child (load.RUN_PID)
 
     @property
     def index(self) -> Path:
@@ -58,20 +60,21 @@ def faults(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
 
     tmp = tmp_path_factory.mktemp(f"faults-{request.param}")
     src = copy_root("fault-snippets", tmp / "src")
-    pidfile = tmp / "orphan.pid"
     index = src / "index.md"
-    # Stated outputs too big to keep in the root, and the orphan's pid file.
+    # Stated outputs too big to keep in the root, and where the orphan says which its child is.
     text = index.read_text(encoding="utf-8")
     text = text.replace("@LONGLINE@", LONG_LINE)
     text = text.replace("@FLOOD@", FLOOD_KEPT + truncation_marker(FLOOD_DROPPED, 1 << 20, stopped=True).rstrip("\n"))
     index.write_text(text, encoding="utf-8")
     orphan = src / "snippets" / "fault" / "orphan.py"
-    orphan.write_text(orphan.read_text().replace("PIDFILE = None", f"PIDFILE = {str(pidfile)!r}"))
-    with stdin_that_never_ends():
-        build = sphinx_build(
-            src, tmp, fresh_cache(tmp / "cache", probe_cache), {"snipcheck_runner": request.param}
-        )
-    return Faults(build, request.param, pidfile)
+    with Inbox() as inbox:
+        orphan.write_text(orphan.read_text().replace("INBOX = None", f"INBOX = {inbox.path!r}"))
+        with stdin_that_never_ends():
+            build = sphinx_build(
+                src, tmp, fresh_cache(tmp / "cache", probe_cache), {"snipcheck_runner": request.param}
+            )
+        said = inbox.lines()
+    return Faults(build, request.param, said)
 
 
 @contextlib.contextmanager
@@ -240,8 +243,11 @@ def test_reading_stdin_gets_end_of_file_at_once(faults: Faults) -> None:
 
 def test_a_child_outliving_its_snippet_is_killed_with_the_group(faults: Faults) -> None:
     assert faults.build.about("fault/orphan") == []
-    pid = int(faults.pidfile.read_text())
-    assert wait_gone(pid), f"process {pid}, started by fault/orphan, still runs"
+    (spec,) = faults.orphan
+    deadline = time.monotonic() + 10
+    while not spec_gone(spec) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert spec_gone(spec), f"process {host_pid(spec)}, started by fault/orphan, still runs"
 
 
 def test_invalid_utf8_is_shown_as_backslash_escapes(faults: Faults) -> None:

@@ -16,12 +16,14 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from conftest import fresh_cache
 from helpers import directive_line, html, plain
+from load import Inbox, host_pid
 from snipcheck.cache import ResultCache
 from snipcheck.runner import PYTHON_RUNNERS
 from test_faults_support import (
@@ -39,17 +41,23 @@ from test_faults_support import (
 SNIPPETS = ("one", "two", "three")
 
 
-def counted_root(dest: Path, counter: Path) -> Path:
-    """A copy of tests/roots/test-fault-cache whose snippets append to ``counter``."""
+@pytest.fixture
+def inbox() -> Iterator[Inbox]:
+    with Inbox() as box:
+        yield box
+
+
+def counted_root(dest: Path, counter: Inbox) -> Path:
+    """A copy of tests/roots/test-fault-cache whose snippets send a line to ``counter`` each time they run."""
     src = copy_root("fault-cache", dest)
     for name in SNIPPETS:
         path = src / "snippets" / "cache" / f"{name}.py"
-        path.write_text(path.read_text().replace("COUNTER = None", f"COUNTER = {str(counter)!r}"))
+        path.write_text(path.read_text().replace("COUNTER = None", f"COUNTER = {counter.path!r}"))
     return src
 
 
-def runs(counter: Path) -> Counter[str]:
-    return Counter(line.split()[0] for line in counter.read_text().splitlines()) if counter.exists() else Counter()
+def runs(counter: Inbox) -> Counter[str]:
+    return Counter(line.split()[0] for line in counter.lines())
 
 
 def entry_of(cache_dir: Path, snippet_id: str) -> Path:
@@ -77,9 +85,9 @@ def output_of(page: Path, snippet_id: str) -> str:
     ],
 )
 def test_corrupt_cache_entry_is_discarded_with_a_warning_rerun_and_rewritten(
-    tmp_path: Path, probe_cache: Path, damage  # noqa: ANN001
+    tmp_path: Path, probe_cache: Path, inbox: Inbox, damage  # noqa: ANN001
 ) -> None:
-    counter = tmp_path / "runs"
+    counter = inbox
     src = counted_root(tmp_path / "src", counter)
     cache_dir = fresh_cache(tmp_path / "cache", probe_cache)
     first = sphinx_build(src, tmp_path, cache_dir)
@@ -110,11 +118,11 @@ def test_corrupt_cache_entry_is_discarded_with_a_warning_rerun_and_rewritten(
     assert runs(counter) == Counter(one=2, two=1, three=1)
 
 
-def test_unreadable_cache_entry_warns_and_the_snippet_still_runs(tmp_path: Path, probe_cache: Path) -> None:
+def test_unreadable_cache_entry_warns_and_the_snippet_still_runs(tmp_path: Path, probe_cache: Path, inbox: Inbox) -> None:
     # A directory where the entry should be: it can be neither read nor
     # removed nor replaced.  The snippet must still run and be checked, with
     # snipcheck.cache warnings, not be reported as a run that could not start.
-    counter = tmp_path / "runs"
+    counter = inbox
     src = counted_root(tmp_path / "src", counter)
     cache_dir = fresh_cache(tmp_path / "cache", probe_cache)
     sphinx_build(src, tmp_path, cache_dir)
@@ -135,11 +143,11 @@ def test_unreadable_cache_entry_warns_and_the_snippet_still_runs(tmp_path: Path,
     assert output_of(second.outdir / "index.html", "cache/one") == "one\n"
 
 
-def test_a_cache_that_cannot_be_locked_costs_the_cache_not_the_run(tmp_path: Path, probe_cache: Path) -> None:
+def test_a_cache_that_cannot_be_locked_costs_the_cache_not_the_run(tmp_path: Path, probe_cache: Path, inbox: Inbox) -> None:
     # A cache directory that cannot be written (here a file where the lock
     # directory goes; a read-only mount alike) used to be reported as
     # "could not start the run ...; check snipcheck_python" and nothing ran.
-    counter = tmp_path / "runs"
+    counter = inbox
     src = counted_root(tmp_path / "src", counter)
     cache_dir = fresh_cache(tmp_path / "cache", probe_cache)
     (cache_dir / "locks").write_text("in the way\n")
@@ -159,8 +167,8 @@ def test_a_cache_that_cannot_be_locked_costs_the_cache_not_the_run(tmp_path: Pat
 # --- two builds sharing one cache at once -------------------------------------------------
 
 
-def test_two_builds_sharing_one_cache_run_each_snippet_once_in_total(tmp_path: Path, probe_cache: Path) -> None:
-    counter = tmp_path / "runs"
+def test_two_builds_sharing_one_cache_run_each_snippet_once_in_total(tmp_path: Path, probe_cache: Path, inbox: Inbox) -> None:
+    counter = inbox
     cache_dir = fresh_cache(tmp_path / "cache", probe_cache)
     builds = []
     for name in ("a", "b"):
@@ -254,14 +262,14 @@ def test_a_write_a_daemon_thread_starts_during_the_exit_leaves_no_temporary_file
 
 @pytest.mark.parametrize("runner", PYTHON_RUNNERS)
 def test_ctrl_c_during_a_run_stops_the_build_and_leaves_nothing_behind(
-    tmp_path: Path, probe_cache: Path, runner: str
+    tmp_path: Path, probe_cache: Path, runner: str, inbox: Inbox
 ) -> None:
     src = copy_root("fault-interrupt", tmp_path / "src")
-    marker, flag = tmp_path / "sleeper.pid", tmp_path / "sleep-please"
+    flag = tmp_path / "sleep-please"
     sleeper = src / "snippets" / "slow" / "sleeper.py"
     sleeper.write_text(
         sleeper.read_text()
-        .replace("MARKER = None", f"MARKER = {str(marker)!r}")
+        .replace("MARKER = None", f"MARKER = {inbox.path!r}")
         .replace("FLAG = None", f"FLAG = {str(flag)!r}")
     )
     flag.touch()
@@ -273,12 +281,9 @@ def test_ctrl_c_during_a_run_stops_the_build_and_leaves_nothing_behind(
         preexec_fn=_default_sigint,
     )  # fmt: skip
     try:
-        deadline = time.monotonic() + 120
-        while not (marker.exists() and marker.read_text()):
-            assert build.poll() is None, build.communicate()
-            assert time.monotonic() < deadline, "the sleeping snippet never started"
-            time.sleep(0.05)
-        pid = int(marker.read_text())
+        found = host_pid(inbox.wait(120, process=build))  # type: ignore[arg-type]
+        assert found is not None, "the sleeping snippet is not running"
+        pid = found
         below = descendants(build.pid)
         assert pid in below  # the run, and for the fork runner its server too
         build.send_signal(signal.SIGINT)

@@ -2,8 +2,9 @@
 that a parallel build writes the same pages as a serial one.
 
 Each test builds a small generated project with ``sphinx-build`` in a
-subprocess (as ``nox -s docs`` does).  Every snippet appends its id to a
-counter file at an absolute path, so the tests count real runs.
+subprocess (as ``nox -s docs`` does).  Every snippet sends its id to the
+test's inbox (``load.Inbox``: the file system is read-only to a run), so the
+tests count real runs.
 """
 
 from __future__ import annotations
@@ -13,16 +14,24 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from helpers import fake_python
+from load import Inbox
 
 PAGES = 6  # Sphinx reads in parallel only when more than 5 documents are outdated
 PER_PAGE = 2
 
 
-def make_project(root: Path, counter: Path, *, torch: bool = False) -> Path:
+@pytest.fixture
+def inbox() -> Iterator[Inbox]:
+    with Inbox() as box:
+        yield box
+
+
+def make_project(root: Path, counter: Inbox, *, torch: bool = False) -> Path:
     (root / "docs").mkdir(parents=True)
     (root / "snippets" / "inc").mkdir(parents=True)
     (root / "conf.py").write_text(
@@ -36,7 +45,7 @@ def make_project(root: Path, counter: Path, *, torch: bool = False) -> Path:
             sid = f"inc/p{page}s{n}"
             (root / "snippets" / f"{sid}.py").write_text(
                 ("import torch\n" if torch else "")
-                + f"with open({str(counter)!r}, 'a') as f:\n    f.write({sid!r} + '\\n')\n"
+                + counter.send_code(repr(sid)) + "\n"
                 + f"print('page {page} snippet {n}:', {page} * 10 + {n})\n"
             )
             body.append(f"```{{snippet}} {sid}\n```\n")
@@ -67,15 +76,15 @@ def build(root: Path, cache: Path, out: str = "_build", *extra: str, seed: str =
     return read, proc.stdout + proc.stderr
 
 
-def runs(counter: Path) -> list[str]:
-    return counter.read_text().split() if counter.exists() else []
+def runs(counter: Inbox) -> list[str]:
+    return counter.lines()
 
 
-def test_nothing_changed_runs_nothing_and_reads_nothing(tmp_path: Path) -> None:
-    counter = tmp_path / "runs.txt"
+def test_nothing_changed_runs_nothing_and_reads_nothing(tmp_path: Path, inbox: Inbox) -> None:
+    counter = inbox
     root = make_project(tmp_path / "p", counter)
     record(root, tmp_path / "cache")
-    counter.unlink()
+    counter.clear()
     build(root, tmp_path / "cache")
     assert runs(counter) == []  # record already ran them: the build used the cache
     read, _ = build(root, tmp_path / "cache")
@@ -83,12 +92,12 @@ def test_nothing_changed_runs_nothing_and_reads_nothing(tmp_path: Path) -> None:
     assert runs(counter) == []
 
 
-def test_editing_one_snippet_reruns_only_it_and_rereads_only_its_page(tmp_path: Path) -> None:
-    counter = tmp_path / "runs.txt"
+def test_editing_one_snippet_reruns_only_it_and_rereads_only_its_page(tmp_path: Path, inbox: Inbox) -> None:
+    counter = inbox
     root = make_project(tmp_path / "p", counter)
     record(root, tmp_path / "cache")
     build(root, tmp_path / "cache")
-    counter.unlink()
+    counter.clear()
     snippet = root / "snippets" / "inc" / "p3s1.py"
     snippet.write_text(snippet.read_text() + "# an edit that changes no output\n")
     read, log = build(root, tmp_path / "cache")
@@ -97,14 +106,14 @@ def test_editing_one_snippet_reruns_only_it_and_rereads_only_its_page(tmp_path: 
     assert "this build ran 1, took 1 from the cache" in log
 
 
-def test_a_new_torch_reruns_everything(tmp_path: Path) -> None:
-    counter = tmp_path / "runs.txt"
+def test_a_new_torch_reruns_everything(tmp_path: Path, inbox: Inbox) -> None:
+    counter = inbox
     root = make_project(tmp_path / "p", counter, torch=True)
     old = fake_python(tmp_path, "1.0.0", '__version__ = "1.0.0"\n')
     new = fake_python(tmp_path, "1.1.0", '__version__ = "1.1.0"\n')
     record(root, tmp_path / "cache", str(old))
     build(root, tmp_path / "cache")
-    counter.unlink()
+    counter.clear()
     conf = root / "conf.py"
     conf.write_text(conf.read_text().replace(str(old), str(new)))
     read, log = build(root, tmp_path / "cache")
@@ -113,8 +122,8 @@ def test_a_new_torch_reruns_everything(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("seed", ["0", "1234"])
-def test_a_parallel_build_writes_the_same_pages_as_a_serial_one(tmp_path: Path, seed: str) -> None:
-    counter = tmp_path / "runs.txt"
+def test_a_parallel_build_writes_the_same_pages_as_a_serial_one(tmp_path: Path, seed: str, inbox: Inbox) -> None:
+    counter = inbox
     root = make_project(tmp_path / "p", counter)
     cache = tmp_path / "cache"
     record(root, cache)
@@ -129,19 +138,19 @@ def test_a_parallel_build_writes_the_same_pages_as_a_serial_one(tmp_path: Path, 
         assert twin.read_bytes() == page.read_bytes(), page.name
 
 
-def test_a_parallel_cold_build_runs_each_snippet_once(tmp_path: Path) -> None:
-    counter = tmp_path / "runs.txt"
+def test_a_parallel_cold_build_runs_each_snippet_once(tmp_path: Path, inbox: Inbox) -> None:
+    counter = inbox
     root = make_project(tmp_path / "p", counter)
     record(root, tmp_path / "record-cache")
-    counter.unlink()
+    counter.clear()
     build(root, tmp_path / "cache", "_b", "-j", "2")
     assert sorted(runs(counter)) == sorted(f"inc/p{p}s{n}" for p in range(PAGES) for n in range(PER_PAGE))
 
 
-def test_a_build_with_few_runs_uses_plain_subprocesses_and_many_runs_fork(tmp_path: Path) -> None:
+def test_a_build_with_few_runs_uses_plain_subprocesses_and_many_runs_fork(tmp_path: Path, inbox: Inbox) -> None:
     # One edited snippet (a live preview, say) costs one `import torch` in a
     # subprocess, not the start of a fork server that preloads everything.
-    counter = tmp_path / "runs.txt"
+    counter = inbox
     root = make_project(tmp_path / "p", counter)
     record(root, tmp_path / "cache")  # twelve runs: one warm fork server
     snippet = root / "snippets" / "inc" / "p2s0.py"
@@ -154,8 +163,8 @@ def test_a_build_with_few_runs_uses_plain_subprocesses_and_many_runs_fork(tmp_pa
     assert runners == ["fork"] * 12 + ["subprocess"]
 
 
-def test_editing_a_helper_module_reruns_the_snippets_that_import_it(tmp_path: Path) -> None:
-    counter = tmp_path / "runs.txt"
+def test_editing_a_helper_module_reruns_the_snippets_that_import_it(tmp_path: Path, inbox: Inbox) -> None:
+    counter = inbox
     root = make_project(tmp_path / "p", counter)
     helper = root / "snippets" / "inc" / "_shared.py"
     helper.write_text("GREETING = 'hello v1'\n")

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from load import alive, wait_gone
+from load import RUN_PID, Inbox, alive, host_pid, spec_gone, wait_gone
 from snipcheck.model import RunResult, Stamp
 from snipcheck.runner import Runner, make_runner, sandbox
 from snipcheck.runner.capture import RunError
@@ -60,10 +60,7 @@ def leftovers(tmpdir: Path, seconds: float = 10.0) -> list[str]:
 
 
 SPIN = """\
-import os
-with open({marker!r} + ".tmp", "w") as f:
-    f.write(os.readlink("/proc/self"))  # the pid as the test sees it
-os.replace({marker!r} + ".tmp", {marker!r})
+{send}
 while True:
     pass
 """
@@ -79,15 +76,17 @@ def test_cases_11_and_16_killing_the_build_kills_its_snippets_and_removes_their_
     # with parent PID 1, past its timeout.  Was (16): snipcheck-* run folders and
     # snipcheck-forkserver-* homes left in $TMPDIR after Ctrl-C, SIGTERM or SIGKILL.
     env = cli_env(tmp_path, **mode_env(mode))
-    marker = tmp_path / "spinner.pid"
-    root = cli_project(tmp_path / "p", runner, {"spin": SPIN.format(marker=str(marker))})
+    inbox = Inbox()  # where the snippet says which process it is (the file system is read-only to it)
+    root = cli_project(tmp_path / "p", runner, {"spin": SPIN.format(send=inbox.send_code(RUN_PID))})
     build = subprocess.Popen(
         [sys.executable, "-m", "snipcheck", "--root", str(root), "--no-cache", "run", "spin"],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # noqa: PLW1509 - as a terminal's build
     )  # fmt: skip
     try:
-        pid = int(wait_for(marker, process=build))
+        found = host_pid(inbox.wait(process=build))
+        assert found is not None
+        pid = found
         assert alive(pid)
         build.send_signal(getattr(signal, how))
         build.communicate(timeout=60)
@@ -95,24 +94,24 @@ def test_cases_11_and_16_killing_the_build_kills_its_snippets_and_removes_their_
         if build.poll() is None:
             build.kill()
             build.wait()
+        inbox.close()
     assert wait_gone(pid), f"the snippet (pid {pid}) outlived the build killed by {how}"
     assert leftovers(Path(env["TMPDIR"])) == []
 
 
 DAEMON = """\
 import os, sys, time
+told, tell = os.pipe()
 if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
         sys.stdout = open(os.devnull, "w")
-        with open({marker!r} + ".tmp", "w") as f:
-            f.write(os.readlink("/proc/self"))
-        os.replace({marker!r} + ".tmp", {marker!r})
+        {send}
+        os.write(tell, b"x")
         time.sleep(120)
     os._exit(0)
 os.wait()
-while not os.path.exists({marker!r}):
-    time.sleep(0.01)
+os.read(told, 1)
 print("the daemon runs")
 """
 
@@ -129,16 +128,20 @@ def test_case_14_a_double_forked_setsid_daemon_does_not_outlive_its_run(
     # Was: it escaped the process-group kill and outlived the build.
     for key, value in mode_env(mode).items():
         monkeypatch.setenv(key, value)
-    marker = tmp_path / "daemon.pid"
-    root = cli_project(tmp_path / "p", kind, {"daemon": DAEMON.format(marker=str(marker))})
+    inbox = Inbox()
+    root = cli_project(tmp_path / "p", kind, {"daemon": DAEMON.format(send=inbox.send_code(RUN_PID))})
     runner = made(kind, stamp)
     try:
         result = runner.run(load("daemon", root / "snippets", root), timeout=60, output_limit=1 << 20)
+        (spec,) = inbox.lines()
     finally:
         getattr(runner, "close", lambda: None)()
+        inbox.close()
     assert (result.exit_status, result.events[0].text) == (0, "the daemon runs\n")
-    pid = int(marker.read_text())
-    assert wait_gone(pid, 5.0), f"the daemon (pid {pid}) outlived its run"
+    deadline = time.monotonic() + 5.0
+    while not spec_gone(spec) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert spec_gone(spec), f"the daemon ({spec}: pid {host_pid(spec)}) outlived its run"
 
 
 INNOCENT = "import time\ntime.sleep(1.5)\nprint('innocent {n} done')\n"
@@ -266,6 +269,6 @@ def test_the_build_summary_says_when_runs_get_no_pid_namespace(tmp_path: Path, m
         assert summary.endswith(
             "; no PID or mount namespace for the runs here (SNIPCHECK_NAMESPACES=0): each run's supervisor still "
             "ends what the snippet started, but a snippet could signal other processes of this user, change or "
-            "remove the project's files and leave files in /tmp and /dev/shm"
+            "remove the project's files and any other its user may change, and leave files in /tmp and /dev/shm"
         )
         assert summary.count("SNIPCHECK_NAMESPACES=0") == 1

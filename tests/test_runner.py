@@ -19,6 +19,7 @@ from snipcheck.rawbytes import from_bytes
 from snipcheck.runner import PYTHON_RUNNERS, Runner, make_runner
 from snipcheck.runner.python import RUN_DIR_NAME
 from snipcheck.snippets import load
+from load import RUN_CHILDREN, RUN_PID, spec_gone
 from terminal import on_terminals
 
 TIMEOUT = 30.0  # generous: only the timeout tests expect to reach their limit
@@ -70,25 +71,15 @@ def stream(events: tuple[Event, ...], name: str) -> str:
     return "".join(e.text for e in events if e.stream == name)
 
 
-#: Snippet code for pids as this test process sees them: a run's processes live in a
-#: PID namespace of their own where the kernel allows it, so ``os.getpid()`` is not
-#: that; ``/proc`` is this machine's, so its ``self`` is.
-HOST_PID = "int(__import__('os').readlink('/proc/self'))"
-#: ...and the host pids of the calling process's children.
-HOST_CHILDREN = (
-    "[int(p) for t in __import__('os').listdir('/proc/self/task') "
-    "for p in open('/proc/self/task/' + t + '/children').read().split()]"
-)
+#: Snippet code naming the calling process, and its children, so that this test
+#: can find them (``load.RUN_PID``): a run's ``/proc`` is its own PID namespace's.
+HOST_PID = RUN_PID
+HOST_CHILDREN = RUN_CHILDREN
 
 
-def gone(pid: int) -> bool:
-    """Whether process ``pid`` no longer runs (absent, or a zombie nobody reaped)."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except FileNotFoundError:
-        return True
-    state = next(line for line in status.splitlines() if line.startswith("State:"))
-    return "Z" in state.split()[1]
+def gone(spec: str) -> bool:
+    """Whether the process named by ``spec`` (printed by :data:`HOST_PID`) no longer runs."""
+    return spec_gone(spec)
 
 
 ORDER = """\
@@ -198,19 +189,19 @@ def test_timeout_kills_the_process_and_keeps_what_it_printed(runner: Runner, pro
     text = stream(result.events, "stdout")
     word, pid = text.split()
     assert word == "started"
-    assert gone(int(pid))
+    assert gone(pid)
 
 
 def test_grandchild_holding_the_pipes_does_not_keep_the_run_alive(runner: Runner, project: Path) -> None:
     # The grandchild inherits stdout/stderr and would hold them open for 30 s;
     # the run must end when the snippet's process exits, and take it down too.
     snippet = write(
-        project, "r/grandchild", f"import subprocess\np = subprocess.Popen(['sleep', '30'])\nprint(*{HOST_CHILDREN})\n"
+        project, "r/grandchild", f"import subprocess\np = subprocess.Popen(['sleep', '30'])\nprint({HOST_CHILDREN})\n"
     )
     result = runner.run(snippet, timeout=20.0, output_limit=LIMIT)
     assert result.timed_out is False
     assert result.exit_status == 0
-    assert gone(int(stream(result.events, "stdout")))
+    assert gone(stream(result.events, "stdout").strip())
 
 
 def test_output_cap_keeps_the_limit_and_counts_the_rest(runner: Runner, project: Path) -> None:

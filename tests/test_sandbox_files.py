@@ -557,7 +557,7 @@ def test_verify_says_once_when_runs_get_no_mount_namespace(tmp_path: Path) -> No
         (
             "note: no PID or mount namespace for the runs here (SNIPCHECK_NAMESPACES=0): each run's supervisor still "
         "ends what the snippet started, but a snippet could signal other processes of this user, change or remove "
-            "the project's files and leave files in /tmp and /dev/shm"
+            "the project's files and any other its user may change, and leave files in /tmp and /dev/shm"
         )
     ]
 
@@ -631,8 +631,8 @@ def test_where_only_the_mounts_are_refused_the_caveat_says_so_alone(
     assert sandbox.isolation() is None
     assert sandbox.run_mounts(["/x"], None) is None
     assert sandbox.caveats() == (
-        "the project is not read-only to the runs here (mount /tmp: Operation not permitted): a snippet could "
-        "change or remove its files and leave files in /tmp and /dev/shm"
+        "the file system is not read-only to the runs here (mount /tmp: Operation not permitted): a snippet could "
+        "change or remove the project's files and any other its user may change, and leave files in /tmp and /dev/shm"
     )
     root = tmp_path / "project"
     target = root / "data.txt"

@@ -75,46 +75,77 @@ class ChainRunner(Runner, Protocol):
 #: (``tests/test_parity.py`` checks everything else, and each of these).
 DIFFERENCES = {
     "process ids": "the snippet's process has a small pid in a PID namespace of its own where the kernel "
-    "allows it (2 under the subprocess runner), its parent (process 1 there) is snipcheck's supervisor, "
-    "which ignores signals from the run, and it leads a session of its own",
-    "stdout and stderr": "file descriptors 1 and 2 are datagram sockets where a terminal run has a terminal: "
-    "isatty() is False, and while sys.stdout, sys.stderr and C's stdout are buffered as on a terminal "
-    "(line-buffered), a process the snippet starts buffers its stdout as for a file (so its partial and "
-    "unflushed writes show at its exit); one write(2) of more than about 4 MiB to them from C code or a child "
-    "process fails with ENOBUFS (Python's own sys.stdout and sys.stderr write in pieces), and one set "
-    "non-blocking fails with EAGAIN once about 4 MiB, or without namespaces ten writes, wait unread "
-    "(a pipe: 64 KiB)",
-    "memory limit": "the soft RLIMIT_DATA of each process of the run is the run's memory limit "
-    "(snipcheck_memory_limit, 4 GiB by default; the memory tag raises it): each process the snippet starts "
-    "has a limit of its own, and shared or file-backed mappings do not count",
+    "allows it (2 under the subprocess runner; under the fork runner it grows with each process its slot "
+    "started before), its parent (process 1 there) is snipcheck's supervisor, which ignores signals from "
+    "the run, and it leads a session of its own; its /proc is that namespace's: /proc/self is the process, "
+    "/proc/1 the supervisor (whose command line is the interpreter running snipcheck's supervisor or fork "
+    "server), and no process outside the run is there, so ps, psutil and /proc/<pid> look-ups see the run's "
+    "processes only",
+    "stdout and stderr": "file descriptors 1 and 2 are datagram sockets where a terminal run has a "
+    "terminal: isatty() is False, and while sys.stdout, sys.stderr and C's stdout are buffered as on a "
+    "terminal (line-buffered), a process the snippet starts buffers its stdout as for a file (so its "
+    "partial and unflushed writes show at its exit); one write(2) of more than about 4 MiB to them from C "
+    "code or a child process fails with ENOBUFS (Python's own sys.stdout and sys.stderr write in pieces), "
+    "and one set non-blocking fails with EAGAIN once about 4 MiB, or without namespaces ten writes, wait "
+    "unread (a pipe: 64 KiB)",
+    "memory limit": "the soft and the hard RLIMIT_DATA of each process of the run are the run's memory "
+    "limit (snipcheck_memory_limit, 4 GiB by default; the memory tag raises it), so no process of the run "
+    "can raise its own: each process the snippet starts has a limit of its own, and shared or file-backed "
+    "mappings do not count",
+    "stdin and command line": "stdin is a pipe at end of file (a read returns nothing at once, input() "
+    "raises EOFError, isatty() is False) where a terminal run reads the terminal, and the process has no "
+    "controlling terminal (opening /dev/tty fails with ENXIO); sys.argv is ['snippets/<id>.py'] and "
+    "sys.orig_argv [the interpreter's path as the build names it, 'snippets/<id>.py'], while "
+    "/proc/self/cmdline (what ps shows) is the command line the process started with: the fork server's "
+    "under the fork runner, and _snipcheck_cells.py with every cell's path for a chain under the subprocess "
+    "runner",
+    "capabilities": "where the kernel allows it, the run has no capability (every set empty, the bounding "
+    "and ambient ones too) and no_new_privs is set, where plain python run by root has them all: the uid "
+    "stays 0, so what root owns is read and written as before, but what needs a capability fails with EPERM "
+    "or EACCES (files of other users against their permission bits, chown, ports below 1024, raw sockets, a "
+    "negative nice value, mount, ptrace of a process outside the run), a set-user-id program gains "
+    "nothing, and the kernel's keyrings are out of reach (add_key, request_key and keyctl fail with EPERM, "
+    "a seccomp filter as Docker's default one)",
     "fork runner: frames": "the fork runner's own frames lie below the snippet's module frame, where "
     "sys._getframe(1), inspect.stack() and a warnings stacklevel beyond the snippet's frames reach them",
-    "fork runner: preload": "what the fork server preloaded is in memory and in the interpreter's "
-    "internals (gc.get_objects(), gc.get_freeze_count(), sys.path_importer_cache, the import machinery's "
+    "fork runner: preload": "what the fork server preloaded is in memory and in the interpreter's internals "
+    "(gc.get_objects(), gc.get_freeze_count(), sys.path_importer_cache, the import machinery's "
     "_find_and_load, memory use, /proc/self/maps); a module the preload also loaded, imported on its own "
     "(numpy without torch), brings back what its first import loaded: a module first loaded inside another "
     "one's import (torch._inductor inside torch._dynamo's) brings back only what it loaded there, and the "
-    "other comes back when it is imported, so sys.modules may hold fewer modules than in a plain run "
-    "until then; attributes a preloaded submodule set on its package stay set (torch._dynamo on torch)",
+    "other comes back when it is imported, so sys.modules may hold fewer modules than in a plain run until "
+    "then; attributes a preloaded submodule set on its package stay set (torch._dynamo on torch)",
     "figures": "a snippet that imports matplotlib gets the Agg backend (unless it sets MPLBACKEND or calls "
     "matplotlib.use), its plt.show() sends each open figure to the page and closes it where plain python "
-    "shows nothing, and from that import on the import machinery's _find_and_load is wrapped; the image files "
-    "(*.png, *.svg) it leaves in its working directory are read after it ends (after each cell in a chain)",
-    "fork runner: C exit handlers": "atexit(3) handlers and C++ static destructors do not run at exit "
-    "(C stdio buffers are flushed)",
+    "shows nothing, and from that import on the import machinery's _find_and_load is wrapped; the image "
+    "files (*.png, *.svg) it leaves in its working directory are read after it ends (after each cell in a "
+    "chain)",
+    "fork runner: C exit handlers": "atexit(3) handlers and C++ static destructors do not run at exit (C "
+    "stdio buffers are flushed)",
     "fork runner: signal 33": "the kernel shows signal 33 (glibc's own SIGSETXID) as caught, in SigCgt of "
     "/proc/self/status, once the preload has started a thread (numpy's OpenBLAS does), where a plain run "
     "shows it once the snippet starts one; no signal API shows it and no program can set it through libc",
-    "files": "where the kernel allows it (root, CAP_SYS_ADMIN), the project's folders (sources, snippets, the "
-    "build's outputs, cache and report, the git work tree and git directories) are read-only (EROFS), and /tmp "
-    "and /dev/shm are empty tmpfs of the run's own, removed with it (what the interpreter needs to start that "
-    "lies there, a virtual environment under /tmp, is bound back read-only)",
+    "files": "where the kernel allows it (root, CAP_SYS_ADMIN), the whole file system is read-only to the "
+    "run (EROFS: the project, /etc, /usr, /var/tmp, the home folder of the build's user, /proc/sys) but its "
+    "run directory (its working directory, HOME and TMPDIR), and /tmp and /dev/shm are empty tmpfs of the "
+    "run's own, removed with it, but for the run directory's entry (snipcheck-...) in the one it lies in "
+    "and what the interpreter needs to start that lies there (a virtual environment under /tmp, bound back "
+    "read-only); no device file opens (EACCES: the disks, the consoles, /dev/kmsg) but /dev/null, zero, "
+    "full, random, urandom and tty and the accelerators' (nvidia*, dri, kfd, accel*, dxg, neuron*), and "
+    "/dev/pts holds the run's own pseudo-terminals only (/dev/ptmx makes them there); a snippet's own "
+    "compile cache (torchinductor_<user> in its TMPDIR) is kept for its later runs in the same environment, "
+    "and no other snippet's run sees it (the folder that holds the kept ones shows empty)",
+    "System V IPC": "where the kernel allows it, the run has System V shared memory, message queues and "
+    "semaphores and POSIX message queues of its own (an IPC namespace): it finds none of the machine's or "
+    "another run's, and what it makes is gone with its last process, where plain python shares the "
+    "machine's (ipcs lists them) and what it leaves there stays",
     "hash seed": "the hash secret is fixed (that of PYTHONHASHSEED=0, under which the interpreter starts; "
     "os.environ does not hold it), so hash() of str and bytes and the order of sets of them are the same on "
-    "every run where plain python varies them, and sys.flags.hash_randomization is 0; even under that seed a set "
-    "display of strings can print in another order than a plain run's (CPython rebuilds such a constant when its "
-    "strings were interned before, and the runner's code, the fork runner's preload too, interns some); snipcheck "
-    "record, accept and review run an output again under four other seeds and refuse one that changes",
+    "every run where plain python varies them, and sys.flags.hash_randomization is 0; even under that seed "
+    "a set display of strings can print in another order than a plain run's (CPython rebuilds such a "
+    "constant when its strings were interned before, and the runner's code, the fork runner's preload too, "
+    "interns some); snipcheck record, accept and review run an output again under four other seeds and "
+    "refuse one that changes",
 }
 
 #: Names accepted by ``snipcheck_runner``.

@@ -61,6 +61,7 @@ from .python import (
     output_rewrite,
     prepare_chain_dir,
     remove_run_dir,
+    run_view,
     seed_of,
 )
 
@@ -412,9 +413,10 @@ class ForkRunner:
             env = child_environment(run_dir, env_names)
             env.pop("PYTHONPATH", None)
             seed = seed_of(cells[0])
+            mounts, harvest = run_view(self.protect, limit, self.python, cells[0].id, self.stamp, run_dir, env)
             request: dict[str, Any] = {
                 "script": scripts[0], "run_dir": run_dir, "env": env, "memory_limit": limit, "seed": seed,
-                "mounts": sandbox.run_mounts(self.protect, limit, self.python),
+                "mounts": mounts, "harvest": harvest,
             }  # fmt: skip
             if chain:
                 request["cells"] = chain_cells(scripts, cells)

@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model import RunResult, Snippet, Stamp
-from . import sandbox
+from . import compile_cache, sandbox
 from .capture import Spawner, Streams, run_captured, run_captured_cells
 
 BOOTSTRAP_DIR = str(Path(__file__).parent / "bootstrap")
@@ -254,6 +254,7 @@ def supervised_spawner(
     token_var: str | None = "SNIPCHECK_TOKEN",
     mounts: Mapping[str, Any] | None = None,
     cells: Sequence[Sequence[str]] | None = None,
+    harvest: Sequence[Sequence[str]] = (),
 ) -> Spawner:
     """A spawner that runs ``argv`` (an absolute program path first) under a
     supervisor started from this interpreter.
@@ -269,6 +270,7 @@ def supervised_spawner(
     :param cells: a chain's cells (:func:`chain_cells`), which the supervisor
         hands over one by one on ``Streams.feed``; its end is passed to
         ``argv`` as its last argument.
+    :param harvest: folders the supervisor keeps when the run ends (see :func:`run_view`).
     """
 
     def spawn(streams: Streams) -> _Process:
@@ -285,6 +287,7 @@ def supervised_spawner(
                 # the supervisor sends the image files the run leaves (framed programs only)
                 "token": streams.token.hex() if token_var else None,
                 "mounts": dict(mounts) if mounts and pidns else None,  # only inside the run's PID namespace
+                "harvest": [list(pair) for pair in harvest] if mounts and pidns else None,
             }
             if cells is not None and streams.feed is not None:
                 config.update(cells=[list(cell) for cell in cells], feed=list(streams.feed))
@@ -337,14 +340,17 @@ class SubprocessRunner:
         seed = seed_of(snippet)
         run_dir, script = prepare_run_dir(snippet)
         try:
+            env = interpreter_environment(seeded(child_environment(run_dir, snippet.env), seed), self.hash_seed)
+            mounts, harvest = run_view(self.protect, limit, self.python, snippet.id, self.stamp, run_dir, env)
             captured = run_captured(
                 supervised_spawner(
                     [self.python, script],
                     cwd=run_dir,
-                    env=interpreter_environment(seeded(child_environment(run_dir, snippet.env), seed), self.hash_seed),
+                    env=env,
                     memory_limit=limit,
                     run_dir=run_dir,
-                    mounts=sandbox.run_mounts(self.protect, limit, self.python),
+                    mounts=mounts,
+                    harvest=harvest,
                 ),
                 timeout=timeout,
                 output_limit=output_limit,
@@ -365,6 +371,7 @@ class SubprocessRunner:
         env = interpreter_environment(seeded(child_environment(run_dir, env_names), seed), self.hash_seed)
         env[CELLS_VAR] = "1"
         try:
+            mounts, harvest = run_view(self.protect, limit, self.python, cells[0].id, self.stamp, run_dir, env)
             captured = run_captured_cells(
                 supervised_spawner(
                     [self.python, CELLS],
@@ -372,7 +379,8 @@ class SubprocessRunner:
                     env=env,
                     memory_limit=limit,
                     run_dir=run_dir,
-                    mounts=sandbox.run_mounts(self.protect, limit, self.python),
+                    mounts=mounts,
+                    harvest=harvest,
                     cells=chain_cells(scripts, cells),
                 ),
                 timeouts=timeouts,
@@ -386,6 +394,22 @@ class SubprocessRunner:
             c.result(stamp=self.stamp, runner=self.name, output_limit=output_limit, memory_limit=limit, seed=seed)
             for c in captured
         ]
+
+
+def run_view(
+    protect: Sequence[str], limit: int | None, python: str, snippet_id: str, stamp: Stamp, run_dir: str,
+    env: Mapping[str, str],
+) -> tuple[dict[str, Any] | None, list[list[str]]]:
+    """The mounts of a Python run (:func:`snipcheck.runner.sandbox.run_mounts`)
+    with its compile cache bound in, and what its supervisor keeps of it
+    (:func:`snipcheck.runner.compile_cache.plan`); ``(None, [])`` where runs
+    get no mount namespace."""
+    mounts = sandbox.run_mounts(protect, limit, python)
+    if mounts is None:
+        return None, []
+    writable, harvest = compile_cache.plan(snippet_id, stamp.env, run_dir, env)
+    mounts["writable"] = writable
+    return mounts, harvest
 
 
 def seed_of(snippet: Snippet) -> int | None:

@@ -28,14 +28,17 @@ in the machine's network namespace.  Where it is not allowed, the sockets are
 made as they are, and such a snippet only runs slower when the machine is busy.
 
 Inside that PID namespace, each run also gets a mount namespace of its own
-(``bootstrap/_snipcheck_mounts.py``): the project's files read-only, ``/tmp``
-and ``/dev/shm`` fresh and private.  :func:`protected_paths` works out what to
-protect (the paths a build or command names, and the git work tree and git
-directories that hold them); :func:`run_mounts` is what a run is told.
-Whether the kernel allows it is found once per process by a throw-away
-process (:func:`protection`).  Where it is not allowed, runs see the file
-system as plain python does, and :func:`caveats` says so (the build summary,
-``verify``).
+(``bootstrap/_snipcheck_mounts.py``): the whole file system read-only but
+the run directory, ``/tmp`` and ``/dev/shm`` fresh and private, a ``/proc``
+of the run's PID namespace, System V IPC and POSIX message queues of its own
+(an IPC namespace), and then no capability left and no keyring.
+:func:`protected_paths` works out what must stay read-only where it lies
+under ``/tmp`` or ``/dev/shm`` (the paths a build or command names, and the
+git work tree and git directories that hold them); :func:`run_mounts` is
+what a run is told.  Whether the kernel allows each part (:data:`PARTS`) is
+found once per process by a throw-away process (:func:`confinement`).
+Where a part is not allowed, runs go without it, and :func:`caveats` says
+so, naming it (the build summary, ``verify``).
 
 Pure core: standard library only (``ctypes`` for ``unshare``/``setns``).
 """
@@ -52,6 +55,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from . import compile_cache
+
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 #: ``net.unix.max_dgram_qlen`` in the capture's network namespace (send buffers bound it).
@@ -64,7 +69,7 @@ MOUNTS = str(Path(__file__).parent / "bootstrap" / "_snipcheck_mounts.py")
 
 _state: dict[str, Any] = {
     "refused": None, "home": None, "libc": None, "net": None, "net_home": None,
-    "mounts": None,
+    "mounts": None, "proc": None, "seal": None, "keys": None, "ipc": None,
 }  # fmt: skip
 
 
@@ -196,32 +201,48 @@ def capture_network() -> Iterator[bool]:
             raise OSError(err, f"cannot switch back to the build's network namespace: {os.strerror(err)}")
 
 
+#: The parts of a run's confinement the mount probe tries (``_snipcheck_mounts.probe``): the
+#: first four in order (each only where the one before it is allowed), ``ipc`` on its own.
+PARTS = ("mounts", "proc", "seal", "keys", "ipc")
+
+
 def _probe_mounts() -> None:
-    """Find out once whether runs can get their mount namespace (see the module docstring)."""
+    """Find out once whether runs can get their mount namespace, a proc of
+    their own and no capability (see the module docstring); each part's
+    answer goes to ``_state[part]``: ``""`` where allowed, else why not."""
     with _lock:
         if _state["mounts"] is not None:
             return
         why = isolation()  # mounts are made only inside a run's PID namespace
         if why:
-            _state["mounts"] = why
+            _state.update(dict.fromkeys(PARTS, why))
             return
         try:
-            done = subprocess.run(
-                [sys.executable, "-I", "-S", MOUNTS, "probe"],
-                stdin=subprocess.DEVNULL, capture_output=True, text=True, env={}, timeout=60, check=False,
-            )  # fmt: skip
+            # As init of a PID namespace of its own, as a run's process is in one.
+            with new_pid_namespace(True):
+                done = subprocess.run(
+                    [sys.executable, "-I", "-S", MOUNTS, "probe"],
+                    stdin=subprocess.DEVNULL, capture_output=True, text=True, env={}, timeout=60, check=False,
+                )  # fmt: skip
         except (OSError, subprocess.SubprocessError) as exc:
-            _state["mounts"] = f"cannot run the mount probe: {exc}"
+            _state.update(dict.fromkeys(PARTS, f"cannot run the mount probe: {exc}"))
             return
-        answer = done.stdout.strip()
-        if answer == "ok":
-            _state["mounts"] = ""
-        else:
-            _state["mounts"] = answer.partition(" ")[2] or f"the mount probe ended with status {done.returncode}"
+        answers = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
+        before = ""
+        for part in PARTS:
+            if part == "ipc":  # tried on its own, but of no use without the mounts (see run_mounts)
+                before = str(_state["mounts"])
+            answer = answers.get(part, "")
+            if answer == "ok" and not before:
+                _state[part] = ""
+            else:
+                reason = answer.partition(" ")[2] or before or f"the mount probe ended with status {done.returncode}"
+                _state[part] = before or reason  # a part after a refused one is refused for the same reason
+                before = _state[part]
 
 
 def protection() -> str | None:
-    """Why runs here do not get the project read-only and ``/tmp`` and
+    """Why runs here do not get the file system read-only and ``/tmp`` and
     ``/dev/shm`` of their own, or ``None`` where they do (worked out once)."""
     if not enabled():
         return f"{SWITCH}=0"
@@ -229,22 +250,42 @@ def protection() -> str | None:
     return _state["mounts"] or None
 
 
+def confinement() -> dict[str, str]:
+    """Each part of :data:`PARTS` that runs here lack, with why (worked out once)."""
+    if not enabled():
+        return dict.fromkeys(PARTS, f"{SWITCH}=0")
+    _probe_mounts()
+    return {part: _state[part] for part in PARTS if _state[part]}
+
+
 def run_mounts(protect: Iterable[str], size: int | None, python: str | None = None) -> dict[str, Any] | None:
     """What a run is told to set up (``_snipcheck_mounts.enter``), or ``None``
     where the kernel allows none of it.
 
-    :param protect: the protected paths (:func:`protected_paths`).
+    :param protect: the protected paths (:func:`protected_paths`): with the
+        whole file system read-only, what lies under ``/tmp`` or ``/dev/shm``
+        of them is bound back read-only.
     :param size: bytes of each private tmpfs (the run's memory limit), or
         ``None`` for the kernel's default.
     :param python: the interpreter the run starts (``None`` for a Rust run):
         what it needs under ``/tmp`` or ``/dev/shm`` is bound back read-only
         (``keep``, see :func:`needed_paths`).
+    :return: ``protect``, ``size``, ``keep``, ``hide`` (the folder of the
+        kept compile caches, :func:`snipcheck.runner.compile_cache.hidden`:
+        each run sees only its own), ``proc`` (a proc of the run's
+        own), ``seal`` (no capability), ``keys`` (no keyring) and ``ipc`` (an
+        IPC namespace of its own), the last four where the kernel allows them.
     """
     if protection():
         return None
     protect = list(protect)
     keep = [p for p in needed_paths(python) if not any(_within(p, q) for q in protect)] if python else []
-    return {"protect": protect, "size": size, "keep": keep}
+    lacking = confinement()
+    return {
+        "protect": protect, "size": size, "keep": keep, "hide": compile_cache.hidden(),
+        "proc": "proc" not in lacking, "seal": "seal" not in lacking, "keys": "keys" not in lacking,
+        "ipc": "ipc" not in lacking,
+    }  # fmt: skip
 
 
 #: The folders each run gets empty and to itself (``_snipcheck_mounts.PRIVATE``).
@@ -356,12 +397,13 @@ def _git_dirs(path: str) -> list[str]:
 def caveats() -> str | None:
     """What the runs here lack, as one clause for the build summary and
     ``verify``'s output, or ``None`` where they have it all."""
-    pid, mounts = isolation(), protection()
+    pid, lacking = isolation(), confinement()
+    mounts = lacking.get("mounts")
     if pid and mounts == pid:
         return (
             f"no PID or mount namespace for the runs here ({pid}): each run's supervisor still ends what the "
             "snippet started, but a snippet could signal other processes of this user, change or remove the "
-            "project's files and leave files in /tmp and /dev/shm"
+            "project's files and any other its user may change, and leave files in /tmp and /dev/shm"
         )
     parts = []
     if pid:
@@ -371,7 +413,29 @@ def caveats() -> str | None:
         )
     if mounts:
         parts.append(
-            f"the project is not read-only to the runs here ({mounts}): a snippet could change or remove its "
-            "files and leave files in /tmp and /dev/shm"
+            f"the file system is not read-only to the runs here ({mounts}): a snippet could change or remove the "
+            "project's files and any other its user may change, and leave files in /tmp and /dev/shm"
         )
+    else:
+        if "proc" in lacking:
+            parts.append(
+                f"the runs here see the machine's /proc ({lacking['proc']}): a snippet could read other processes "
+                "and reach their files through /proc/PID/root"
+            )
+        if "seal" in lacking:
+            parts.append(
+                f"the runs here keep the build's capabilities ({lacking['seal']}): a snippet running as root could "
+                "undo its read-only view, write the memory of the process that forks the next runs, and raise "
+                "its memory limit"
+            )
+        if "keys" in lacking:
+            parts.append(
+                f"the runs here can use the kernel's keyrings ({lacking['keys']}): a key a snippet adds to its "
+                "user's keyring outlives its run, and the next runs find it"
+            )
+        if "ipc" in lacking:
+            parts.append(
+                f"the runs here share the machine's System V IPC objects and POSIX message queues ({lacking['ipc']}): "
+                "what a snippet leaves there outlives its run, and the next runs find it"
+            )
     return "; ".join(parts) or None

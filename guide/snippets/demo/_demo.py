@@ -5,12 +5,17 @@ the real ``snipcheck``, ``sphinx-build`` or ``pytest`` on it, as a subprocess
 of the interpreter running the example, and prints what they print, stdout
 and stderr in the order they were written, followed by their exit status.
 
-Two things in that output describe the machine rather than snipcheck.  They
+Three things in that output describe the machine rather than snipcheck.  They
 are redacted, the way snipcheck itself shows a run directory as ``[CWD]``:
 
 * the environment label of the runs (``torch 2.13.0+cpu · Python 3.11.7 ·
   CPU``, with `` · Linux x86_64`` where the platform is named) reads ``[ENV]``;
-* a duration (``0.03 s``, ``in 0.52s``) reads ``[TIME]``.
+* a duration (``0.03 s``, ``in 0.52s``) reads ``[TIME]``;
+* the note on what the runs there lack (``note: no PID or mount namespace for
+  the runs here ...``, also at the end of a build's summary line) is left out:
+  an example runs inside a snippet's run, which has no capability left, so the
+  snipcheck it starts can never make namespaces for its own runs, whatever
+  the machine allows (see the guide's "What a snippet can read and write").
 
 Spaces at the ends of lines (a diff's blank context line is one space) are
 removed: the pages that show these outputs are reStructuredText, whose
@@ -34,6 +39,10 @@ _ENV = re.compile(
     r"(?: · (?:Linux|Darwin|Windows|FreeBSD) \S+)?"
 )
 _TIME = re.compile(r"(?<![\w.])\d+(?:\.\d+)? ?s\b")
+#: The caveat of runs without namespaces: a line of its own, or the end of a summary line.
+_CAVEAT = re.compile(
+    r"^note: no PID or mount namespace for the runs here .*\n|; no PID or mount namespace for the runs here .*$", re.M
+)
 
 #: The ``conf.py`` of a minimal project: nothing but snipcheck (alabaster, Sphinx's default theme).
 CONF = """\
@@ -51,8 +60,8 @@ def write(files: dict[str, str], root: Path = PROJECT) -> None:
 
 
 def redact(text: str) -> str:
-    """``text`` with the environment label and durations redacted (see the module docstring)."""
-    return _TIME.sub("[TIME]", _ENV.sub("[ENV]", text))
+    """``text`` with the environment label, durations and the caveat redacted (see the module docstring)."""
+    return _TIME.sub("[TIME]", _ENV.sub("[ENV]", _CAVEAT.sub("", text)))
 
 
 def run(shown: str, command: list[str], root: Path = PROJECT, input: str | None = None) -> int:

@@ -193,7 +193,7 @@ class Supervisor:
         signal.set_wakeup_fd(self.wake_w)
         signal.signal(signal.SIGCHLD, lambda *_: None)
 
-    def run(self, control, start, run_dir=None, images=None, cells=None):  # type: ignore[no-untyped-def]
+    def run(self, control, start, run_dir=None, images=None, cells=None, harvest=()):  # type: ignore[no-untyped-def]
         """Fork the snippet's process, wait for its end (or a stop), kill what
         is left of the run, send the image files it left in ``run_dir``,
         report on ``control`` and remove ``run_dir``.
@@ -208,6 +208,9 @@ class Supervisor:
             frames on descriptor 2 (the run's stderr socket) before the
             report, so the build reads them as the run's last output
             (``_snipcheck_child.send_image``); ``None``: none are sent.
+        :param harvest: ``[[folder, kept], ...]``: each folder the run made
+            (a compile cache in its run directory) is copied to ``kept`` before
+            the run directory goes, where nothing is kept there yet (:func:`keep`).
         :return: whether the run was stopped (not ended by itself).
         """
         before = images[0].image_snapshot(run_dir) if images and run_dir else None
@@ -269,6 +272,8 @@ class Supervisor:
         if before is not None and not stopped:  # before the run directory goes
             child_mod, token = images
             child_mod.send_new_images(child_mod.frame_writer(2, token), run_dir, before)
+        if harvest and not stopped and run_dir:
+            keep(harvest, run_dir)
         if run_dir:  # before the report: the build then finds it gone and has nothing to remove
             shutil.rmtree(run_dir, ignore_errors=True)
         _send(control, b"stopped" if stopped else b"exit %d" % status)
@@ -309,10 +314,66 @@ class Supervisor:
         _kill_all(-1, self.pidns)
 
 
-def supervise(control, start, *, pidns, run_dir=None, images=None, holder=None, cells=None):  # type: ignore[no-untyped-def]
+def supervise(control, start, *, pidns, run_dir=None, images=None, holder=None, cells=None, harvest=()):  # type: ignore[no-untyped-def]
     """Supervise one run, then exit (never returns); see :meth:`Supervisor.run`."""
-    Supervisor(pidns, holder).run(control, start, run_dir, images, cells)
+    Supervisor(pidns, holder).run(control, start, run_dir, images, cells, harvest)
     os._exit(0)
+
+
+#: The most a kept folder may hold (bytes); a larger one is not kept.
+KEEP_LIMIT = 4 << 30
+
+
+def keep(pairs, run_dir):  # type: ignore[no-untyped-def]
+    """Copy each ``folder`` of ``pairs`` (``[[folder, kept], ...]``) that
+    exists in ``run_dir`` to ``kept``, where nothing is there yet and no
+    link lies on its way from ``run_dir`` (the run could have put one there,
+    which this process, in the build's view of the files, would follow out
+    of the run directory): only folders, regular
+    files (their permission bits, no set-id bit) and symbolic links (as
+    links, never followed), at most :data:`KEEP_LIMIT` bytes; into a
+    scratch folder beside ``kept``, renamed into place when complete, so a
+    run never finds half of one.  Runs when the run's processes are gone
+    (nothing changes the folder meanwhile).  Raises nothing: a folder that
+    cannot be kept is not.
+    """
+    real = os.path.realpath(run_dir)
+    for folder, kept in pairs:
+        if os.path.lexists(kept) or not os.path.isdir(folder):
+            continue
+        if os.path.realpath(folder) != os.path.join(real, os.path.relpath(folder, run_dir)):
+            continue  # a link on the way (the folder itself one too)
+        scratch = f"{kept}.{os.urandom(6).hex()}.part"
+        try:
+            os.makedirs(os.path.dirname(kept), exist_ok=True)
+            _copy_tree(folder, scratch, [KEEP_LIMIT])
+            os.rename(scratch, kept)  # fails where another run kept one meanwhile: that one stays
+        except OSError:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _copy_tree(source, target, budget):  # type: ignore[no-untyped-def]
+    os.mkdir(target, 0o700)
+    with os.scandir(source) as entries:
+        for entry in entries:
+            there = os.path.join(target, entry.name)
+            if entry.is_symlink():
+                os.symlink(os.readlink(entry.path), there)
+            elif entry.is_dir(follow_symlinks=False):
+                _copy_tree(entry.path, there, budget)
+            elif entry.is_file(follow_symlinks=False):
+                mode = entry.stat(follow_symlinks=False).st_mode & 0o777
+                with open(entry.path, "rb") as f, open(os.open(there, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as out:
+                    while True:
+                        chunk = f.read(1 << 20)
+                        if not chunk:
+                            break
+                        budget[0] -= len(chunk)
+                        if budget[0] < 0:
+                            raise OSError(27, "too large to keep")  # EFBIG
+                        out.write(chunk)
+                os.chmod(there, mode)
+    os.chmod(target, os.stat(source).st_mode & 0o777)
 
 
 def _send(control, message):  # type: ignore[no-untyped-def]
@@ -406,7 +467,8 @@ def exec_start(argv, memory_limit, view=None):  # type: ignore[no-untyped-def]
 def prepare(dispositions, memory_limit, *, program):  # type: ignore[no-untyped-def]
     """Make the forked process the run's: own session, the signal dispositions
     the supervisor found (SIGPIPE and SIGXFSZ at their default before
-    ``exec``, as :mod:`subprocess` leaves them), and the memory limit."""
+    ``exec``, as :mod:`subprocess` leaves them), and the memory limit (soft
+    and hard)."""
     os.setsid()
     for sig, handler in dispositions.items():
         if handler is None or (program and (sig in (signal.SIGPIPE, signal.SIGXFSZ) or not isinstance(handler, int))):
@@ -420,10 +482,12 @@ def prepare(dispositions, memory_limit, *, program):  # type: ignore[no-untyped-
         except (OSError, ValueError, TypeError):
             pass
     if memory_limit:
+        # Soft and hard: a snippet cannot raise its own limit (nor can it
+        # raise the hard one back once its capabilities are dropped).
         _soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
         if hard != resource.RLIM_INFINITY:
             memory_limit = min(memory_limit, hard)
-        resource.setrlimit(resource.RLIMIT_DATA, (memory_limit, hard))
+        resource.setrlimit(resource.RLIMIT_DATA, (memory_limit, memory_limit))
 
 
 def main(argv):  # type: ignore[no-untyped-def]
@@ -463,6 +527,7 @@ def main(argv):  # type: ignore[no-untyped-def]
         images=images,
         holder=holder,
         cells=cells,
+        harvest=config.get("harvest") or (),
     )
 
 

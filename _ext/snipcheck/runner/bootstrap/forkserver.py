@@ -180,8 +180,9 @@ import _snipcheck_main  # beside this file (sys.path[0])
 
 _register = _effects.register or atexit.register
 _CLONE_NEWPID = 0x20000000
-#: ``_snipcheck_mounts`` where runs may get a mount namespace (Linux, namespaces on), else ``None``.
-_MOUNTS = None
+#: ``_snipcheck_mounts`` where runs may get a mount namespace (Linux, namespaces on), else ``None``;
+#: ``_snipcheck_slot`` with it (what a slot makes for its runs).
+_MOUNTS = _SLOT = None
 
 
 try:
@@ -239,13 +240,14 @@ def _main() -> None:
     import _snipcheck_child
     import _snipcheck_supervise
 
-    global _MOUNTS
+    global _MOUNTS, _SLOT
     if use_pidns and sys.platform.startswith("linux"):
         try:
             import _snipcheck_mounts
+            import _snipcheck_slot
 
             _snipcheck_mounts.survey()  # once, for every slot and run
-            _MOUNTS = _snipcheck_mounts
+            _MOUNTS, _SLOT = _snipcheck_mounts, _snipcheck_slot
         except (ImportError, AttributeError, OSError):
             pass
     sys.path.remove(here)
@@ -253,6 +255,7 @@ def _main() -> None:
     if _LIBC is not None:
         _C_STDOUT["line_buffer"] = _snipcheck_child.c_line_buffering(_ctypes, _LIBC)
     warmed = _warm_up() if not problems else 0
+    _forget_tempdir()
 
     exact_depth = _snipcheck_main.configure(_PROBE, _PLAIN_DEPTH, _LIBC)
     try:
@@ -551,16 +554,21 @@ def _slot(requests_fd, namespaced, view, child_mod, supervise_mod, warm=()):  # 
             os.set_inheritable(control, False)
             _environment(request["env"])
             if not (namespaced and _MOUNTS):
-                request["mounts"] = None  # a mount namespace only inside the run's PID namespace
+                request["mounts"] = request["harvest"] = None  # a mount namespace only inside the run's PID namespace
             elif request.get("mounts") and supervisor.holder is None:  # the slot's first run
                 supervisor.holder = _MOUNTS.Holder()
-                _MOUNTS.prepare(request["mounts"], request["run_dir"])
+                _SLOT.prepare(request["mounts"])  # the read-only view and proc, once for all its runs
 
             def start(_dispositions, feed, request=request, control=control):  # type: ignore[no-untyped-def]
                 _child(request, control, view, child_mod, supervise_mod, resets, feed)
 
-            supervisor.run(control, start, request["run_dir"], (child_mod, bytes.fromhex(request["token"])), cells)
+            images = (child_mod, bytes.fromhex(request["token"]))
+            if request.get("mounts"):
+                _SLOT.stage(request["mounts"], request["run_dir"])  # the run's namespace, entered until the fork
+            supervisor.run(control, start, request["run_dir"], images, cells, request.get("harvest") or ())
             os.close(control)
+            if request.get("mounts"):
+                _SLOT.ready(request["mounts"])  # the next run's namespace, while the build reads this one's result
             for target in (0, 1, 2):
                 os.dup2(parking, target)
         supervisor.end()
@@ -638,7 +646,7 @@ def _child(request, control, view, child_mod, supervise_mod, resets, feed=None):
     """
     supervise_mod.prepare(resets, request.get("memory_limit"), program=False)
     if request.get("mounts"):
-        _MOUNTS.enter(request["mounts"], request["run_dir"])
+        _MOUNTS.enter(request["mounts"], request["run_dir"])  # and, where allowed, no capability from here on
     os.chdir(request["run_dir"])
     _reseed(view)
     os.close(control)
@@ -732,6 +740,19 @@ class _View:
             others = [(i, *items[i]) for i in range(*window) if items[i][0] != "module"]
             split = self.splits[window] = (modules, others)
         return split
+
+
+def _forget_tempdir() -> None:
+    """Let each run work out its temporary folder from its own ``TMPDIR``, as
+    a plain run does: where the preload asked for it (torch._dynamo does),
+    :mod:`tempfile` keeps the server's in ``tempfile.tempdir``, and every run
+    would find the server's folder (``tempfile.gettempdir()``, inductor's
+    compile cache, ``NamedTemporaryFile``) instead of its own.  Left alone
+    where the preload set another folder there itself."""
+    tempfile = sys.modules.get("tempfile")
+    tempdir = getattr(tempfile, "tempdir", None)
+    if tempdir is not None and os.path.realpath(tempdir) == os.path.realpath(os.environ.get("TMPDIR", tempdir)):
+        tempfile.tempdir = None  # type: ignore[union-attr]
 
 
 def _skip_preload_finalizers() -> None:

@@ -1,8 +1,9 @@
 import time
 
-COUNTER = None  # the test puts an absolute path here
+COUNTER = None  # the test puts the path of its inbox here (tests/load.py)
 if COUNTER:
-    with open(COUNTER, "a") as f:
-        f.write("two ran\n")
+    import socket
+
+    socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b"two ran\n", COUNTER)
 time.sleep(0.5)  # long enough for a second build to want the same result
 print("two")
