@@ -25,11 +25,11 @@ extensions = [
     "sphinx.ext.graphviz",  # diagrams drawn at build time, as local SVG files
     "snipcheck",
     # The chapter's own opt-in features (an outside project lists only "snipcheck"):
-    "snipcheck.chapter.reading",  # {reading-time} and {resume-point}
-    "snipcheck.chapter.search_zh",  # Chinese search: section entries, terms with symbols, one result a page
-    "snipcheck.chapter.versions",  # {snipcheck-versions}: the page generated from verify reports
-    "snipcheck.chapter.cjk",  # no stray space where a line of Chinese breaks in the source
-    "snipcheck.chapter.furo",  # Furo's labels in Chinese; its "Back to top" pill off the code
+    "snipcheck_chapter.reading",  # {reading-time} and {resume-point}
+    "snipcheck_chapter.search_zh",  # Chinese search: section entries, terms with symbols, one result a page
+    "snipcheck_chapter.versions",  # {snipcheck-versions}: the page generated from verify reports
+    "snipcheck_chapter.cjk",  # no stray space where a line of Chinese breaks in the source
+    "snipcheck_chapter.furo",  # Furo's labels in Chinese; its "Back to top" pill off the code
 ]
 
 exclude_patterns = ["_build", "**/.ipynb_checkpoints"]

@@ -133,7 +133,7 @@ def fork_ms(pages: str, runs: int) -> float:
 
 def has_huge_pages(ext: Path) -> bool:
     """Whether the fork server of ``ext`` moves its memory into huge pages."""
-    server = ext / "snipcheck" / "runner" / "bootstrap" / "forkserver.py"
+    server = ext / "snipcheck" / "run" / "bootstrap" / "forkserver.py"
     return "MADV_COLLAPSE" in server.read_text(encoding="utf-8")
 
 
@@ -142,11 +142,11 @@ def runner_parts(work: Path, runs: int) -> dict[str, float]:
     executor's whole handling of a new snippet, and a cache write."""
     import dataclasses
 
-    from snipcheck.cache import ResultCache
-    from snipcheck.environment import probe
-    from snipcheck.execute import Executor, ExecutorConfig
-    from snipcheck.runner.fork import ForkRunner
-    from snipcheck.snippets import load
+    from snipcheck.engine.cache import ResultCache
+    from snipcheck.engine.execute import Executor, ExecutorConfig
+    from snipcheck.run.environment import probe
+    from snipcheck.run.fork import ForkRunner
+    from snipcheck.sources.snippets import load
 
     (work / "snippets" / "b").mkdir(parents=True)
     (work / "snippets" / "b" / "noop.py").write_text("pass\n")

@@ -121,7 +121,9 @@ def stated_of(name: str) -> str:
         # The terminal text: both streams as the terminal shows them, in order.
         return "".join(("o" * 9 + "e" * 9) for _ in range(10_000)) + "\n"
     if name.startswith("ansi"):
-        from snipcheck.compare import strip_ansi  # the stated output is the terminal text: no colour codes
+        from snipcheck.judge.compare import (
+            strip_ansi,  # the stated output is the terminal text: no colour codes
+        )
 
         return strip_ansi(done.stdout)
     return done.stdout
@@ -136,7 +138,7 @@ def make(where: Path, name: str, search: str) -> Path:
     (project / "index.md").write_text(f"# {name}\n\n```{{snippet}} big/case\n{stated}```\n", encoding="utf-8")
     extra, zh = "", ""
     if search == "zh":
-        extra = ', "snipcheck.chapter.search_zh"'
+        extra = ', "snipcheck_chapter.search_zh"'
         zh = ZH.format(dict=ROOT / "docs" / "_search" / "userdict.txt")
     (project / "conf.py").write_text(CONF.format(extra=extra) + zh, encoding="utf-8")
     return project

@@ -35,9 +35,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "_ext"))
 
-from snipcheck.environment import probe
-from snipcheck.runner import make_runner, sandbox
-from snipcheck.snippets import load
+from snipcheck.run import make_runner, sandbox
+from snipcheck.run.environment import probe
+from snipcheck.sources.snippets import load
 
 
 def slot_cpu(runner: object) -> float:

@@ -58,8 +58,8 @@ import bench_outputs
 import bench_pages
 from bench_breakdown import fork_times
 from bench_corpus import corpus
-from snipcheck import tags
-from snipcheck.project import Project
+from snipcheck.app.project import Project
+from snipcheck.sources import tags
 
 PY = sys.executable
 #: Snippets on the one page of the reading benchmark (issue 33 §8).
@@ -121,7 +121,7 @@ def measured(cmd: list[str], env: dict[str, str] | None = None, cwd: Path | None
 
 def sphinx(project: Path, out: str, cache: Path, *extra: str) -> dict:
     # Each subject keeps its snippets' compile caches in a folder of its own: the
-    # first cold build finds none, as on a fresh machine (runner/compile_cache.py).
+    # first cold build finds none, as on a fresh machine (run/compile_cache.py).
     env = dict(os.environ, SNIPCHECK_CACHE_DIR=str(cache), SNIPCHECK_COMPILE_CACHE_DIR=str(project / ".compile-cache"))
     cmd = [PY, "-m", "sphinx", "-b", "html", "-c", str(project), "-d", str(project / out / "doctrees"),
            *extra, str(project / "docs"), str(project / out / "html")]
@@ -164,7 +164,7 @@ def own_seconds(paths: list[Path], project: Path, home: str | None = None) -> fl
     has: torch.compile would otherwise find the C++ kernels it compiled before
     in /tmp/torchinductor_<user> and take a third of its real cold time;
     given again, its compile caches are warm, as a snippet's later runs find
-    them, see ``runner/compile_cache.py``)."""
+    them, see ``run/compile_cache.py``)."""
     home = home or tempfile.mkdtemp(prefix="snipcheck-bench-own-")
     env = {k: v for k, v in os.environ.items() if not k.startswith("TORCHINDUCTOR")}
     env.update(PYTHONWARNINGS="ignore", HOME=home, TMPDIR=home)
@@ -245,10 +245,10 @@ def fork_overhead_ms(project: Path, cache: Path) -> dict:
         and ``slot_faults`` (a run), ``subprocess`` (ms).
     """
     from bench_breakdown import FloorServer
-    from snipcheck.environment import probe
-    from snipcheck.runner.fork import ForkRunner
-    from snipcheck.runner.python import SubprocessRunner
-    from snipcheck.snippets import load
+    from snipcheck.run.environment import probe
+    from snipcheck.run.fork import ForkRunner
+    from snipcheck.run.python import SubprocessRunner
+    from snipcheck.sources.snippets import load
 
     (project / "snippets" / "bench").mkdir(exist_ok=True)
     (project / "snippets" / "bench" / "noop.py").write_text("pass\n")
@@ -330,7 +330,7 @@ def capture_overhead() -> dict:
     import selectors
     import time as _time
 
-    from snipcheck.runner.channel import Channel, Reader, Sink
+    from snipcheck.run.channel import Channel, Reader, Sink
 
     def via_pipes(code: str) -> tuple[float, list[tuple[str, bytes]]]:
         start = _time.perf_counter()
@@ -527,8 +527,8 @@ def fingerprint_ms(repeat: int = 20) -> None:
     Warm: a build with nothing changed (stored answer, sys.path listed again).
     The listing alone: the part that runs on every build.
     """
-    from snipcheck import fingerprint
-    from snipcheck.environment import probe_environment
+    from snipcheck.run import fingerprint
+    from snipcheck.run.environment import probe_environment
 
     def timed(fn: Callable[[], object]) -> list[float]:
         out = []

@@ -23,15 +23,15 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from snipcheck.environment import probe
 from snipcheck.model import Stamp
-from snipcheck.placement import Placement
+from snipcheck.run.environment import probe
+from snipcheck.sources.placement import Placement
 
 # browser_fixtures: the browser tests' build, server, Chromium; wheel_fixtures:
 # the built sdist and wheel, and fresh virtualenvs holding the wheel
 pytest_plugins = ["sphinx.testing.fixtures", "browser_fixtures", "wheel_fixtures"]
 
-# Every run gets /tmp and /dev/shm of its own (runner/sandbox.py), so a test's
+# Every run gets /tmp and /dev/shm of its own (run/sandbox.py), so a test's
 # folders, which its snippets write to and read from as a user's scripts would
 # use a folder of theirs, lie elsewhere: pytest's documented temporary root.
 if "PYTEST_DEBUG_TEMPROOT" not in os.environ and os.access("/var/tmp", os.W_OK):
@@ -135,7 +135,7 @@ def loaded_noxfile() -> ModuleType:
 
 
 @pytest.fixture(scope="session")
-def chapter_index(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+def chapter_index(tmp_path_factory: pytest.TempPathFactory):
     """The real chapter's placement index (placements and code written in pages),
     read as the build reads it (once per session)."""
     from snipcheck.sphinxext.index import read_index
@@ -144,6 +144,6 @@ def chapter_index(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
 
 
 @pytest.fixture(scope="session")
-def chapter_placements(chapter_index) -> list[Placement]:  # noqa: ANN001
+def chapter_placements(chapter_index) -> list[Placement]:
     """The real chapter's placements."""
     return chapter_index.placements

@@ -14,7 +14,6 @@ from markdown_it.renderer import RendererHTML
 from myst_parser.config.main import MdParserConfig
 from myst_parser.parsers.directives import parse_directive_text
 from myst_parser.parsers.mdit import create_md_parser
-
 from snipcheck.sphinxext.directive import SnippetDirective
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -33,7 +32,7 @@ def snipcheck_warnings(text: str) -> list[str]:
     """The snipcheck warnings in a Sphinx warning stream, one string each
     (a warning's message may span several lines; each one ends with its
     ``[snipcheck.<subtype>]`` tag)."""
-    return re.findall(r"^.*?WARNING: .*?\[snipcheck\.\w+\]$", plain(text), re.M | re.S)
+    return re.findall(r"^.*?WARNING: .*?\[snipcheck\.\w+\]$", plain(text), re.MULTILINE | re.DOTALL)
 
 
 def directive_line(source: Path, snippet_id: str) -> int:
@@ -64,7 +63,7 @@ class _Container:
     has_content = True
 
 
-def _parser():  # noqa: ANN202
+def _parser():
     return create_md_parser(MdParserConfig(enable_extensions={"colon_fence"}), RendererHTML)
 
 
@@ -169,7 +168,7 @@ def placements_in(page: Path) -> list:
     read as the build reads it, into a throwaway doctree directory."""
     import tempfile
 
-    from snipcheck.project import Project
+    from snipcheck.app.project import Project
     from snipcheck.sphinxext.index import read_index
 
     root = next(p for p in page.resolve().parents if (p / "conf.py").is_file())

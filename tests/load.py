@@ -109,13 +109,12 @@ class Inbox:
         )
 
     def _drain(self, wait: bool) -> None:
-        import socket
 
         self.sock.settimeout(0.05 if wait else 0)
         while True:
             try:
                 data = self.sock.recv(1 << 16)
-            except (BlockingIOError, socket.timeout, OSError):
+            except (TimeoutError, BlockingIOError, OSError):
                 return
             self.received.extend(data.decode().splitlines())
             self.sock.settimeout(0)

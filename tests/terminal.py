@@ -15,7 +15,7 @@ import termios
 import time
 from pathlib import Path
 
-from snipcheck.runner.capture import empty_stdin
+from snipcheck.run.capture import empty_stdin
 
 
 def _terminal() -> tuple[int, int]:

@@ -30,7 +30,7 @@ from browser_fixtures import (
 )
 from conftest import REPO
 from helpers import html
-from snipcheck.snippets import load
+from snipcheck.sources.snippets import load
 
 pytestmark = BROWSER_MARKS
 

@@ -104,7 +104,7 @@ OUTPUT_PAGES = {
     "debugging.html": ("debugging/anomaly", ["debugging/setup", "debugging/anomaly", "debugging/versions"]),
     "tutorial.html": (None, ["tutorial/like", "tutorial/indexing", "tutorial/numpy-silent"]),
 }
-# Outputs of plain prose-like stdout (snipcheck.display.may_wrap) that wrap, with a line too
+# Outputs of plain prose-like stdout (snipcheck.report.display.may_wrap) that wrap, with a line too
 # long for a phone (its first block), and outputs no block of which may wrap: tables aligned by
 # spaces, tensors printed over several rows (tracebacks never wrap: the test asserts it of each).
 WRAPPED = {

@@ -15,19 +15,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from helpers import block_kinds, directive_line, environment_label, html, plain, snipcheck_warnings
 from load import Inbox
 from snipcheck.model import Stamp
 from snipcheck.settings import VALUES, Settings
 
 
-def build_html(app) -> Path:  # noqa: ANN001
+def build_html(app) -> Path:
     app.build()
     return Path(app.outdir) / "index.html"
 
 
-def snippet_div(page: Path, snippet_id: str):  # noqa: ANN201
+def snippet_div(page: Path, snippet_id: str):
     div = html(page).find(id="snippet-" + snippet_id.replace("/", "-"))
     assert div is not None, f"no rendered snippet {snippet_id}"
     return div
@@ -46,7 +45,7 @@ def output_blocks(page: Path, snippet_id: str) -> list[tuple[list[str], str]]:
 
 
 @pytest.mark.sphinx("html", testroot="drift")
-def test_drift_is_a_warning_at_the_directive_with_a_unified_diff(app) -> None:  # noqa: ANN001
+def test_drift_is_a_warning_at_the_directive_with_a_unified_diff(app) -> None:
     page = build_html(app)
     index = Path(app.srcdir) / "index.md"
     line = directive_line(index, "drift/hello")
@@ -72,7 +71,7 @@ def test_drift_is_a_warning_at_the_directive_with_a_unified_diff(app) -> None:  
 
 
 @pytest.mark.sphinx("html", testroot="drift", warningiserror=True)
-def test_drift_fails_a_build_with_warnings_as_errors(app) -> None:  # noqa: ANN001
+def test_drift_fails_a_build_with_warnings_as_errors(app) -> None:
     app.build()
     assert app.statuscode == 1
     assert "[snipcheck.drift]" in plain(app.warning.getvalue())
@@ -93,7 +92,7 @@ def test_drift_fails_sphinx_build_W(tmp_path: Path, rootdir: Path, cache_dir: Pa
 
 
 @pytest.mark.sphinx("html", testroot="drift", confoverrides={"suppress_warnings": ["snipcheck.drift"]})
-def test_suppress_warnings_silences_drift(app) -> None:  # noqa: ANN001
+def test_suppress_warnings_silences_drift(app) -> None:
     page = build_html(app)
     assert snipcheck_warnings(app.warning.getvalue()) == []
     # Silenced, not gone: the page still shows the difference.
@@ -104,7 +103,7 @@ def test_suppress_warnings_silences_drift(app) -> None:  # noqa: ANN001
 
 
 @pytest.mark.sphinx("html", testroot="outcomes")
-def test_expected_exception_not_raised_is_drift_and_unexpected_one_is_exec(app) -> None:  # noqa: ANN001
+def test_expected_exception_not_raised_is_drift_and_unexpected_one_is_exec(app) -> None:
     page = build_html(app)
     index = Path(app.srcdir) / "index.md"
     warnings = snipcheck_warnings(app.warning.getvalue())
@@ -130,7 +129,7 @@ def test_expected_exception_not_raised_is_drift_and_unexpected_one_is_exec(app) 
 
 
 @pytest.mark.sphinx("html", testroot="timeout")
-def test_timeout_warns_keeps_printed_output_and_the_page_builds(app) -> None:  # noqa: ANN001
+def test_timeout_warns_keeps_printed_output_and_the_page_builds(app) -> None:
     page = build_html(app)
     index = Path(app.srcdir) / "index.md"
     (warning,) = snipcheck_warnings(app.warning.getvalue())
@@ -149,7 +148,7 @@ def test_timeout_warns_keeps_printed_output_and_the_page_builds(app) -> None:  #
 
 
 @pytest.mark.sphinx("html", testroot="requires")
-def test_unmet_requirement_is_not_run_and_labelled(app, stamp: Stamp, tmp_path: Path) -> None:  # noqa: ANN001
+def test_unmet_requirement_is_not_run_and_labelled(app, stamp: Stamp, tmp_path: Path) -> None:
     if stamp.cuda:
         pytest.skip("this machine has CUDA: the requirement is met")
     marker = tmp_path / "gpu-snippet-ran"
@@ -184,7 +183,7 @@ GIZMO_PAGE = "\n\n```{snippet} gpu/gizmo\nstated on a machine with a gizmo\n```\
         pytest.param({"snipcheck_requirements": ["gizmo"], "snipcheck_provides": ["gizmo"]}, True, id="provided"),
     ],
 )
-def test_a_project_declares_its_own_requirement_names(make_app, app_params, conf: dict, ran: bool | None) -> None:  # noqa: ANN001
+def test_a_project_declares_its_own_requirement_names(make_app, app_params, conf: dict, ran: bool | None) -> None:
     args, kwargs = app_params
     app = make_app(*args, **{**kwargs, "confoverrides": {**kwargs["confoverrides"], **conf}})
     src = Path(app.srcdir)
@@ -212,7 +211,7 @@ def test_a_project_declares_its_own_requirement_names(make_app, app_params, conf
 
 
 @pytest.mark.sphinx("html", testroot="requires")
-def test_the_summary_says_what_an_unmet_requirement_is_and_why_it_is_unmet(make_app, app_params, stamp: Stamp) -> None:  # noqa: ANN001
+def test_the_summary_says_what_an_unmet_requirement_is_and_why_it_is_unmet(make_app, app_params, stamp: Stamp) -> None:
     # Issue 34: "6 not run here (needs burn, cuda)" left a newcomer to guess what burn is and why
     # this build did not run it; the project says it once, with the name (a dict for snipcheck_requirements).
     args, kwargs = app_params
@@ -234,7 +233,7 @@ def test_the_summary_says_what_an_unmet_requirement_is_and_why_it_is_unmet(make_
 
 
 @pytest.mark.sphinx("html", testroot="broken")
-def test_missing_file_and_bad_tag_block_warn_with_file_and_line(app) -> None:  # noqa: ANN001
+def test_missing_file_and_bad_tag_block_warn_with_file_and_line(app) -> None:
     page = build_html(app)
     index = Path(app.srcdir) / "index.md"
     missing, tag = snipcheck_warnings(app.warning.getvalue())
@@ -252,8 +251,8 @@ def test_missing_file_and_bad_tag_block_warn_with_file_and_line(app) -> None:  #
 
 def test_hints_name_the_snipcheck_command_line_not_this_repository(tmp_path: Path) -> None:
     # adoption.md #4: an outside project has no nox sessions of ours
-    from snipcheck.cli import _parser
-    from snipcheck.snippets import SnippetError, load
+    from snipcheck.app.cli import _parser
+    from snipcheck.sources.snippets import SnippetError, load
 
     (tmp_path / "snippets").mkdir()
     with pytest.raises(SnippetError) as info:
@@ -268,7 +267,7 @@ def test_hints_name_the_snipcheck_command_line_not_this_repository(tmp_path: Pat
 
 
 @pytest.mark.sphinx("html", testroot="output")
-def test_captured_output_is_html_escaped(app) -> None:  # noqa: ANN001
+def test_captured_output_is_html_escaped(app) -> None:
     page = build_html(app)
     raw = page.read_text(encoding="utf-8")
     assert "<script>alert(1)</script>" not in raw
@@ -288,7 +287,7 @@ def test_captured_output_is_html_escaped(app) -> None:  # noqa: ANN001
         ),
     ],
 )
-def test_stdout_stderr_and_warnings_are_separate_labelled_blocks_in_order(app, runner: str) -> None:  # noqa: ANN001
+def test_stdout_stderr_and_warnings_are_separate_labelled_blocks_in_order(app, runner: str) -> None:
     assert app.config.snipcheck_runner == runner
     page = build_html(app)
     assert output_blocks(page, "out/streams") == [
@@ -314,7 +313,7 @@ def inbox() -> Iterator[Inbox]:
         yield box
 
 
-def with_counter(app, inbox: Inbox) -> Inbox:  # noqa: ANN001
+def with_counter(app, inbox: Inbox) -> Inbox:
     """Make basic/hello send a line to ``inbox`` each time it runs (the file system is read-only to it)."""
     snippet = Path(app.srcdir) / "snippets" / "basic" / "hello.py"
     snippet.write_text(snippet.read_text().replace("COUNTER = None", f"COUNTER = {inbox.path!r}"))
@@ -325,12 +324,12 @@ def runs(counter: Inbox) -> int:
     return len(counter.lines())
 
 
-def summary_line(app) -> str:  # noqa: ANN001
+def summary_line(app) -> str:
     (line,) = [x for x in plain(app.status.getvalue()).splitlines() if re.match(r"snipcheck: \d+ snippets", x)]
     return line
 
 
-def rebuild(app, make_app, app_params, **changes):  # noqa: ANN001, ANN003, ANN201
+def rebuild(app, make_app, app_params, **changes):
     app.cleanup()
     args, kwargs = app_params
     again = make_app(*args, **{**kwargs, **changes})
@@ -339,7 +338,7 @@ def rebuild(app, make_app, app_params, **changes):  # noqa: ANN001, ANN003, ANN2
 
 
 @pytest.mark.sphinx("html", testroot="basic")
-def test_first_build_runs_each_snippet_once(app, inbox: Inbox) -> None:  # noqa: ANN001
+def test_first_build_runs_each_snippet_once(app, inbox: Inbox) -> None:
     counter = with_counter(app, inbox)
     build_html(app)
     assert runs(counter) == 1
@@ -351,7 +350,7 @@ def test_first_build_runs_each_snippet_once(app, inbox: Inbox) -> None:  # noqa:
 
 
 @pytest.mark.sphinx("html", testroot="basic")
-def test_rebuild_with_nothing_changed_runs_no_snippet(app, make_app, app_params, inbox: Inbox) -> None:  # noqa: ANN001
+def test_rebuild_with_nothing_changed_runs_no_snippet(app, make_app, app_params, inbox: Inbox) -> None:
     counter = with_counter(app, inbox)
     app.build()
     second = rebuild(app, make_app, app_params)
@@ -360,7 +359,7 @@ def test_rebuild_with_nothing_changed_runs_no_snippet(app, make_app, app_params,
 
 
 @pytest.mark.sphinx("html", testroot="basic")
-def test_rebuild_summary_does_not_claim_runs_it_did_not_do(app, make_app, app_params) -> None:  # noqa: ANN001
+def test_rebuild_summary_does_not_claim_runs_it_did_not_do(app, make_app, app_params) -> None:
     app.build()
     second = rebuild(app, make_app, app_params)
     claimed = re.search(r"this build ran (\d+), took (\d+) from the cache", summary_line(second))
@@ -368,7 +367,7 @@ def test_rebuild_summary_does_not_claim_runs_it_did_not_do(app, make_app, app_pa
 
 
 @pytest.mark.sphinx("html", testroot="basic")
-def test_fresh_environment_reuses_cached_results(app, make_app, app_params, inbox: Inbox) -> None:  # noqa: ANN001
+def test_fresh_environment_reuses_cached_results(app, make_app, app_params, inbox: Inbox) -> None:
     counter = with_counter(app, inbox)
     app.build()
     second = rebuild(app, make_app, app_params, freshenv=True)
@@ -377,7 +376,7 @@ def test_fresh_environment_reuses_cached_results(app, make_app, app_params, inbo
 
 
 @pytest.mark.sphinx("html", testroot="basic")
-def test_editing_a_snippet_file_rereads_its_page(app, make_app, app_params, inbox: Inbox) -> None:  # noqa: ANN001
+def test_editing_a_snippet_file_rereads_its_page(app, make_app, app_params, inbox: Inbox) -> None:
     counter = with_counter(app, inbox)
     app.build()
     snippet = Path(app.srcdir) / "snippets" / "basic" / "hello.py"
@@ -399,7 +398,7 @@ def test_editing_a_snippet_file_rereads_its_page(app, make_app, app_params, inbo
 
 
 @pytest.mark.sphinx("html", testroot="config")
-def test_invalid_config_value_warns_and_the_default_is_used(app) -> None:  # noqa: ANN001
+def test_invalid_config_value_warns_and_the_default_is_used(app) -> None:
     page = build_html(app)
     default = VALUES["snipcheck_timeout"].default
     conf_py = Path(app.confdir) / "conf.py"
@@ -419,8 +418,8 @@ def test_invalid_config_value_warns_and_the_default_is_used(app) -> None:  # noq
 
 
 @pytest.mark.sphinx("html", testroot="rust")
-def test_a_rust_snippet_does_not_crash_the_build(app) -> None:  # noqa: ANN001
-    # snipcheck.snippets loads .rs files as language "rust"; whatever this
+def test_a_rust_snippet_does_not_crash_the_build(app) -> None:
+    # snipcheck.sources.snippets loads .rs files as language "rust"; whatever this
     # build can do with them (run, or warn that it cannot), the build must go on.
     page = build_html(app)
     assert output_blocks(page, "rs/python") == [(["snipcheck-stdout"], "python still works\n")]

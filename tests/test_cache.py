@@ -7,8 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from snipcheck.cache import CacheError, ResultCache, cache_key, write_atomic
+from snipcheck.engine.cache import CacheError, ResultCache, cache_key, write_atomic
 from snipcheck.model import Event, ExceptionInfo, RunResult, Snippet, Stamp, Tags
 
 STAMP = Stamp(python="3.11.7", torch="2.13.0+cpu", device="CPU", platform="Linux x86_64")
@@ -53,7 +52,7 @@ KEY = cache_key(SNIPPET, STAMP, 1 << 20, runner="fork")
         pytest.param(lambda: (dataclasses.replace(SNIPPET, env=("MY_VAR",)), STAMP, 1 << 20), id="declared-variable"),
     ],
 )
-def test_key_changes_with_everything_that_changes_the_result(changed) -> None:  # noqa: ANN001
+def test_key_changes_with_everything_that_changes_the_result(changed) -> None:
     assert cache_key(*changed(), runner="fork") != KEY
 
 
@@ -85,7 +84,7 @@ def test_put_then_get_round_trips(tmp_path: Path) -> None:
         pytest.param(lambda raw: b"[]", id="not-an-object"),
     ],
 )
-def test_corrupt_entry_raises_cache_error_naming_the_file(tmp_path: Path, damage) -> None:  # noqa: ANN001
+def test_corrupt_entry_raises_cache_error_naming_the_file(tmp_path: Path, damage) -> None:
     cache = ResultCache(tmp_path)
     cache.put(KEY, SNIPPET.id, RESULT)
     path = cache.path(KEY)
@@ -141,7 +140,7 @@ def test_failed_atomic_write_keeps_the_old_file_and_no_temporary(tmp_path: Path,
 
 
 def test_an_output_limit_tag_is_the_limit_the_key_names(tmp_path: Path) -> None:
-    from snipcheck.execute import Executor, ExecutorConfig
+    from snipcheck.engine.execute import Executor, ExecutorConfig
 
     executor = Executor(ExecutorConfig(python="python3", stamp=STAMP, cache=ResultCache(tmp_path), runner="fork"))
     tagged = dataclasses.replace(SNIPPET, tags=Tags(output_limit=8192))
@@ -181,7 +180,7 @@ def test_a_cache_lock_does_not_probe_its_folder_on_every_acquire(tmp_path: Path,
     import os
     import stat
 
-    from snipcheck import cache as cache_mod
+    from snipcheck.engine import cache as cache_mod
 
     _forget_lock_mode(cache_mod)
     previous = os.umask(0o022)
@@ -206,7 +205,7 @@ def test_a_group_writable_cache_keeps_filelocks_own_check(tmp_path: Path, monkey
     import os
     import stat
 
-    from snipcheck import cache as cache_mod
+    from snipcheck.engine import cache as cache_mod
 
     _forget_lock_mode(cache_mod)
     previous = os.umask(0o002)

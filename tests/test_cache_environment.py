@@ -25,10 +25,10 @@ from typing import Any
 
 import pytest
 from helpers import html
-from snipcheck import fingerprint
-from snipcheck.environment import probe, probe_environment
+from snipcheck.run import fingerprint
+from snipcheck.run.environment import probe, probe_environment
 from snipcheck.settings import Settings
-from snipcheck.snippets import load
+from snipcheck.sources.snippets import load
 
 NUMPY_SNIPPET = "import numpy\nprint(numpy.__version__)\n"
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 from helpers import placements_in, snipcheck_cli, write_project
-from snipcheck.cellsplit import CellSplit, split
-from snipcheck.placement import OUTPUT_SEPARATOR as SEP
-from snipcheck.project import Project
-from snipcheck.rewrite import Edit, Unwritable
+from snipcheck.app.project import Project
+from snipcheck.sources.cellsplit import CellSplit, split
+from snipcheck.sources.placement import OUTPUT_SEPARATOR as SEP
+from snipcheck.sources.rewrite import Edit, Unwritable
 from test_faults_support import sphinx_build
 
 # --- where the code ends --------------------------------------------------------------

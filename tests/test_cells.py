@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from helpers import html, placements_in, snipcheck_cli, write_project
-from snipcheck.rewrite import Edit, Unwritable, apply
-from snipcheck.sourcetext import SourceText
+from snipcheck.sources.rewrite import Edit, Unwritable, apply
+from snipcheck.sources.sourcetext import SourceText
 from test_faults_support import sphinx_build
 
 CONF = 'extensions = ["myst_parser", "snipcheck"]\nexclude_patterns = ["_build"]\n'

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 from helpers import snipcheck_cli
-from snipcheck.compare import judge, outcome_problem
-from snipcheck.execute_chain import STOPPED_BY
+from snipcheck.engine.chain_job import STOPPED_BY
+from snipcheck.judge.compare import judge, outcome_problem
 from snipcheck.model import Stamp
 from test_chains import KINDS, cells, executor
 
@@ -199,7 +199,7 @@ FORGERIES = {
 
 @pytest.fixture(params=KINDS)
 def runner(request: pytest.FixtureRequest, stamp: Stamp):
-    from snipcheck.runner import make_runner
+    from snipcheck.run import make_runner
 
     made = make_runner("python", python=sys.executable, stamp=stamp, kind=request.param, preload=())
     yield made
@@ -239,7 +239,7 @@ def test_what_the_supervisor_said_before_it_closed_is_read_even_with_a_next_left
     reported as a supervisor killed before it could report)."""
     import socket
 
-    from snipcheck.runner.capture import _receive
+    from snipcheck.run.capture import _receive
 
     build, supervisor = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     with build:

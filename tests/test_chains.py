@@ -13,15 +13,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from snipcheck.cache import ResultCache
-from snipcheck.chains import Broken, attach
-from snipcheck.execute import Executor, ExecutorConfig
-from snipcheck.execute_chain import STOPPED_BY
-from snipcheck.model import RunResult, Snippet, Stamp
-from snipcheck.runner import make_runner
-from snipcheck.snippets import load
-
 from helpers import html, snipcheck_cli
+from snipcheck.engine.cache import ResultCache
+from snipcheck.engine.chain_job import STOPPED_BY
+from snipcheck.engine.execute import Executor, ExecutorConfig
+from snipcheck.model import RunResult, Snippet, Stamp
+from snipcheck.run import make_runner
+from snipcheck.sources.chains import Broken, attach
+from snipcheck.sources.snippets import load
 
 KINDS = ["subprocess", "fork"]
 
@@ -43,13 +42,13 @@ def cells(root: Path, sources: dict[str, str], chain: str = "page:demo") -> list
 
 
 @pytest.fixture(params=KINDS)
-def runner(request: pytest.FixtureRequest, stamp: Stamp):  # noqa: ANN201
+def runner(request: pytest.FixtureRequest, stamp: Stamp):
     made = make_runner("python", python=sys.executable, stamp=stamp, kind=request.param, preload=())
     yield made
     getattr(made, "close", lambda: None)()
 
 
-def test_state_flows_along_the_chain_and_each_cell_has_its_own_output(runner, tmp_path: Path) -> None:  # noqa: ANN001
+def test_state_flows_along_the_chain_and_each_cell_has_its_own_output(runner, tmp_path: Path) -> None:
     chain = cells(tmp_path, {
         "c/a": "import os, sys\nx = [1]\nprint('a', x)\nos.write(2, b'a on fd 2\\n')\n",
         "c/b": "x.append(2)\nprint('b', x, file=sys.stderr)\nos.write(1, b'b on fd 1\\n')\n",
@@ -65,7 +64,7 @@ def test_state_flows_along_the_chain_and_each_cell_has_its_own_output(runner, tm
     assert [r.exit_status for r in results] == [0, 0, 0]
 
 
-def test_an_expected_exception_lets_the_chain_go_on_an_unexpected_one_stops_it(runner, tmp_path: Path) -> None:  # noqa: ANN001
+def test_an_expected_exception_lets_the_chain_go_on_an_unexpected_one_stops_it(runner, tmp_path: Path) -> None:
     chain = cells(tmp_path, {
         "c/a": "x = 1\n",
         "c/b": 'raise KeyError("shown")\n# /// snipcheck\n# expect = "KeyError"\n# ///\n',
@@ -81,7 +80,7 @@ def test_an_expected_exception_lets_the_chain_go_on_an_unexpected_one_stops_it(r
     assert results[2].exit_status == 1 and results[2].exception.type == "ValueError"  # type: ignore[union-attr]
 
 
-def test_each_cell_has_its_own_timeout_counted_from_the_cell_before(runner, tmp_path: Path) -> None:  # noqa: ANN001
+def test_each_cell_has_its_own_timeout_counted_from_the_cell_before(runner, tmp_path: Path) -> None:
     chain = cells(tmp_path, {
         "c/a": "import time\ntime.sleep(1.5)\nprint('slow but in time')\n",
         "c/b": "print('stuck', flush=True)\nwhile True:\n    pass\n",
@@ -93,7 +92,7 @@ def test_each_cell_has_its_own_timeout_counted_from_the_cell_before(runner, tmp_
     assert results[1].timed_out and out(results[1]) == "stuck\n"
 
 
-def test_the_exit_sequence_belongs_to_the_last_cell_and_sys_exit_ends_the_chain(runner, tmp_path: Path) -> None:  # noqa: ANN001
+def test_the_exit_sequence_belongs_to_the_last_cell_and_sys_exit_ends_the_chain(runner, tmp_path: Path) -> None:
     chain = cells(tmp_path, {
         "c/a": "import atexit\natexit.register(print, 'at exit')\n",
         "c/b": "print('b')\n",
@@ -105,7 +104,7 @@ def test_the_exit_sequence_belongs_to_the_last_cell_and_sys_exit_ends_the_chain(
     assert [r.exit_status for r in results] == [3]
 
 
-def test_the_output_limit_holds_per_cell(runner, tmp_path: Path) -> None:  # noqa: ANN001
+def test_the_output_limit_holds_per_cell(runner, tmp_path: Path) -> None:
     chain = cells(tmp_path, {"c/a": "print('x' * 5000)\n", "c/b": "print('short')\n"})
     results = runner.run_chain(chain, timeouts=[30, 30], output_limit=1000)
     assert results[0].truncated_bytes == 4001 and out(results[1]) == "short\n"

@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 from conftest import REPO
 from helpers import html, plain
-from snipcheck.placement import Placement
-from snipcheck.project import Project
-from snipcheck.rewrite import Edit
+from snipcheck.app.project import Project
 from snipcheck.files import write_all
-from snipcheck.normalize import Normalizer, for_compare
+from snipcheck.judge.normalize import Normalizer, for_compare
+from snipcheck.sources.placement import Placement
+from snipcheck.sources.rewrite import Edit
 
 pytestmark = pytest.mark.chapter
 
@@ -181,7 +181,7 @@ def test_a_rebuild_with_nothing_changed_is_quiet_and_writes_no_page(
     assert again.returncode == 0, output
     assert "configuration has changed" not in output, output
     assert "updating environment: 0 added, 0 changed, 0 removed" in output, output
-    assert not re.search(r"^(reading sources|writing output)\.\.\. \[", output, re.M), output
+    assert not re.search(r"^(reading sources|writing output)\.\.\. \[", output, re.MULTILINE), output
     assert [line for line in output.splitlines() if any(c in line for c in CHATTER)] == []
     assert {p: p.stat().st_mtime_ns for p in pages} == pages
 

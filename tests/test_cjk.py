@@ -1,5 +1,5 @@
 """No stray space where a line of Chinese text breaks in the source
-(snipcheck.chapter.cjk; reader.md #5)."""
+(snipcheck_chapter.cjk; reader.md #5)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from helpers import html
-from snipcheck.chapter.cjk import join_text, joins
+from snipcheck_chapter.cjk import join_text, joins
 
 
 def test_a_break_between_two_cjk_characters_is_removed() -> None:

@@ -12,12 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from helpers import html, snipcheck_warnings
 
 
 @pytest.fixture
-def built(app):  # noqa: ANN001, ANN201
+def built(app):
     app.build()
     return app, snipcheck_warnings(app.warning.getvalue())
 
@@ -27,7 +26,7 @@ def _about(warnings: list[str], needle: str) -> list[str]:
 
 
 @pytest.mark.sphinx("html", testroot="claims")
-def test_a_cited_value_missing_from_the_output_is_drift_at_the_roles_line(built) -> None:  # noqa: ANN001
+def test_a_cited_value_missing_from_the_output_is_drift_at_the_roles_line(built) -> None:
     app, warnings = built
     (stale,) = _about(warnings, "claim '0.5'")
     assert stale.startswith(f"{app.srcdir / 'index.md'}:8: WARNING: claim '0.5' from snippet 'c/grad': ")
@@ -38,7 +37,7 @@ def test_a_cited_value_missing_from_the_output_is_drift_at_the_roles_line(built)
 
 
 @pytest.mark.sphinx("html", testroot="claims")
-def test_a_malformed_claim_says_how_to_write_it(built) -> None:  # noqa: ANN001
+def test_a_malformed_claim_says_how_to_write_it(built) -> None:
     _, warnings = built
     (bad,) = _about(warnings, "malformed claim")
     assert "malformed claim '0.25 c/grad': write {claim}`VALUE <snippet-id>`" in bad
@@ -46,7 +45,7 @@ def test_a_malformed_claim_says_how_to_write_it(built) -> None:  # noqa: ANN001
 
 
 @pytest.mark.sphinx("html", testroot="claims")
-def test_claims_render_as_links_to_the_snippet(built) -> None:  # noqa: ANN001
+def test_claims_render_as_links_to_the_snippet(built) -> None:
     app, _ = built
     page = html(Path(app.outdir) / "index.html")
     links = {a.get_text(): a["href"] for a in page.select("a.snipcheck-claim")}
@@ -55,7 +54,7 @@ def test_claims_render_as_links_to_the_snippet(built) -> None:  # noqa: ANN001
 
 
 @pytest.mark.sphinx("html", testroot="claims")
-def test_a_claim_on_a_snippet_not_run_here_is_checked_against_its_stated_output(built) -> None:  # noqa: ANN001
+def test_a_claim_on_a_snippet_not_run_here_is_checked_against_its_stated_output(built) -> None:
     app, warnings = built
     assert not _about(warnings, "claim '16.001 MiB'")
     (wrong,) = _about(warnings, "claim '17.5 MiB'")
@@ -67,7 +66,7 @@ def test_a_claim_on_a_snippet_not_run_here_is_checked_against_its_stated_output(
 
 
 @pytest.mark.sphinx("html", testroot="claims")
-def test_a_refuted_belief_that_now_holds_is_flagged(built) -> None:  # noqa: ANN001
+def test_a_refuted_belief_that_now_holds_is_flagged(built) -> None:
     app, warnings = built
     (flag,) = _about(warnings, "refuted claim 'c/agrees'")
     assert "now finds it true on this version" in flag and flag.endswith("[snipcheck.drift]")
@@ -83,7 +82,7 @@ def test_a_refuted_belief_that_now_holds_is_flagged(built) -> None:  # noqa: ANN
 
 
 @pytest.mark.sphinx("html", testroot="claims")
-def test_a_refuted_claim_snippet_must_print_its_verdict(built) -> None:  # noqa: ANN001
+def test_a_refuted_claim_snippet_must_print_its_verdict(built) -> None:
     _, warnings = built
     (missing,) = _about(warnings, "refuted claim 'c/noverdict'")
     assert "must print its verdict as a line 'belief holds: True' or 'belief holds: False'" in missing
@@ -91,7 +90,7 @@ def test_a_refuted_claim_snippet_must_print_its_verdict(built) -> None:  # noqa:
 
 
 @pytest.mark.sphinx("html", testroot="claims")
-def test_a_page_with_a_stale_claim_is_read_again_next_build(app, make_app, app_params) -> None:  # noqa: ANN001
+def test_a_page_with_a_stale_claim_is_read_again_next_build(app, make_app, app_params) -> None:
     app.build()
     args, kwargs = app_params
     again = make_app(*args, **kwargs)

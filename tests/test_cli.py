@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 import snipcheck as snipcheck_package
 from conftest import fresh_cache
 from helpers import placements_in, snipcheck_cli
@@ -211,7 +210,7 @@ def test_record_refuses_a_set_of_two_strings_whose_order_one_other_seed_keeps(pr
     # A set of two strings keeps its order under another seed about one time in two:
     # {"cpu", "cuda"} prints alike under the build's seed and the first other one,
     # so record runs it under several seeds (OTHER_HASH_SEEDS).
-    from snipcheck.runner.python import HASH_SEED, OTHER_HASH_SEEDS
+    from snipcheck.run.python import HASH_SEED, OTHER_HASH_SEEDS
 
     source = 'print({"cpu", "cuda"})\n'
     # the premise: plain python varies it, and the first other seed misses that
@@ -303,7 +302,7 @@ def test_new_in_a_myst_project_prints_a_fence_the_source_dir_and_the_configured_
     ],
 )
 def test_the_page_markup_is_that_of_the_projects_pages(tmp_path: Path, pages: dict[str, str], markup: str) -> None:
-    from snipcheck.scaffold import page_markup
+    from snipcheck.app.scaffold import page_markup
 
     for name, text in pages.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
@@ -342,7 +341,7 @@ def test_help_names_the_program_snipcheck_and_shows_no_rest_markup(tmp_path: Pat
 
 
 def test_normalizers_are_listed_as_plain_text_without_rest_markup(tmp_path: Path) -> None:
-    from snipcheck.normalize import REGISTRY
+    from snipcheck.judge.normalize import REGISTRY
 
     done = cli("normalizers", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -493,7 +492,7 @@ def test_verbose_says_where_snippets_run_and_whether_each_ran_or_came_from_the_c
     assert first.stdout.splitlines() == ["docs/index.md:1: rec/a: recorded", "1 stated output(s) recorded; 0 unchanged or skipped"]
     again = cli("verify", "-v", cwd=project)
     assert again.returncode == 0, again.stderr
-    assert re.search(r"^docs/index\.md:1: rec/a: from the cache \(its run took \d+\.\d\d s\)$", again.stderr, re.M)
+    assert re.search(r"^docs/index\.md:1: rec/a: from the cache \(its run took \d+\.\d\d s\)$", again.stderr, re.MULTILINE)
     plain = cli("verify", cwd=project)
     assert plain.stdout == again.stdout  # -v adds to stderr only
     assert "from the cache" not in plain.stderr and "snippets run on" not in plain.stderr

@@ -1,9 +1,9 @@
-"""Unit tests of snipcheck.compare: terminal text and the verdict on a run."""
+"""Unit tests of snipcheck.judge.compare: terminal text and the verdict on a run."""
 
 from __future__ import annotations
 
-from snipcheck import normalize as N
-from snipcheck.compare import collapse_cr, judge, strip_ansi, terminal_text
+from snipcheck.judge import normalize as N
+from snipcheck.judge.compare import collapse_cr, judge, strip_ansi, terminal_text
 from snipcheck.model import Event, ExceptionInfo, RunResult, Stamp, Tags
 
 STAMP = Stamp(python="3.11.7", torch="2.13.0+cpu", device="CPU", platform="Linux x86_64")

@@ -1,4 +1,4 @@
-"""Compile caches outlive a run for that snippet alone (issue 33 §7; ``runner/compile_cache.py``).
+"""Compile caches outlive a run for that snippet alone (issue 33 §7; ``run/compile_cache.py``).
 
 Was: every run of the chapter's ``myths/compile-out-of-place`` compiled from
 an empty inductor cache (``$TMPDIR/torchinductor_<user>``, inside the run
@@ -19,9 +19,8 @@ from pathlib import Path
 
 import pytest
 from snipcheck.model import RunResult, Snippet, Stamp
-from snipcheck.runner import PYTHON_RUNNERS, make_runner, sandbox
-from snipcheck.runner import compile_cache
-from snipcheck.snippets import load
+from snipcheck.run import PYTHON_RUNNERS, compile_cache, make_runner, sandbox
+from snipcheck.sources.snippets import load
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 60.0
@@ -144,9 +143,9 @@ def test_the_chapters_compiled_snippet_prints_the_same_with_its_cache_cold_and_w
 PROPAGATION = """\
 import json, sys
 from pathlib import Path
-from snipcheck.environment import probe
-from snipcheck.runner import make_runner, sandbox
-from snipcheck.snippets import load
+from snipcheck.run.environment import probe
+from snipcheck.run import make_runner, sandbox
+from snipcheck.sources.snippets import load
 
 root = Path(sys.argv[1])
 stamp = probe(sys.executable, root / "probe")

@@ -22,11 +22,12 @@ import pytest
 from conftest import fresh_cache
 from gates import Gate
 from helpers import write_project
-from snipcheck import cli, files
+from snipcheck import files
+from snipcheck.app import cli
+from snipcheck.app.project import Project
 from snipcheck.files import ChangedOnDisk, write_all
 from snipcheck.model import Stamp
-from snipcheck.project import Project
-from snipcheck.verify import Report, SnippetReport
+from snipcheck.report.verify import Report, SnippetReport
 
 CONF = """\
 extensions = ["myst_parser", "snipcheck"]

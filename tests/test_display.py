@@ -1,21 +1,21 @@
-"""snipcheck.display: control characters made visible, terminal lines, long words (issue 23, items 4 to 6)."""
+"""snipcheck.report.display: control characters made visible, terminal lines, long words (issue 23, items 4 to 6)."""
 
 from __future__ import annotations
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from snipcheck.compare import judge, terminal_text
-from snipcheck.display import (
-    may_wrap,
+from snipcheck.judge.compare import judge, terminal_text
+from snipcheck.model import Event, RunResult, Stamp, Tags
+from snipcheck.report.display import (
     LONGEST_WORD,
     long_words,
+    may_wrap,
     mixed,
     terminal_blocks,
     visible,
     visible_keeping_colours,
 )
-from snipcheck.model import Event, RunResult, Stamp, Tags
 
 OUT, ERR, WARN = ("stdout", "text"), ("stderr", "text"), ("stderr", "warning")
 

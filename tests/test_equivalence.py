@@ -9,26 +9,24 @@ status, signal and exception: otherwise the speed would cost the truth.
 
 from __future__ import annotations
 
+import dataclasses
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-
-import dataclasses
-
-from snipcheck.chains import attach, cells_of
-from snipcheck.compare import judge
-from snipcheck.runner.fork import ForkRunner
-from snipcheck.runner.python import SubprocessRunner
+from snipcheck.judge.compare import judge
+from snipcheck.judge.wildcards import uses_wildcards
+from snipcheck.run.fork import ForkRunner
+from snipcheck.run.python import SubprocessRunner
 from snipcheck.settings import Settings
-from snipcheck.snippets import find
-from snipcheck.tags import resolved_seed
-from snipcheck.wildcards import uses_wildcards
+from snipcheck.sources.chains import attach, cells_of
+from snipcheck.sources.snippets import find
+from snipcheck.sources.tags import resolved_seed
 
 REPO = Path(__file__).parent.parent
 
 
-def chapter_python_snippets(settings: Settings, index) -> tuple[list, list]:  # noqa: ANN001
+def chapter_python_snippets(settings: Settings, index) -> tuple[list, list]:
     """The chapter's Python snippets that run here: those on their own, and
     the chains (each a list of its cells, in order)."""
     code = {(c.docname, c.snippet_id): c for c in index.code}
@@ -47,13 +45,13 @@ def chapter_python_snippets(settings: Settings, index) -> tuple[list, list]:  # 
     return alone, list(chains.values())
 
 
-def limit(snippet) -> float:  # noqa: ANN001
+def limit(snippet) -> float:
     """The snippet's own timeout tag (the torch.compile one needs minutes on a busy machine), else 120 s."""
     return max(snippet.tags.timeout or 0.0, 120.0)
 
 
 @pytest.mark.chapter
-def test_every_chapter_snippet_gives_the_same_result_forked_and_alone(stamp, chapter_index) -> None:  # noqa: ANN001
+def test_every_chapter_snippet_gives_the_same_result_forked_and_alone(stamp, chapter_index) -> None:
     settings, _ = Settings.from_conf(REPO)
     snippets, chains = chapter_python_snippets(settings, chapter_index)
     assert len(snippets) > 30 and len(chains) >= 2
@@ -61,7 +59,7 @@ def test_every_chapter_snippet_gives_the_same_result_forked_and_alone(stamp, cha
     assert fork.unavailable is None, fork.unavailable  # the chapter must not fall back
     plain = SubprocessRunner(settings.python, stamp)
 
-    def chain(runner, cells):  # noqa: ANN001, ANN202
+    def chain(runner, cells):
         seeded = [dataclasses.replace(c, tags=dataclasses.replace(c.tags, seed=resolved_seed(c.tags, settings.seed))) for c in cells]
         return runner.run_chain(seeded, timeouts=[limit(c) for c in cells], output_limit=settings.output_limit)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 
-from snipcheck.execute import Executor, ExecutorConfig, declared_length
+from snipcheck.engine.execute import Executor, ExecutorConfig, declared_length
 from snipcheck.model import RunResult, Snippet, Stamp, Tags
 
 STAMP = Stamp(python="3.11.7", torch=None, device="CPU", platform="Linux x86_64")

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import fresh_cache
 from helpers import write_project
 from test_faults_support import sphinx_build

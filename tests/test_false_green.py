@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from helpers import environment_label, snipcheck_cli, write_project
 
 CONF = """\
@@ -65,7 +64,7 @@ def test_the_warning_count_is_the_warnings_shown(drifted: Path, tmp_path: Path, 
     # Sphinx said "build finished with problems, 2 warnings": it counts every error as a warning.
     done = sphinx(drifted, tmp_path / "cache", *strict, "-b", "html", "-c", ".", "docs", "_build/html")
     assert done.returncode == 1, done.stdout + done.stderr
-    assert re.findall(r"^\S*: WARNING: .*$", done.stderr, re.M) == [
+    assert re.findall(r"^\S*: WARNING: .*$", done.stderr, re.MULTILINE) == [
         f"{drifted / 'docs' / 'index.md'}:7: WARNING: snippet 'f/drift': the stated output differs from the actual output:"
     ]
     assert "ERROR: snipcheck: 1 stated output or claim do not hold" in done.stderr
@@ -124,7 +123,7 @@ def test_6_a_run_stopped_for_its_output_is_never_recorded_and_says_so(tmp_path: 
 def test_6_verify_never_calls_a_truncated_output_unchanged(tmp_path: Path, printed: int) -> None:
     # Was: a stated output ending with the marker line verified "unchanged",
     # where the build warns snipcheck.truncated (what was cut was not checked).
-    from snipcheck.compare import truncation_marker
+    from snipcheck.judge.compare import truncation_marker
 
     stopped = printed > 1024 + (1 << 20)
     dropped = (1 << 20) if stopped else printed + 1 - 1024

@@ -23,11 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from helpers import block_kinds, directive_line, html, plain
-from snipcheck.compare import truncation_marker
-from snipcheck.runner import PYTHON_RUNNERS
 from load import Inbox, host_pid, spec_gone
+from snipcheck.judge.compare import truncation_marker
+from snipcheck.run import PYTHON_RUNNERS
 from test_faults_support import Build, cached_ids, copy_root, sphinx_build
 
 LONG_LINE = "0123456789" * 10_000
@@ -123,7 +122,7 @@ def hint(expect: str) -> str:
 def test_every_other_snippet_and_page_still_builds(faults: Faults) -> None:
     soup = html(faults.page)
     paragraphs = {p.get_text() for p in soup.find_all("p")}
-    cases = re.findall(r"^after (\S+)$", faults.index.read_text(encoding="utf-8"), re.M)
+    cases = re.findall(r"^after (\S+)$", faults.index.read_text(encoding="utf-8"), re.MULTILINE)
     assert len(cases) == 17
     assert {f"after {case}" for case in cases} <= paragraphs
     assert blocks(faults.page, "fault/control") == [(["snipcheck-stdout"], "control ran\n")]
@@ -149,7 +148,7 @@ def test_the_faults_fail_the_build_without_w_and_the_summary_names_each(faults: 
     assert faults.build.statuscode == 1
     summary = faults.build.summary
     assert summary is not None and "the build fails" in summary
-    named = sorted(re.findall(r"^  \S+:\d+: (\S+): \w+$", summary, re.M))
+    named = sorted(re.findall(r"^  \S+:\d+: (\S+): \w+$", summary, re.MULTILINE))
     assert named == ["fault/exit3", "fault/flood", "fault/longline-drift", "fault/loop", "fault/markup", "fault/segv", "fault/syntax"]
 
 
@@ -350,7 +349,7 @@ def test_200_mb_of_output_is_capped_stopped_and_warned_about(faults: Faults) -> 
 
 
 @pytest.mark.sphinx("html", testroot="fault-ansi")
-def test_ansi_escapes_other_than_colours_never_reach_the_html(app) -> None:  # noqa: ANN001
+def test_ansi_escapes_other_than_colours_never_reach_the_html(app) -> None:
     app.build()
     page = Path(app.outdir) / "index.html"
     assert blocks(page, "ansi/after") == [(["snipcheck-stdout"], "after the escapes\n")]
@@ -364,7 +363,7 @@ def test_ansi_escapes_other_than_colours_never_reach_the_html(app) -> None:  # n
 
 
 @pytest.mark.sphinx("html", testroot="fault-fork")
-def test_fork_runner_shows_the_same_warning_in_both_snippets_and_leaks_no_state(app, stamp) -> None:  # noqa: ANN001
+def test_fork_runner_shows_the_same_warning_in_both_snippets_and_leaks_no_state(app, stamp) -> None:
     # jobs = 1: the runs happen one after another, in page order, each forked
     # from the same parent (test_faults_runner.py has the one-process control).
     if stamp.torch is None:

@@ -17,13 +17,12 @@ import os
 from pathlib import Path
 
 import pytest
-
-from snipcheck import accept, cli
+from snipcheck.app import accept, cli
+from snipcheck.app.project import Project
 from snipcheck.files import WriteError
-from snipcheck.project import Project
-from snipcheck.rewrite import Unwritable
 from snipcheck.model import Stamp
-from snipcheck.verify import Report, SnippetReport
+from snipcheck.report.verify import Report, SnippetReport
+from snipcheck.sources.rewrite import Unwritable
 
 STAMP = Stamp("3.11.7", "2.15.0+cpu", "CPU", "Linux x86_64")
 PAGES = {
@@ -115,25 +114,25 @@ def _writes_half_then_fails(target: str, exc: BaseException, monkeypatch: pytest
     hit: list[str] = []
 
     class HalfWriter:
-        def __init__(self, f):  # noqa: ANN001
+        def __init__(self, f):
             self._f = f
 
-        def write(self, data):  # noqa: ANN001, ANN201
+        def write(self, data):
             self._f.write(data[: len(data) // 2])
             self._f.flush()
             hit.append(name)
             raise exc
 
-        def __getattr__(self, attr: str):  # noqa: ANN204
+        def __getattr__(self, attr: str):
             return getattr(self._f, attr)
 
-        def __enter__(self):  # noqa: ANN204
+        def __enter__(self):
             return self
 
-        def __exit__(self, *args):  # noqa: ANN002, ANN204
+        def __exit__(self, *args):
             return self._f.__exit__(*args)
 
-    def fake_open(file, mode="r", *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+    def fake_open(file, mode="r", *args, **kwargs):
         nonlocal name
         f = real_open(file, mode, *args, **kwargs)
         if any(c in mode for c in "wax+"):
@@ -150,7 +149,7 @@ def _writes_half_then_fails(target: str, exc: BaseException, monkeypatch: pytest
 
 @pytest.mark.parametrize("exc", [KeyboardInterrupt(), OSError(28, "No space left on device")], ids=["ctrl-c", "disk-full"])
 def test_interrupted_mid_write_of_the_second_file_leaves_every_file_old_or_new(
-    root: Path, old_and_new, monkeypatch: pytest.MonkeyPatch, exc: BaseException  # noqa: ANN001
+    root: Path, old_and_new, monkeypatch: pytest.MonkeyPatch, exc: BaseException
 ) -> None:
     old, new = old_and_new
     hit = _writes_half_then_fails("b.md", exc, monkeypatch)
@@ -163,13 +162,13 @@ def test_interrupted_mid_write_of_the_second_file_leaves_every_file_old_or_new(
 
 
 def test_failing_rename_of_the_second_file_leaves_every_file_old_or_new(
-    root: Path, old_and_new, monkeypatch: pytest.MonkeyPatch  # noqa: ANN001
+    root: Path, old_and_new, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     old, new = old_and_new
     real_replace = os.replace
     calls: list[str] = []
 
-    def replace(src, dst):  # noqa: ANN001, ANN202
+    def replace(src, dst):
         calls.append(os.fspath(dst))
         if len(calls) == 2:
             raise OSError(28, "No space left on device")
@@ -183,13 +182,13 @@ def test_failing_rename_of_the_second_file_leaves_every_file_old_or_new(
     assert assert_old_or_new(root, old, new) == {"docs/a.md": "old", "docs/b.md": "old", "docs/index.md": "old", "pyproject.toml": "old", "conf.py": "old"}
 
 
-def test_a_file_that_cannot_be_put_back_is_named(root: Path, old_and_new, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+def test_a_file_that_cannot_be_put_back_is_named(root: Path, old_and_new, monkeypatch: pytest.MonkeyPatch) -> None:
     # The disk stays full: b.md fails, and so does putting a.md back.
     old, new = old_and_new
     real_replace = os.replace
     calls: list[str] = []
 
-    def replace(src, dst):  # noqa: ANN001, ANN202
+    def replace(src, dst):
         calls.append(os.fspath(dst))
         if len(calls) >= 2:
             raise OSError(28, "No space left on device")
@@ -208,7 +207,7 @@ def test_a_file_that_cannot_be_put_back_is_named(root: Path, old_and_new, monkey
 
 
 def test_an_edit_that_cannot_be_made_stops_accept_before_any_file_is_written(
-    root: Path, old_and_new  # noqa: ANN001
+    root: Path, old_and_new
 ) -> None:
     # b.md's body would hold a line of four backticks, closing the tab-item
     # around it: found only when b.md's new text is worked out, after a.md's.
@@ -230,7 +229,7 @@ def test_accept_command_reports_a_failed_write_as_an_error(
     (root / "report.json").write_text(json.dumps(report().to_json()))
     real_replace = os.replace
 
-    def replace(src, dst):  # noqa: ANN001, ANN202
+    def replace(src, dst):
         if os.fspath(dst).endswith("b.md"):
             raise OSError(28, "No space left on device")
         return real_replace(src, dst)

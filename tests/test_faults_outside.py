@@ -19,8 +19,8 @@ import pytest
 from conftest import fresh_cache
 from helpers import directive_line, html
 from snipcheck.model import Snippet, Tags
-from snipcheck.runner.python import prepare_run_dir
-from snipcheck.snippets import SnippetError, load, shown_path
+from snipcheck.run.python import prepare_run_dir
+from snipcheck.sources.snippets import SnippetError, load, shown_path
 from test_faults_support import copy_root, sphinx_build
 
 OLD = 1_000_000_000_000_000_000  # 2001-09-09, in ns: any write would move it

@@ -24,9 +24,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from snipcheck.model import ExceptionInfo, Stamp
-from snipcheck.runner import PYTHON_RUNNERS, Runner, make_runner
+from snipcheck.run import PYTHON_RUNNERS, Runner, make_runner
 from test_runner import (  # noqa: F401 - fixtures
     HOST_CHILDREN,
     HOST_PID,
@@ -150,8 +149,8 @@ _MEASURE = textwrap.dedent(
     import json, resource, sys
     from pathlib import Path
     from snipcheck.model import Stamp
-    from snipcheck.runner import make_runner
-    from snipcheck.snippets import load
+    from snipcheck.run import make_runner
+    from snipcheck.sources.snippets import load
 
     root, kind = Path(sys.argv[1]), sys.argv[2]
     stamp = Stamp(**json.loads(sys.argv[3]))
@@ -208,7 +207,7 @@ def test_200_mb_of_output_is_capped_in_bounded_memory_and_stopped(kind: str, how
 
 
 def test_a_sink_counts_its_margin_past_the_limit_then_is_full() -> None:
-    from snipcheck.runner.channel import MARGIN_FLOOR, Sink
+    from snipcheck.run.channel import MARGIN_FLOOR, Sink
 
     sink = Sink(10, margin=5)
     sink.add(("stdout", "text"), b"x" * 15)
@@ -262,7 +261,7 @@ LSTM_MESSAGE = "UserWarning: dropout option adds dropout after all but last recu
 
 
 @pytest.fixture(scope="module")
-def torch_fork(stamp: Stamp):  # noqa: ANN201
+def torch_fork(stamp: Stamp):
     """One fork runner whose server preloaded torch (all runs fork that one parent)."""
     if stamp.torch is None:
         pytest.skip("torch is not installed")

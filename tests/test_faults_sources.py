@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from helpers import directive_line, html, plain, snipcheck_warnings
 from snipcheck.settings import VALUES
 from test_faults_support import Build, cached_ids, copy_root, sphinx_build
@@ -58,7 +57,7 @@ def sources(tmp_path_factory: pytest.TempPathFactory, probe_cache: Path) -> Sour
 def test_every_other_snippet_and_page_still_builds(sources: Sources) -> None:
     page = sources.build.outdir / "index.html"
     paragraphs = {p.get_text() for p in html(page).find_all("p")}
-    cases = re.findall(r"^after (\S+)$", sources.index.read_text(encoding="utf-8"), re.M)
+    cases = re.findall(r"^after (\S+)$", sources.index.read_text(encoding="utf-8"), re.MULTILINE)
     assert len(cases) == 8
     assert {f"after {case}" for case in cases} <= paragraphs
     for snippet_id, page_name, text in (
@@ -169,7 +168,7 @@ def test_only_these_warnings(sources: Sources) -> None:
     ],
 )
 def test_invalid_config_value_names_the_value_and_the_default_and_the_build_goes_on(
-    make_app, app_params, name: str, value: object, why: str | None  # noqa: ANN001
+    make_app, app_params, name: str, value: object, why: str | None
 ) -> None:
     args, kwargs = app_params
     app = make_app(*args, **{**kwargs, "confoverrides": {**kwargs["confoverrides"], name: value}})

@@ -22,10 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sphinx.testing.util import SphinxTestApp
-
 from helpers import plain
-from snipcheck.cache import ResultCache
+from snipcheck.engine.cache import ResultCache
+from sphinx.testing.util import SphinxTestApp
 
 TESTS = Path(__file__).parent
 ROOTS = TESTS / "roots"
@@ -100,7 +99,7 @@ def split_warnings(text: str) -> list[str]:
     """A Sphinx warning stream cut into warnings: each starts with a line
     ``[<location>: ]WARNING: `` (or ``ERROR: ``); helpers.snipcheck_warnings
     would glue a warning of another type to the snipcheck one after it."""
-    return [w.rstrip("\n") for w in re.split(r"^(?=(?:\S+: )?(?:WARNING|ERROR): )", plain(text), flags=re.M) if w.strip()]
+    return [w.rstrip("\n") for w in re.split(r"^(?=(?:\S+: )?(?:WARNING|ERROR): )", plain(text), flags=re.MULTILINE) if w.strip()]
 
 
 def copy_root(name: str, dest: Path) -> Path:

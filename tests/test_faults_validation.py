@@ -25,9 +25,9 @@ from pathlib import Path
 import pytest
 from conftest import fresh_cache
 from helpers import directive_line, html, snipcheck_cli
-from snipcheck import tags
 from snipcheck.settings import VALUES, problem
-from snipcheck.snippets import MAX_ID_LENGTH, SnippetError, check_id
+from snipcheck.sources import tags
+from snipcheck.sources.snippets import MAX_ID_LENGTH, SnippetError, check_id
 from test_faults_support import copy_root, sphinx_build
 
 # --- tags that can never hold (sources.md #11) -------------------------------------------------
@@ -222,7 +222,7 @@ def test_a_read_only_cache_folder_is_one_cache_warning_and_runs_go_on(tmp_path: 
     assert warnings == [
         (
             f"WARNING: cannot write to the cache directory {cache_dir} (Read-only file system); "
-            "snippets run without the cache in this build [snipcheck.cache]"
+            "snippets run without the cache in this build [snipcheck.engine.cache]"
         )
     ]
 
@@ -238,7 +238,7 @@ def test_a_full_cache_folder_is_one_cache_warning_and_runs_go_on(tmp_path: Path)
     assert warnings == [
         (
             f"WARNING: cannot write to the cache directory {cache_dir} (No space left on device); "
-            "snippets run without the cache in this build [snipcheck.cache]"
+            "snippets run without the cache in this build [snipcheck.engine.cache]"
         )
     ]
 
@@ -249,13 +249,13 @@ def test_a_file_in_place_of_the_cache_folder_is_one_cache_warning_and_runs_go_on
     warnings, _ = cache_build(tmp_path, blocker)
     (warning,) = warnings
     assert warning.startswith(f"WARNING: cannot write to the cache directory {blocker} (")
-    assert warning.endswith("snippets run without the cache in this build [snipcheck.cache]")
+    assert warning.endswith("snippets run without the cache in this build [snipcheck.engine.cache]")
     assert blocker.read_text() == "not a folder\n"
 
 
 def test_the_probe_itself_survives_a_cache_folder_it_cannot_write(tmp_path: Path) -> None:
     # environment.probe stored its answers unconditionally and raised OSError.
-    from snipcheck.environment import probe_environment
+    from snipcheck.run.environment import probe_environment
 
     blocker = tmp_path / "cache"
     blocker.write_text("")

@@ -24,19 +24,18 @@ import zlib
 from pathlib import Path
 
 import pytest
-from snipcheck import figures as figure_files
-from snipcheck import png
-from snipcheck.model import Event, Figure, RunResult, Stamp
-from snipcheck.runner import make_runner
-from snipcheck.runner.python import BOOTSTRAP_DIR, child_environment, prepare_run_dir
-from snipcheck.snippets import load
-
 from helpers import html, snipcheck_cli, snipcheck_warnings
+from snipcheck import png
+from snipcheck.judge import figures as figure_files
+from snipcheck.model import Event, Figure, RunResult, Stamp
+from snipcheck.run import make_runner
+from snipcheck.run.python import BOOTSTRAP_DIR, child_environment, prepare_run_dir
+from snipcheck.sources.snippets import load
 
 pytest.importorskip("matplotlib")  # the test extra brings it
 
 sys.path.insert(0, BOOTSTRAP_DIR)
-import _snipcheck_child  # noqa: E402 - the child's PNG encoder, to make known images
+import _snipcheck_child
 
 sys.path.remove(BOOTSTRAP_DIR)
 
@@ -157,7 +156,7 @@ def test_agg_is_chosen_over_a_configured_backend_and_mplbackend_is_respected(
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_each_cell_of_a_chain_gets_the_images_it_saved(kind: str, stamp: Stamp, tmp_path: Path) -> None:
-    from snipcheck.chains import attach
+    from snipcheck.sources.chains import attach
 
     sources = {
         "c/a": "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.savefig('a.png')\nprint('a')\n",
@@ -183,7 +182,7 @@ def test_each_cell_of_a_chain_gets_the_images_it_saved(kind: str, stamp: Stamp, 
 
 
 def test_the_reader_puts_an_image_together_from_its_frames(monkeypatch: pytest.MonkeyPatch) -> None:
-    from snipcheck.runner import channel as channel_mod
+    from snipcheck.run import channel as channel_mod
 
     token = b"T" * channel_mod.TOKEN_BYTES
     chan = channel_mod.Channel()
@@ -459,7 +458,7 @@ def test_changed_data_drifts_with_both_images_in_the_report(recorded: Path, tmp_
         rf"stated image: {report}\.stated\.png, new image: {report}\.actual\.png; "
         r"if the new figure is right, record it: snipcheck record f/plot \[snipcheck\.drift\]",
         warning,
-        re.S,
+        re.DOTALL,
     ), warning
     assert (recorded / f"{report}.stated.png").read_bytes() == (recorded / "_snipcheck_figures/f/plot-1.png").read_bytes()
     assert not figure_files.compare_bytes(1, Path(), (recorded / f"{report}.stated.png").read_bytes(),
@@ -497,7 +496,7 @@ def test_accept_writes_the_new_figures_a_verify_run_found(tmp_path: Path) -> Non
     assert "its figures are not in the report" in from_json.stderr
     accepted = snipcheck_cli(root, "accept", "--force", cache=tmp_path / "cache")
     assert accepted.returncode == 0, accepted.stdout + accepted.stderr
-    assert re.search(r"^wrote .*_snipcheck_figures/f/plot-1\.png$", accepted.stdout, re.M)
+    assert re.search(r"^wrote .*_snipcheck_figures/f/plot-1\.png$", accepted.stdout, re.MULTILINE)
     assert sphinx(root, "html", tmp_path / "cache", "-W").returncode == 0
 
 

@@ -4,11 +4,11 @@ The guide is a Sphinx project of its own whose examples are snippets.  It is
 built once per module with ``-W``, execution on, into a temporary folder, and
 its reference page must define every name the extension offers: each config
 value of :data:`snipcheck.settings.VALUES` (with its real default), each tag
-key of :data:`snipcheck.tags.KNOWN_KEYS`, each warning subtype of
+key of :data:`snipcheck.sources.tags.KNOWN_KEYS`, each warning subtype of
 :data:`snipcheck.sphinxext.log.SUBTYPES`, each CLI command and option of
-:func:`snipcheck.cli._parser`, each directive, directive option and role the
+:func:`snipcheck.app.cli._parser`, each directive, directive option and role the
 extension registers, and each normalizer of
-:data:`snipcheck.normalize.REGISTRY`.  A name missing from the page, or one the
+:data:`snipcheck.judge.normalize.REGISTRY`.  A name missing from the page, or one the
 extension gains without a line in the guide, fails here, so the guide cannot
 go stale silently.  "Defined" means an anchor made by a definition directive
 (``confval``, ``tagkey``, ``subtype``, ``command``, ``option``,
@@ -31,7 +31,10 @@ from unittest import mock
 import pytest
 from bs4 import BeautifulSoup
 from conftest import REPO
-from snipcheck import cli, normalize, settings, tags
+from snipcheck import settings
+from snipcheck.app import cli
+from snipcheck.judge import normalize
+from snipcheck.sources import tags
 from snipcheck.sphinxext import log
 from test_noxfile import noxfile, session  # noqa: F401  (the noxfile under a recording stand-in)
 
@@ -123,7 +126,7 @@ def test_the_guide_builds_with_W_and_runs_every_snippet(built: dict[str, Path | 
 def test_the_guide_is_english_and_loads_no_chapter_extension(built: dict[str, Path | str]) -> None:
     conf = (GUIDE / "conf.py").read_text(encoding="utf-8")
     assert 'language = "en"' in conf
-    assert "snipcheck.chapter" not in conf
+    assert "snipcheck_chapter" not in conf
     for page in PAGES:
         text = (Path(built["html"]) / f"{page}.html").read_text(encoding="utf-8")
         assert not [ch for ch in text if "\u4e00" <= ch <= "\u9fff"], page

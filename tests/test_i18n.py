@@ -49,11 +49,11 @@ def labels_in_code() -> dict[str, str]:
                 )
                 found.setdefault(arg.value, f"{path.relative_to(PACKAGE)}:{node.lineno}")
     # the documented differences of a run, which the snipcheck-differences directive translates
-    from snipcheck.runner import DIFFERENCES
+    from snipcheck.run import DIFFERENCES
 
     for name, text in DIFFERENCES.items():
-        found.setdefault(name, "runner/__init__.py DIFFERENCES")
-        found.setdefault(text, "runner/__init__.py DIFFERENCES")
+        found.setdefault(name, "run/__init__.py DIFFERENCES")
+        found.setdefault(text, "run/__init__.py DIFFERENCES")
     return found
 
 
@@ -138,7 +138,7 @@ def test_an_english_project_page_holds_no_chinese(app) -> None:
 @pytest.mark.sphinx(
     "html", testroot="i18n", confoverrides={"snipcheck_execute": False, "snipcheck_reference": "torch 2.13.0"}
 )
-def test_the_environment_box_of_any_project_speaks_of_its_pages_not_of_a_chapter(app) -> None:  # noqa: ANN001
+def test_the_environment_box_of_any_project_speaks_of_its_pages_not_of_a_chapter(app) -> None:
     app.build()
     box = html(Path(app.outdir) / "index.html").select_one(".snipcheck-environment").get_text()
     assert "This build did not execute code: the outputs below are the ones the page source states." in box
@@ -149,7 +149,7 @@ def test_the_environment_box_of_any_project_speaks_of_its_pages_not_of_a_chapter
 @pytest.mark.parametrize("language", ["en", "zh_CN"])
 def test_the_page_states_how_a_run_differs_from_plain_python(make_app, rootdir, tmp_path: Path, language: str) -> None:
     # runner.md / issue 11: the documented differences are on the page, in its language
-    from snipcheck.runner import DIFFERENCES
+    from snipcheck.run import DIFFERENCES
 
     srcdir = tmp_path / "src"
     shutil.copytree(rootdir / "test-i18n", srcdir)

@@ -7,7 +7,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOTS
 from helpers import html, placements_in, snipcheck_cli
 from test_faults_support import sphinx_build

@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import fresh_cache
 from gates import Gate, as_a_terminal_starts_it, ctrl_c
-from snipcheck import cli, files
+from snipcheck import files
+from snipcheck.app import cli
 
 CONF = """\
 extensions = ["myst_parser", "snipcheck"]
@@ -183,9 +183,9 @@ def leftovers(root: Path) -> list[str]:
     ("owner", "name", "after"),
     [
         ("snipcheck.sphinxext.index", "read_index", False),  # reading the pages
-        ("snipcheck.cli", "judge", False),  # comparing the first run
-        ("snipcheck.variation:Rerun", "problem", False),  # comparing the runs again under other hash seeds
-        ("snipcheck.project:Project", "rewrite", False),
+        ("snipcheck.app.cli", "judge", False),  # comparing the first run
+        ("snipcheck.pending.variation:Rerun", "problem", False),  # comparing the runs again under other hash seeds
+        ("snipcheck.app.project:Project", "rewrite", False),
         ("snipcheck.sphinxext.index", "read_back_cells", True),  # the rewritten pages parsed again
         ("snipcheck.files", "_temporary", True),  # the new bytes written, nothing replaced yet
     ],
@@ -200,7 +200,7 @@ def test_ctrl_c_before_the_first_page_is_replaced_writes_nothing(
     module, _, attr = owner.partition(":")
     target = importlib.import_module(module)
     # a temporary file counts only beside a page (not beside a cache or index file)
-    page: Callable[..., bool] = lambda path, *args, **kwargs: Path(path).parent.name == "docs"  # noqa: E731
+    page: Callable[..., bool] = lambda path, *args, **kwargs: Path(path).parent.name == "docs"
     interrupt_at(monkeypatch, getattr(target, attr) if attr else target, name, after,
                  when=page if name == "_temporary" else lambda *args, **kwargs: True)  # fmt: skip
     before = every_file(two_pages)
@@ -227,7 +227,7 @@ def test_ctrl_c_after_the_first_page_is_replaced_finishes_the_write_and_says_so(
 def test_a_second_ctrl_c_while_the_runs_stop_ends_at_once_without_a_traceback(
     two_pages: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from snipcheck.runner import capture
+    from snipcheck.run import capture
 
     interrupt_at(monkeypatch, cli, "judge")
     exits: list[int] = []
@@ -247,7 +247,7 @@ def test_stop_live_runs_is_quiet_when_a_run_closes_its_socket_meanwhile(monkeypa
     # a run's thread closed its control socket between the two loops.
     import socket
 
-    from snipcheck.runner import capture
+    from snipcheck.run import capture
 
     mine, theirs = socket.socketpair()
     real_shutdown = mine.shutdown
@@ -270,7 +270,7 @@ def test_ctrl_c_while_new_creates_its_file_leaves_it_whole_and_says_so(
 ) -> None:
     # Was: a KeyboardInterrupt traceback and an empty snippets/f/new.py (the
     # interrupt came between creating the file and filling it).
-    from snipcheck import scaffold
+    from snipcheck.app import scaffold
 
     monkeypatch.setattr(scaffold, "open", open, raising=False)
     interrupt_at(monkeypatch, scaffold, "open", after=True)

@@ -13,11 +13,10 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
-from sphinx.errors import SphinxWarning
-from sphinx.testing.util import SphinxTestApp
-
 from conftest import fresh_cache
 from helpers import plain
+from sphinx.errors import SphinxWarning
+from sphinx.testing.util import SphinxTestApp
 from test_faults_support import sphinx_build
 
 #: Seconds the later page's snippet waits for the earlier page to be written.

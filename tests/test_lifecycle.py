@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 from load import RUN_PID, Inbox, alive, host_pid, spec_gone, wait_gone
 from snipcheck.model import RunResult, Stamp
-from snipcheck.runner import Runner, make_runner, sandbox
-from snipcheck.runner.capture import RunError
-from snipcheck.snippets import load
+from snipcheck.run import Runner, make_runner, sandbox
+from snipcheck.run.capture import RunError
+from snipcheck.sources.snippets import load
 from test_run_command import cli_env, cli_project
 
 MODES = ["pidns", "no-pidns"]

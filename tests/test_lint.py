@@ -32,8 +32,8 @@ from docutils import nodes
 from markdown_it.renderer import RendererHTML
 from myst_parser.config.main import MdParserConfig
 from myst_parser.parsers.mdit import create_md_parser
-from snipcheck.placement import Placement
-from snipcheck.snippets import SnippetError, discover, load
+from snipcheck.sources.placement import Placement
+from snipcheck.sources.snippets import SnippetError, discover, load
 
 DOCS = REPO / "docs"
 SNIPPETS = REPO / "snippets"
@@ -195,7 +195,7 @@ def test_each_snippet_is_placed_once_and_anchors_are_unique(placements: list[Pla
     assert [a for a, n in anchors.items() if n > 1] == []
 
 
-def test_every_placed_id_has_a_file_and_every_file_is_placed(placements: list[Placement], chapter_index) -> None:  # noqa: ANN001
+def test_every_placed_id_has_a_file_and_every_file_is_placed(placements: list[Placement], chapter_index) -> None:
     placed = {p.snippet_id for p in placements}
     files = set(discover(SNIPPETS))
     in_pages = {c.snippet_id for c in chapter_index.code}  # code written in the page (snippet-code)

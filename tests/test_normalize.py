@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-
-from snipcheck import normalize as N
+from snipcheck.judge import normalize as N
 
 # Captured from a real run (torch 2.13.0+cpu, Python 3.11, a virtualenv under
 # /work/main/.venv): a C++ warning with its "Triggered internally" suffix, an
@@ -161,7 +160,7 @@ def test_resolve_keeps_order_and_rejects_unknown_names() -> None:
 
 
 def test_torch_log_prefix_masks_time_process_and_line_but_keeps_the_message() -> None:
-    from snipcheck.normalize import REGISTRY
+    from snipcheck.judge.normalize import REGISTRY
 
     masked = REGISTRY["torch-log-prefix"]
     a = "W1201 20:31:19.251000 22 torch/utils/cpp_extension.py:183] [0/0] No CUDA runtime is found\nok\n"
@@ -180,7 +179,7 @@ def test_no_cuda_runtime_log_line_is_left_out_of_the_comparison_and_reported_as_
     # on the CPU build, which does not.  The line describes the build, so it is
     # compare-only (the page and the report's actual output keep it) and the
     # report's `masked` field names it.
-    from snipcheck.compare import masking_normalizers
+    from snipcheck.judge.compare import masking_normalizers
 
     line = "W1201 20:31:19.251000 22 torch/utils/cpp_extension.py:183] [0/0] No CUDA runtime is found, using CUDA_HOME='/usr/local'\n"
     stated, actual = "same: True\n", line + "same: True\n"

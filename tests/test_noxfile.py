@@ -9,7 +9,6 @@ environment it runs in, is recorded.
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from load import busy
-from snipcheck.runner import Runner
+from snipcheck.run import Runner
 from test_runner import LIMIT, TIMEOUT, project, runner, write  # noqa: F401 - fixtures
 from test_runner_cases import CHILD_ALTERNATING, CHILD_EXPECTED, pairs
 

@@ -19,7 +19,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from helpers import placements_in
 from wheel_fixtures import venv_environ, venv_with
 
@@ -152,7 +151,7 @@ def test_pytest_snipcheck_collects_each_placement_passes_then_fails_with_the_dif
     root = copy(recorded, tmp_path)
     passed = tool(venv, "pytest", "--snipcheck", "-p", "no:cacheprovider", "-v", cwd=root)
     assert passed.returncode == 0, passed.stdout + passed.stderr
-    assert re.findall(r"^(\S+) PASSED", passed.stdout, re.M) == ["index.rst::tutorial/hello", "page.md::tutorial/inline"]
+    assert re.findall(r"^(\S+) PASSED", passed.stdout, re.MULTILINE) == ["index.rst::tutorial/hello", "page.md::tutorial/inline"]
     assert "collected 2 items" in passed.stdout and "2 passed" in passed.stdout
     assert "plugins: snipcheck-" in passed.stdout  # the plugin of the installed wheel, through its entry point
     line = drift(root, venv)

@@ -59,7 +59,7 @@ def test_the_wheel_carries_the_package_with_its_data_and_nothing_else(dists: dic
     info = f"snipcheck-{source_version()}.dist-info/"
     inside = {n.removeprefix("snipcheck/") for n in names if n.startswith("snipcheck/")}
     wanted = package_files(dists["project"])
-    assert {"py.typed", "static/snipcheck.css", "static/snipcheck-ansi.css", "runner/bootstrap/forkserver.py"} <= wanted
+    assert {"py.typed", "static/snipcheck.css", "static/snipcheck-ansi.css", "run/bootstrap/forkserver.py"} <= wanted
     assert any(n.startswith("locale/") and n.endswith(".po") for n in wanted)
     assert any(n.startswith("locale/") and n.endswith(".mo") for n in wanted)
     assert inside == wanted
@@ -114,7 +114,7 @@ def third_party_imports() -> dict[str, set[str]]:
     found: dict[str, set[str]] = {}
     # The runner's bootstrap modules import each other by their top-level
     # names (they run with their folder as sys.path[0]): they are ours too.
-    own = {"snipcheck"} | {path.stem for path in (PACKAGE / "runner" / "bootstrap").glob("*.py")}
+    own = {"snipcheck"} | {path.stem for path in (PACKAGE / "run" / "bootstrap").glob("*.py")}
     for path in PACKAGE.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
@@ -140,7 +140,7 @@ def test_every_import_is_a_declared_core_dependency(dists: dict[str, Path]) -> N
         for module, files in imports.items()
         if not {canonicalize_name(d) for d in providers.get(module, [])} & core
         # the pytest plugin is loaded by pytest itself: where it runs, pytest is there
-        and not (module == "pytest" and files == {"pytest_plugin.py"})
+        and not (module == "pytest" and files == {"app/pytest_plugin.py"})
     }
     assert undeclared == {}, f"imported but not in the core dependencies: {undeclared}"
 

@@ -15,7 +15,7 @@ namespace, and must give byte-identical stdout, stderr, terminal order
 Two things are normalised on every side alike, because they differ between two
 plain runs too: the run directory (a fresh one per run) and object addresses
 (``0x7f…``).  What cannot be identical is the short list in
-:data:`snipcheck.runner.DIFFERENCES`; ``test_documented_differences_*`` keep it true.
+:data:`snipcheck.run.DIFFERENCES`; ``test_documented_differences_*`` keep it true.
 """
 
 from __future__ import annotations
@@ -35,9 +35,9 @@ from pathlib import Path
 import pytest
 from snipcheck.model import RunResult, Snippet, Stamp
 from snipcheck.rawbytes import from_bytes
-from snipcheck.runner import DIFFERENCES, Runner, make_runner
-from snipcheck.runner.python import BOOTSTRAP_DIR, HASH_SEED, PASSTHROUGH, output_rewrite, prepare_run_dir
-from snipcheck.snippets import load
+from snipcheck.run import DIFFERENCES, Runner, make_runner
+from snipcheck.run.python import BOOTSTRAP_DIR, HASH_SEED, PASSTHROUGH, output_rewrite, prepare_run_dir
+from snipcheck.sources.snippets import load
 from terminal import on_terminals
 
 CORPUS = Path(__file__).parent / "roots" / "parity-corpus"
@@ -293,7 +293,7 @@ def test_documented_difference_of_files_holds(tmp_path: Path, stamp: Stamp, monk
     # DIFFERENCES["files"]: the file system read-only, /dev/shm (and /tmp) the run's own;
     # the same uid.  Run twice each: plain python sees the marker the first run
     # left; a run never does.
-    from snipcheck.runner import sandbox
+    from snipcheck.run import sandbox
 
     monkeypatch.setenv("SNIPCHECK_NAMESPACES", "1")  # whatever a module fixture of this file set
     if sandbox.protection():
@@ -351,7 +351,7 @@ def test_documented_differences_of_processes_capabilities_and_stdin_hold(
     # ["files"] (the run directory's one entry in /dev/shm), under each runner,
     # against what plain python shows (its /proc is the machine's, its
     # capabilities the user's, its stdin here a pipe at end of file too).
-    from snipcheck.runner import sandbox
+    from snipcheck.run import sandbox
 
     monkeypatch.setenv("SNIPCHECK_NAMESPACES", "1")  # whatever a module fixture of this file set
     if sandbox.confinement():
@@ -370,7 +370,7 @@ def test_documented_differences_of_processes_capabilities_and_stdin_hold(
         "/dev/tty No such device or address",
         "argv ['snippets/probe.py'] ['snippets/probe.py'] True",
     ]
-    from snipcheck.runner.python import run_root
+    from snipcheck.run.python import run_root
 
     shm = "['snipcheck']" if run_root() == "/dev/shm" else "[]"  # the run directory's entry, where it lies there
     cmdline = {"subprocess": "[b'snippets/probe.py']", "fork": f"[{str(Path(BOOTSTRAP_DIR) / 'forkserver.py').encode()!r}]"}
@@ -408,7 +408,7 @@ def test_documented_differences_of_devices_and_system_v_ipc_hold(
     import pty
     import stat
 
-    from snipcheck.runner import sandbox
+    from snipcheck.run import sandbox
 
     monkeypatch.setenv("SNIPCHECK_NAMESPACES", "1")  # whatever a module fixture of this file set
     if sandbox.confinement():

@@ -16,7 +16,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from snipcheck.model import Stamp
 from snipcheck.settings import Settings
 from test_faults_support import Build, sphinx_build
@@ -134,8 +133,8 @@ def test_the_preloads_finalizers_behave_as_in_a_plain_run(tmp_path: Path, stamp:
     each still runs its callback once when its object dies, a held one is
     still the one its holder can call or detach, and the snippet's own run
     at exit, as in a plain run."""
-    from snipcheck.runner import make_runner
-    from snipcheck.snippets import load
+    from snipcheck.run import make_runner
+    from snipcheck.sources.snippets import load
 
     (tmp_path / "lib").mkdir()
     (tmp_path / "lib" / "held.py").write_text(HELD)
@@ -194,8 +193,8 @@ def test_the_preloads_loose_finalizers_lie_together_in_a_run(tmp_path: Path, sta
     lay on ~140 pages).  The fork server makes the preload's loose ones again
     side by side: here 120 of them, each 100 finalizers apart (on a page of
     its own) in a plain run, lie on a handful of pages in a forked run."""
-    from snipcheck.runner import make_runner
-    from snipcheck.snippets import load
+    from snipcheck.run import make_runner
+    from snipcheck.sources.snippets import load
 
     (tmp_path / "lib").mkdir()
     (tmp_path / "lib" / "scattered.py").write_text(SCATTERED)

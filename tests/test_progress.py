@@ -18,7 +18,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import fresh_cache
 from helpers import plain
 from test_faults_support import sphinx_build

@@ -71,7 +71,7 @@ def pytest_run(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def tally(out: str) -> str:
-    return re.findall(r"^=+ (.*) in [\d.]+s", out, re.M)[-1]
+    return re.findall(r"^=+ (.*) in [\d.]+s", out, re.MULTILINE)[-1]
 
 
 def test_one_item_per_placement_and_a_failure_with_the_diff(project: Path) -> None:

@@ -18,11 +18,11 @@ import pytest
 from helpers import html, placements_in, snipcheck_cli, write_project
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from snipcheck.compare import judge
+from snipcheck.judge.compare import judge
 from snipcheck.model import Stamp
 from snipcheck.rawbytes import from_bytes, to_bytes
-from snipcheck.runner import make_runner
-from snipcheck.snippets import load
+from snipcheck.run import make_runner
+from snipcheck.sources.snippets import load
 from test_chains import executor
 from test_faults_support import sphinx_build
 
@@ -109,14 +109,14 @@ def test_a_result_cached_by_the_runner_before_is_not_used(stamp: Stamp, tmp_path
     """The cache held the raw bytes FF FE as the text ``\\xff\\xfe`` (runner
     version 5, which also ended a chain's cells where a frame said): served
     from there, they still matched the printed text's stated output."""
-    import snipcheck.cache
+    import snipcheck.engine.cache
 
     path = tmp_path / "snippets" / "b" / "bytes.py"
     path.parent.mkdir(parents=True)
     path.write_text(BYTES)
     snippet = load("b/bytes", tmp_path / "snippets", tmp_path)
     with monkeypatch.context() as old:
-        old.setattr(snipcheck.cache, "RUNNER_VERSION", "5")
+        old.setattr(snipcheck.engine.cache, "RUNNER_VERSION", "5")
         ex = executor(stamp, tmp_path / "cache")
         try:
             (first,) = ex.map([snippet])
@@ -145,11 +145,11 @@ def test_an_incremental_build_after_the_runner_changed_runs_its_snippets_again(
     recorded as the text ``\\\\xff\\\\xfe``) stayed green in the next build of
     the same build folder: no page had changed, so none was read again and
     no snippet run again."""
-    import snipcheck.cache
+    import snipcheck.engine.cache
 
     root = write_project(tmp_path / "p", CONF, {"index.md": myst(TEXT_STATED, TEXT_STATED)}, {"b/bytes": BYTES})
     with monkeypatch.context() as old:
-        old.setattr(snipcheck.cache, "RUNNER_VERSION", "5")
+        old.setattr(snipcheck.engine.cache, "RUNNER_VERSION", "5")
         sphinx_build(root, tmp_path / "build", cache_dir)  # stores b/bytes' result
         for entry in (cache_dir / "results").glob("*/*.json"):  # as runner 5 stored it
             entry.write_text(entry.read_text(encoding="utf-8").replace(json.dumps(BYTES_STATED)[1:-1], json.dumps(TEXT_STATED)[1:-1]), encoding="utf-8")

@@ -1,4 +1,4 @@
-"""Reading aids: the reading-time estimate and resume points (chapter/reading.py).
+"""Reading aids: the reading-time estimate and resume points (snipcheck_chapter/reading.py).
 
 The test root ``test-reading`` is built so that every count is known: a title
 and three headings (2 + 3 × 3 Chinese characters), paragraphs of 700, 1,400
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from helpers import html, snipcheck_warnings
-from snipcheck.chapter.reading import RATES, Counts, lines, minutes, prose
+from snipcheck_chapter.reading import RATES, Counts, lines, minutes, prose
 
 # --- the formula ---------------------------------------------------------------
 
@@ -117,7 +117,7 @@ def test_an_edited_page_gets_new_numbers_on_the_next_build(app) -> None:
     assert left == 11
 
 
-# --- the reading list (chapter/reading_list.py) ------------------------------------------
+# --- the reading list (snipcheck_chapter/reading_list.py) ------------------------------------------
 
 
 def listed(page: Path) -> list[tuple[str, str, str]]:

@@ -11,11 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from helpers import snipcheck_cli
-from snipcheck import report_file
 from snipcheck.model import Stamp
-from snipcheck.verify import IN_MEMORY, Report, SnippetReport
+from snipcheck.report import read as report_file
+from snipcheck.report.verify import IN_MEMORY, Report, SnippetReport
 
 GOOD = Report(
     Stamp("3.11.7", "2.13.0+cpu", "CPU", "Linux x86_64"),
@@ -146,7 +145,7 @@ def test_an_older_report_without_the_later_optional_keys_is_still_read(tmp_path:
 
 @pytest.mark.parametrize(("schema", "as_run"), [("snipcheck-verify/1", "new"), ("snipcheck-verify/2", "new"), ("snipcheck-verify/3", None)])
 def test_the_outputs_of_a_report_before_3_are_as_they_ran(tmp_path: Path, schema: str, as_run: str | None) -> None:
-    # /3 writes what varies from run to run as [..] (snipcheck.steady): accepting from it
+    # /3 writes what varies from run to run as [..] (snipcheck.report.steady): accepting from it
     # writes its actual output only where no such mask is left; /1 and /2 hold outputs as they ran
     report = tmp_path / "r.json"
     report.write_text(json.dumps(with_value(schema, "schema")))
@@ -178,7 +177,7 @@ def test_merge_accept_and_review_refuse_it_in_one_line_with_status_2_and_write_n
 
 
 def test_a_damaged_review_state_file_is_named_with_what_is_wrong(tmp_path: Path) -> None:
-    from snipcheck.review import Review
+    from snipcheck.app.review import Review
 
     state = tmp_path / "review.json"
     state.write_text(json.dumps({"schema": "snipcheck-review/1", "report": without("shard"), "decisions": {}}))

@@ -2,7 +2,7 @@
 source) are reports of the chapter as it is now (issues 25 and 34).
 
 Each report carries the fingerprint of the placements and snippet sources it
-was made from (:func:`snipcheck.verify.chapter_fingerprint`).  A change to a
+was made from (:func:`snipcheck.report.verify.chapter_fingerprint`).  A change to a
 snippet, a stated output or a placement changes the chapter's fingerprint;
 until ``nox -s verify -- VERSION`` is run again, the versions page would show
 a verdict about a chapter that no longer exists.  The fingerprint leaves out
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO
-from snipcheck.project import Project
-from snipcheck.verify import chapter_fingerprint
+from snipcheck.app.project import Project
+from snipcheck.report.verify import chapter_fingerprint
 
 REPORTS = sorted((REPO / "docs" / "_reports").glob("*.json"))
 

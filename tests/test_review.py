@@ -12,10 +12,9 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from helpers import placements_in, write_project
 from snipcheck.model import Stamp
-from snipcheck.verify import Report, SnippetReport
+from snipcheck.report.verify import Report, SnippetReport
 
 STAMP = Stamp("3.11.7", "2.15.0+cpu", "CPU", "Linux x86_64")
 PAGE = "# P\n\n```{snippet} d/a\nold a\n```\n\n```{snippet} d/b\nold b\n```\n\n```{snippet} d/c\nold c\n```\n"
@@ -179,10 +178,10 @@ def test_accept_and_review_refuse_an_output_that_depends_on_the_hash_seed(fruit:
 
 
 def test_a_saved_review_keeps_each_output_as_it_ran(tmp_path: Path) -> None:
-    # A report's JSON form writes what varies from run to run as [..] (snipcheck.steady); a
+    # A report's JSON form writes what varies from run to run as [..] (snipcheck.report.steady); a
     # review begun after a verify run saves that form, and accepting after a pause must still
     # write the output the run printed, not the mask.
-    from snipcheck.review import Review
+    from snipcheck.app.review import Review
 
     ran = SnippetReport(
         "d/a", "docs/index.md", 3, "drifted", diff="-old\n+x", stated="old", actual="at 0x[..]", run_actual="at 0x7f3a2c1b9e50"

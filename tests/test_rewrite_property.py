@@ -10,7 +10,7 @@ headings).  For each, the rewrite must either
   every other stated output unchanged, and not one byte changed outside the
   directives it edited; or
 * refuse, for a reason the markup really has: an output line the page cannot
-  hold (:func:`snipcheck.rewrite.holdable`), or a fence-like line that would
+  hold (:func:`snipcheck.sources.rewrite.holdable`), or a fence-like line that would
   close a directive around it.
 """
 
@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from snipcheck.placement import OUTPUT_SEPARATOR
-from snipcheck.rewrite import Edit, Unwritable, apply, holdable
-from snipcheck.sourcetext import SourceText
+from snipcheck.sources.placement import OUTPUT_SEPARATOR
+from snipcheck.sources.rewrite import Edit, Unwritable, apply, holdable
+from snipcheck.sources.sourcetext import SourceText
 from snipcheck.sphinxext.index import Reader
 
 CONF = """\

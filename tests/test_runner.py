@@ -14,12 +14,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from load import RUN_CHILDREN, RUN_PID, spec_gone
 from snipcheck.model import Event, ExceptionInfo, Snippet, Stamp
 from snipcheck.rawbytes import from_bytes
-from snipcheck.runner import PYTHON_RUNNERS, Runner, make_runner
-from snipcheck.runner.python import RUN_DIR_NAME
-from snipcheck.snippets import load
-from load import RUN_CHILDREN, RUN_PID, spec_gone
+from snipcheck.run import PYTHON_RUNNERS, Runner, make_runner
+from snipcheck.run.python import RUN_DIR_NAME
+from snipcheck.sources.snippets import load
 from terminal import on_terminals
 
 TIMEOUT = 30.0  # generous: only the timeout tests expect to reach their limit
@@ -257,7 +257,7 @@ HASHES = "import os, sys\nprint(hash('snipcheck'), hash(b'x'), sys.flags.hash_ra
 def test_a_runner_made_with_another_hash_seed_hashes_as_plain_python_under_it(
     kind: str, project: Path, stamp: Stamp
 ) -> None:
-    # record, accept and review run an output again under other seeds (snipcheck.variation):
+    # record, accept and review run an output again under other seeds (snipcheck.pending.variation):
     # each runner, the fork server included, must really hash under the seed it is given.
     snippet = write(project, "r/hashes", HASHES)
     seen = {}
@@ -319,7 +319,7 @@ def test_nothing_is_written_into_the_project(runner: Runner, project: Path) -> N
 
 
 def test_snippet_can_import_a_helper_next_to_it(runner: Runner, project: Path) -> None:
-    # snipcheck.snippets treats '_'-prefixed files as helpers; under
+    # snipcheck.sources.snippets treats '_'-prefixed files as helpers; under
     # ``python snippets/r/uses_helper.py`` the snippet's directory is on
     # sys.path, so the helper imports.
     (project / "snippets" / "r").mkdir(parents=True)

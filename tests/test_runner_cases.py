@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 from load import busy
-from snipcheck.compare import judge, outcome_problem
+from snipcheck.judge.compare import judge, outcome_problem
+from snipcheck.judge.normalize import resolve
 from snipcheck.model import Event, Stamp, Tags
-from snipcheck.normalize import resolve
-from snipcheck.runner import Runner, make_runner
+from snipcheck.run import Runner, make_runner
 from test_runner import LIMIT, TIMEOUT, plain_python, project, runner, stream, write  # noqa: F401 - fixtures
 
 NORMALIZERS = resolve([])
@@ -124,7 +124,7 @@ def test_case_03_keyboard_interrupt_ends_by_sigint_and_its_hint_holds(runner: Ru
 
 
 def terminal(result) -> str:  # type: ignore[no-untyped-def]
-    from snipcheck.compare import terminal_text
+    from snipcheck.judge.compare import terminal_text
 
     return terminal_text(result)
 
@@ -248,8 +248,8 @@ _MEASURE = textwrap.dedent(
     import json, resource, sys
     from pathlib import Path
     from snipcheck.model import Stamp
-    from snipcheck.runner import make_runner
-    from snipcheck.snippets import load
+    from snipcheck.run import make_runner
+    from snipcheck.sources.snippets import load
 
     root, kind = Path(sys.argv[1]), sys.argv[2]
     stamp = Stamp(**json.loads(sys.argv[3]))
@@ -335,7 +335,7 @@ def test_case_15_the_default_limit_is_four_gib(project: Path, stamp: Stamp) -> N
 
 def test_case_15_memory_sizes_in_tags_and_configuration() -> None:
     from snipcheck.settings import problem
-    from snipcheck.tags import TagError, parse, parse_size
+    from snipcheck.sources.tags import TagError, parse, parse_size
 
     assert [parse_size(v) for v in ("4 GiB", "512 MiB", "2 GB", "1.5 GiB", "0", 1024)] == [
         4 << 30, 512 << 20, 2 * 10**9, 3 << 29, 0, 1024,

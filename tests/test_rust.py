@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from helpers import html, snipcheck_cli, snipcheck_warnings
 from test_faults_support import sphinx_build
 
@@ -20,7 +19,7 @@ pytestmark = pytest.mark.skipif(shutil.which("cargo") is None, reason="needs car
 
 
 @pytest.fixture
-def built(app, tmp_path: Path):  # noqa: ANN001, ANN201
+def built(app, tmp_path: Path):
     # State the tagged panic's output from a real run first, as a contributor would.
     env = dict(os.environ, SNIPCHECK_CACHE_DIR=str(tmp_path / "record-cache"))
     out = subprocess.run(
@@ -33,7 +32,7 @@ def built(app, tmp_path: Path):  # noqa: ANN001, ANN201
 
 
 @pytest.mark.sphinx("html", testroot="rustcases")
-def test_a_compile_error_is_a_located_exec_warning_shown_as_rustc_prints_it(built) -> None:  # noqa: ANN001
+def test_a_compile_error_is_a_located_exec_warning_shown_as_rustc_prints_it(built) -> None:
     app, warnings = built
     (broken,) = [w for w in warnings if "'rs/broken'" in w and "[snipcheck.exec]" in w]
     assert broken.startswith(f"{app.srcdir / 'index.md'}:3: WARNING: snippet 'rs/broken': ")
@@ -44,7 +43,7 @@ def test_a_compile_error_is_a_located_exec_warning_shown_as_rustc_prints_it(buil
 
 
 @pytest.mark.sphinx("html", testroot="rustcases")
-def test_the_page_still_builds_around_failing_rust_snippets(built) -> None:  # noqa: ANN001
+def test_the_page_still_builds_around_failing_rust_snippets(built) -> None:
     app, warnings = built
     assert not [w for w in warnings if "'rs/fine'" in w]
     page = html(Path(app.outdir) / "index.html")
@@ -53,7 +52,7 @@ def test_the_page_still_builds_around_failing_rust_snippets(built) -> None:  # n
 
 
 @pytest.mark.sphinx("html", testroot="rustcases")
-def test_a_tagged_panic_passes_and_an_untagged_one_is_reported(built) -> None:  # noqa: ANN001
+def test_a_tagged_panic_passes_and_an_untagged_one_is_reported(built) -> None:
     app, warnings = built
     assert not [w for w in warnings if "'rs/panics'" in w]
     (surprise,) = [w for w in warnings if "'rs/surprise'" in w and "[snipcheck.exec]" in w]

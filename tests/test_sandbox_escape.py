@@ -10,7 +10,7 @@ opened read-write; files written to ``/etc``, ``/var/tmp``, ``/root`` and
 to the hard one (unlimited) and allocated past it.  Now the whole file
 system is read-only to a run but its run directory, ``/tmp`` and
 ``/dev/shm``, its ``/proc`` is its PID namespace's, and it has no
-capability (``runner/bootstrap/_snipcheck_mounts.py``).  Each test here
+capability (``run/bootstrap/_snipcheck_mounts.py``).  Each test here
 fails on the commit before that change.
 """
 
@@ -29,8 +29,8 @@ from pathlib import Path
 
 import pytest
 from snipcheck.model import RunResult, Snippet, Stamp
-from snipcheck.runner import PYTHON_RUNNERS, make_runner, sandbox
-from snipcheck.snippets import load
+from snipcheck.run import PYTHON_RUNNERS, make_runner, sandbox
+from snipcheck.sources.snippets import load
 
 TIMEOUT = 60.0
 LIMIT = 1 << 20
@@ -246,9 +246,9 @@ fn main() {{
 
 @pytest.mark.skipif(shutil.which("cargo") is None, reason="needs cargo (a Rust toolchain)")
 def test_a_rust_binary_is_sealed_as_a_python_run(tmp_path: Path, project: Path) -> None:
-    from snipcheck.environment import rustc_version
-    from snipcheck.runner.python import DEFAULT_MEMORY_LIMIT
-    from snipcheck.runner.rust import RustRunner
+    from snipcheck.run.environment import rustc_version
+    from snipcheck.run.python import DEFAULT_MEMORY_LIMIT
+    from snipcheck.run.rust import RustRunner
 
     token = f"snipcheck-test-{uuid.uuid4().hex}"
     snippet = write(project, "escape", RUST_ESCAPE.format(token=token), suffix=".rs")
@@ -325,7 +325,7 @@ def test_each_run_of_a_slot_gets_fresh_tmpfs_of_its_own_memory_limit(runner: obj
     small = write(project, "small", SIZES + '# /// snipcheck\n# memory = "256 MiB"\n# ///\n')
     large = write(project, "large", SIZES + '# /// snipcheck\n# memory = "512 MiB"\n# ///\n')
     outs = [stdout(run(runner, snippet)) for snippet in (small, small, large, small, large, large)]
-    from snipcheck.runner.python import run_root
+    from snipcheck.run.python import run_root
 
     shm = "True" if run_root() != "/dev/shm" else "['snipcheck']"  # the run directory's own entry
     expected = {256: f"/tmp 256 True\n/dev/shm 256 {shm}\nlimit 256\n", 512: f"/tmp 512 True\n/dev/shm 512 {shm}\nlimit 512\n"}
@@ -451,9 +451,9 @@ def test_a_run_can_open_the_devices_a_program_needs_and_no_disk_nor_other_device
 ACCELERATORS = """\
 import json, sys
 from pathlib import Path
-from snipcheck.environment import probe
-from snipcheck.runner import make_runner, sandbox
-from snipcheck.snippets import load
+from snipcheck.run.environment import probe
+from snipcheck.run import make_runner, sandbox
+from snipcheck.sources.snippets import load
 
 root = Path(sys.argv[1])
 stamp = probe(sys.executable, root / "probe")

@@ -1,7 +1,7 @@
 """What a snippet may touch on disk (issue 23 item 2): the project is read-only to it.
 
 Where the kernel allows it (root, or ``CAP_SYS_ADMIN``), every run has a mount
-namespace of its own (``runner/bootstrap/_snipcheck_mounts.py``): the sources,
+namespace of its own (``run/bootstrap/_snipcheck_mounts.py``): the sources,
 the snippets, the git work tree and git directory, the build's outputs, cache
 and report folders are read-only bind mounts (``EROFS``, "Read-only file
 system"), ``/tmp`` and ``/dev/shm`` are fresh tmpfs mounts that go with the
@@ -30,8 +30,8 @@ import pytest
 from conftest import fresh_cache
 from helpers import html, plain
 from snipcheck.model import Snippet, Stamp
-from snipcheck.runner import PYTHON_RUNNERS, make_runner, sandbox
-from snipcheck.snippets import load
+from snipcheck.run import PYTHON_RUNNERS, make_runner, sandbox
+from snipcheck.sources.snippets import load
 from test_faults_support import Build, snapshot, sphinx_build
 from test_run_command import cli_env, cli_project
 
@@ -462,9 +462,9 @@ fn main() {{
 
 @pytest.mark.skipif(shutil.which("cargo") is None, reason="needs cargo (a Rust toolchain)")
 def test_a_rust_binary_cannot_change_the_project(tmp_path: Path) -> None:
-    from snipcheck.environment import rustc_version
-    from snipcheck.runner.python import DEFAULT_MEMORY_LIMIT
-    from snipcheck.runner.rust import RustRunner
+    from snipcheck.run.environment import rustc_version
+    from snipcheck.run.python import DEFAULT_MEMORY_LIMIT
+    from snipcheck.run.rust import RustRunner
 
     token = f"snipcheck-test-{uuid.uuid4().hex}"
     root = tmp_path / "project"

@@ -24,8 +24,8 @@ from typing import Any
 import jsonschema
 import pytest
 from conftest import REPO
+from snipcheck.report.verify import SCHEMA
 from snipcheck.sphinxext.summary import BUILD_SCHEMA as BUILD_FORMAT
-from snipcheck.verify import SCHEMA
 
 VERIFY_SCHEMA = "verify-report-3.schema.json"
 BUILD_SCHEMA = "build-report.schema.json"

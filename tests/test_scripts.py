@@ -1,7 +1,7 @@
 """Tutorial scripts placed whole (``snippet-script``, issue 24 §2).
 
 A sphinx-gallery or jupytext percent script is split into prose and code
-cells (:mod:`snipcheck.scripts`); one directive renders the prose and runs
+cells (:mod:`snipcheck.sources.scripts`); one directive renders the prose and runs
 the code cells as a chain, each stated, compared and recorded in the page.
 """
 
@@ -16,7 +16,7 @@ from conftest import ROOTS
 from helpers import html, placements_in, snipcheck_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from snipcheck.scripts import Cell, ScriptError, parse
+from snipcheck.sources.scripts import Cell, ScriptError, parse
 from test_faults_support import sphinx_build
 
 TENSORS = [f"tutorials/tensors/{n}" for n in range(1, 10)]

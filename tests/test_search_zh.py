@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from helpers import html
-from snipcheck.chapter.search_zh import fixed_chinese, terms
+from snipcheck_chapter.search_zh import fixed_chinese, terms
 
 
 def search_index(outdir: Path) -> dict:

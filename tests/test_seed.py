@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 from helpers import html, snipcheck_cli
 from snipcheck.model import Stamp
-from snipcheck.runner import make_runner
+from snipcheck.pending.variation import SEED_HINT
+from snipcheck.run import make_runner
 from snipcheck.settings import Settings
-from snipcheck.snippets import load
-from snipcheck.tags import TagError, parse
-from snipcheck.variation import SEED_HINT
+from snipcheck.sources.snippets import load
+from snipcheck.sources.tags import TagError, parse
 
 DRAW = "import random\nimport numpy as np\nimport torch\nprint(random.random(), np.random.rand(), torch.rand(1).item())\n"
 #: What the documented seeding gives for seed 0: random.seed(0), numpy.random.seed(0), torch.manual_seed(0).

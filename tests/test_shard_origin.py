@@ -27,8 +27,10 @@ from typing import Any
 import pytest
 from conftest import fresh_cache
 from helpers import snipcheck_cli
-from snipcheck import shard_check, shard_key, tags
-from snipcheck.shards import Unit
+from snipcheck.shard import check as shard_check
+from snipcheck.shard import key as shard_key
+from snipcheck.shard.plan import Unit
+from snipcheck.sources import tags
 from test_faults_support import sphinx_build
 from test_shards import PAGE_B, entries, manifest, merge, project, ran, run_three, shard, write_manifest
 
@@ -239,7 +241,7 @@ def test_taking_the_key_removes_it_from_the_process_environment_others_read() ->
     """``/proc/<pid>/environ`` shows a process's initial environment, which
     ``del os.environ[...]`` leaves as it was: the key is overwritten there."""
     code = (
-        "import os, sys\nfrom snipcheck.shard_key import take_key\n"
+        "import os, sys\nfrom snipcheck.shard.key import take_key\n"
         f"assert take_key() == {KEY.encode()!r}\n"
         "assert 'SNIPCHECK_SHARD_KEY' not in os.environ\nprint('taken', flush=True)\nsys.stdin.readline()\n"
     )  # fmt: skip
@@ -321,8 +323,8 @@ def test_a_refused_check_lets_every_run_end_before_it_removes_their_folder(
     ``Directory not empty: 'results'`` instead of the refusal (seen once in 40
     runs of this file beside two busy processes).  The check now waits for
     every run's outcome, then closes the runner, then judges."""
-    from snipcheck import cli
-    from snipcheck.execute import Executor
+    from snipcheck.app import cli
+    from snipcheck.engine.execute import Executor
 
     folders = run_three(project, tmp_path)
     folder = holder(folders, "s/d")

@@ -6,7 +6,7 @@ sleep a little, a chain, one snippet that needs a fake requirement
 ``fakegpu``) is run as three shards, merged, and built with
 ``snipcheck_execute = "merged"``; each refusal of the merge is checked
 word for word, with the cache left untouched.  The plan itself
-(:mod:`snipcheck.shards`) is tested as a pure function.
+(:mod:`snipcheck.shard.plan`) is tested as a pure function.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ import pytest
 from conftest import fresh_cache
 from helpers import html, snipcheck_cli
 from snipcheck.model import Snippet, Stamp
-from snipcheck.requirements import routed
-from snipcheck.shard_files import MERGED, read_timings
-from snipcheck.shards import DEFAULT_SECONDS, Unit, plan, units
-from snipcheck.tags import Tags
+from snipcheck.run.requirements import routed
+from snipcheck.shard.files import MERGED, read_timings
+from snipcheck.shard.plan import DEFAULT_SECONDS, Unit, plan, units
+from snipcheck.sources.tags import Tags
 from test_faults_support import sphinx_build
 
 PAGE_A = """\
@@ -647,7 +647,7 @@ def test_a_requirement_shard_runs_only_what_needs_what_it_provides_and_merges_wi
 
     out = merge(project, tmp_path / "final-cache", str(one), str(two), str(gpu))
     assert out.returncode == 0, out.stdout + out.stderr
-    assert re.search(rf"^the shard for fakegpu \({re.escape(str(gpu))}\): 1 result\(s\), \d+\.\d\d s wall$", out.stdout, re.M)
+    assert re.search(rf"^the shard for fakegpu \({re.escape(str(gpu))}\): 1 result\(s\), \d+\.\d\d s wall$", out.stdout, re.MULTILINE)
     assert "the shard for fakegpu ran in an environment of its own: Python " in out.stdout
     assert "merged 8 result(s) from 3 shard(s)" in out.stdout
     final = sphinx_build(project, tmp_path / "final", tmp_path / "final-cache", {"snipcheck_execute": "merged"})

@@ -1,4 +1,4 @@
-"""Unit tests of snipcheck.snippets: ids, locating, loading and discovering snippet files."""
+"""Unit tests of snipcheck.sources.snippets: ids, locating, loading and discovering snippet files."""
 
 from __future__ import annotations
 
@@ -6,9 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
-
 from snipcheck.model import Tags
-from snipcheck.snippets import SnippetError, check_id, discover, load, locate
+from snipcheck.sources.snippets import SnippetError, check_id, discover, load, locate
 
 INVALID_ID = (
     "invalid snippet id {!r}: an id is a path under the snippets directory without suffix, "

@@ -20,7 +20,7 @@ import pytest
 from helpers import placements_in, snipcheck_cli, write_project
 from snipcheck import files
 from snipcheck.model import Stamp
-from snipcheck.verify import Report, SnippetReport
+from snipcheck.report.verify import Report, SnippetReport
 
 CONF = """\
 extensions = ["myst_parser", "snipcheck"]

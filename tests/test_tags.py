@@ -1,11 +1,10 @@
-"""Unit tests of snipcheck.tags: reading a snippet's tag block."""
+"""Unit tests of snipcheck.sources.tags: reading a snippet's tag block."""
 
 from __future__ import annotations
 
 import pytest
-
 from snipcheck.model import Tags
-from snipcheck.tags import KNOWN_KEYS, TagError, parse, render
+from snipcheck.sources.tags import KNOWN_KEYS, TagError, parse, render
 
 
 def error(source: str, language: str = "python") -> TagError:

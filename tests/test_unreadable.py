@@ -16,10 +16,9 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import fresh_cache
 from helpers import snipcheck_cli, write_project
-from snipcheck.snippets import SnippetError, load, locate
+from snipcheck.sources.snippets import SnippetError, load, locate
 from snipcheck.sphinxext import pages
 
 
@@ -67,7 +66,7 @@ def test_a_folder_that_cannot_be_searched(snippets_dir: Path, monkeypatch: pytes
     # Root reads every folder, so the refusal is made here as the kernel makes it.
     real = os.lstat
 
-    def lstat(path, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+    def lstat(path, *args, **kwargs):
         if str(path).endswith("f/a.py"):
             raise PermissionError(13, "Permission denied")
         return real(path, *args, **kwargs)

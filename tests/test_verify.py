@@ -10,22 +10,21 @@ at ``import torch``: the drift and the environment-wide difference to detect.
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
-
 from helpers import placements_in, snipcheck_cli
-from snipcheck import accept
+from snipcheck.app import accept
+from snipcheck.app.project import Project
 from snipcheck.files import write_all
-from snipcheck.placement import Placement
-from snipcheck.project import Project
 from snipcheck.model import Stamp
-from snipcheck.verify import Report, SnippetReport, finish, merge, parse_shard, select_shard
+from snipcheck.report.verify import Report, SnippetReport, finish, merge, parse_shard, select_shard
+from snipcheck.sources.placement import Placement
 
 FAKE_TORCH = {
     "1.0.0": '''
@@ -393,7 +392,7 @@ def test_accept_plan_skips_snippets_edited_since_the_report(tmp_path: Path) -> N
 def test_the_html_report_shows_every_control_character_as_an_escape() -> None:
     # Issue 23 item 6: Jinja2 escapes markup, not control characters; the
     # report held raw ESC, NUL and form feeds from the outputs it quotes.
-    from snipcheck.report_format import html
+    from snipcheck.report.show import html
 
     diff = "--- s\n+++ a\n@@ -1 +1 @@\n-nul\x00\n+\x1b[31mred\x1b[0m form\x0cfeed \x85 \u2028\n"
     snippet = SnippetReport("a/b", "docs/a.md", 3, "drifted", ("raised ValueError: bad\x1b[2K\x07",), diff=diff)

@@ -20,7 +20,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from helpers import snipcheck_cli
 
 SNIPPETS = {
@@ -163,8 +162,8 @@ def test_accept_from_the_report_keeps_the_wildcard_and_writes_the_new_line(proje
 
 
 def test_a_line_a_wildcard_no_longer_accepts_stays_as_it_ran() -> None:
-    from snipcheck.normalize import resolve
-    from snipcheck.steady import actual
+    from snipcheck.judge.normalize import resolve
+    from snipcheck.report.steady import actual
 
     normalizers = resolve(["memory-addresses"])
     # the [..] line still matches: written as stated; the changed line is kept as printed
@@ -178,7 +177,7 @@ def test_a_line_a_wildcard_no_longer_accepts_stays_as_it_ran() -> None:
 
 
 def test_the_seconds_of_a_timed_out_run_are_masked_in_its_problem() -> None:
-    from snipcheck.steady import problem
+    from snipcheck.report.steady import problem
 
     said = "timed out after 2.1 s and was killed with its process group; make it faster"
     assert problem(said) == "timed out after [..] s and was killed with its process group; make it faster"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from helpers import html
 from snipcheck.model import Stamp
-from snipcheck.verify import Report, SnippetReport, finish
+from snipcheck.report.verify import Report, SnippetReport, finish
 
 
 def write_report(path: Path, torch: str, snippets: list[SnippetReport], shard: tuple[int, int] = (1, 1)) -> None:

@@ -1,7 +1,7 @@
 """Wildcards in stated outputs (issue 15, part 2): ``[..]`` within a line, ``...`` for lines.
 
-Unit tests of the matching (snipcheck.wildcards), the drift diff and what
-record/accept write (snipcheck.alignment), then the command line (record,
+Unit tests of the matching (snipcheck.judge.wildcards), the drift diff and what
+record/accept write (snipcheck.judge.alignment), then the command line (record,
 accept, review) on small projects, a pathological case timed, and a
 Sphinx build (sphinx.testing, root tests/roots/test-wildcards).
 """
@@ -17,14 +17,22 @@ from pathlib import Path
 
 import pytest
 from conftest import fresh_cache
-from helpers import directive_line, environment_label, html, placements_in, snipcheck_cli, snipcheck_warnings, write_project
-from snipcheck import normalize as N
-from snipcheck.alignment import align
-from snipcheck.compare import judge, masking_normalizers, text_diff
+from helpers import (
+    directive_line,
+    environment_label,
+    html,
+    placements_in,
+    snipcheck_cli,
+    snipcheck_warnings,
+    write_project,
+)
+from snipcheck.judge import normalize as N
+from snipcheck.judge.alignment import align
+from snipcheck.judge.compare import judge, masking_normalizers, text_diff
+from snipcheck.judge.wildcards import line_matches, matches, only_wildcards, parse, prepare, uses_wildcards
 from snipcheck.model import Stamp, Tags
-from snipcheck.recording import Unrecordable, to_record
-from snipcheck.verify import Report, SnippetReport
-from snipcheck.wildcards import line_matches, matches, only_wildcards, parse, prepare, uses_wildcards
+from snipcheck.pending.recording import Unrecordable, to_record
+from snipcheck.report.verify import Report, SnippetReport
 from test_compare import out, result
 
 ALL = N.resolve(N.DEFAULT)

@@ -4,10 +4,10 @@ Every code block of a chapter is a snippet file; the ``snippet`` directive runs
 it at build time, shows its real output and fails the build when the output
 stated in the chapter source drifts from the actual one.
 
-Layout: a pure core (:mod:`~snipcheck.model`, :mod:`~snipcheck.tags`,
-:mod:`~snipcheck.snippets`, :mod:`~snipcheck.runner`, :mod:`~snipcheck.cache`,
-:mod:`~snipcheck.normalize`, :mod:`~snipcheck.compare`,
-:mod:`~snipcheck.placement`, :mod:`~snipcheck.rewrite`, :mod:`~snipcheck.execute`, :mod:`~snipcheck.cli`)
+Layout: a pure core (:mod:`~snipcheck.model`, :mod:`~snipcheck.sources.tags`,
+:mod:`~snipcheck.sources.snippets`, :mod:`~snipcheck.run`, :mod:`~snipcheck.engine.cache`,
+:mod:`~snipcheck.judge.normalize`, :mod:`~snipcheck.judge.compare`,
+:mod:`~snipcheck.sources.placement`, :mod:`~snipcheck.sources.rewrite`, :mod:`~snipcheck.engine.execute`, :mod:`~snipcheck.app.cli`)
 that imports no Sphinx, and a thin Sphinx layer in :mod:`snipcheck.sphinxext`.
 """
 
@@ -23,6 +23,6 @@ if TYPE_CHECKING:
 
 def setup(app: Sphinx) -> dict[str, Any]:
     """Sphinx entry point; see :func:`snipcheck.sphinxext.setup`."""
-    from .sphinxext import setup as _setup
+    from snipcheck.sphinxext import setup as _setup
 
     return _setup(app)

@@ -1,7 +1,7 @@
-"""``python -m snipcheck``: see :mod:`snipcheck.cli`."""
+"""``python -m snipcheck``: see :mod:`snipcheck.app.cli`."""
 
 import sys
 
-from .cli import main
+from snipcheck.app.cli import main
 
 sys.exit(main())

@@ -56,7 +56,7 @@ def _remove_in_flight() -> None:
 
     Runs as an ``atexit`` handler.  Daemon threads go on running after it
     until the interpreter's end freezes them, and a build's executor threads
-    are busiest just then: :func:`snipcheck.runner.capture.stop_live_runs`
+    are busiest just then: :func:`snipcheck.run.capture.stop_live_runs`
     (an earlier handler) has just closed the control sockets, and a run that
     had already ended goes on to write its cache entry.  So this also closes
     :func:`_temporary`: a write that starts later fails with an ``OSError``

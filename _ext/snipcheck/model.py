@@ -25,7 +25,7 @@ KINDS = ("text", "warning", "traceback", "figure")
 
 @dataclass(frozen=True)
 class Tags:
-    """A snippet's metadata, read from its tag block (see :mod:`snipcheck.tags`).
+    """A snippet's metadata, read from its tag block (see :mod:`snipcheck.sources.tags`).
 
     :param expect: ``"ok"`` (exit status 0), the name of the exception type the
         snippet must end with (``"RuntimeError"``, ``"torch.OutOfMemoryError"``),
@@ -89,9 +89,9 @@ class Snippet:
     :param earlier: the cells of its chain before it, in order (each with
         ``earlier`` empty): they run first, in the same process.
     :param later: the ids of the cells of its chain after it, in order, where
-        the caller knows them (:meth:`snipcheck.project.Project.snippet`
+        the caller knows them (:meth:`snipcheck.app.project.Project.snippet`
         does; a build submits whole chains, see
-        :mod:`snipcheck.execute_chain`): a run that ends with this cell then
+        :mod:`snipcheck.engine.chain_job`): a run that ends with this cell then
         still checks that it lets the process go on.  The cache key holds
         whether there are any, not which.
     """
@@ -150,7 +150,7 @@ class Figure:
     :param width: width in pixels (PNG), ``None`` when unknown (SVG).
     :param height: height in pixels (PNG), ``None`` when unknown.
     :param dropped: bytes of an image not kept because the run's figures
-        passed the figure limit (:data:`snipcheck.runner.channel.FIGURE_LIMIT`), else 0.
+        passed the figure limit (:data:`snipcheck.run.channel.FIGURE_LIMIT`), else 0.
     """
 
     format: str
@@ -231,7 +231,7 @@ class Stamp:
     :param platform: e.g. ``"Linux x86_64"``.
     :param rustc: ``rustc --version`` output for Rust runs, else ``None``.
     :param env: short id of the environment fingerprint of Python runs (see
-        :mod:`snipcheck.fingerprint`): the interpreter, every installed
+        :mod:`snipcheck.run.fingerprint`): the interpreter, every installed
         distribution and the variables passed to snippets.  It names one
         machine's environment, so it takes no part in comparing stamps (shard
         reports from different machines describe the same release).
@@ -284,18 +284,18 @@ class RunResult:
     :param ended_chain: for a cell of a chain with whose run its process
         ended (it exited, was killed, timed out or raised what ends an
         interpreter) while cells of its chain were still to run: their ids, in
-        order; empty otherwise.  Set by :mod:`snipcheck.execute_chain`; such
-        a result is never cached (:func:`snipcheck.compare.outcome_problem`).
+        order; empty otherwise.  Set by :mod:`snipcheck.engine.chain_job`; such
+        a result is never cached (:func:`snipcheck.judge.compare.outcome_problem`).
     :param stopped_by_output: whether the run was stopped because its output
         passed the output limit by the limit again, at least 1 MiB
-        (:class:`snipcheck.runner.channel.Sink`): ``truncated_bytes`` is then
+        (:class:`snipcheck.run.channel.Sink`): ``truncated_bytes`` is then
         exactly that margin, and how the run would have ended is unknown
         (``exit_status``, ``signal`` and ``exception`` are ``None``).
     :param forged: what the run's process did to mark the end of a cell
         itself (a sentence, e.g. ``"asked for a cell after the last one
         (...)"``), ``""`` if nothing: a cell's output must come from its own
         code, so the run was stopped there, and how it would have ended is
-        unknown.  Such a result fails (:func:`snipcheck.compare.outcome_problem`)
+        unknown.  Such a result fails (:func:`snipcheck.judge.compare.outcome_problem`)
         and is never cached.
     """
 

@@ -22,14 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import inputs, normalize, tags
-from .cache import ResultCache
-from .execute import Executor, ExecutorConfig
-from .model import Stamp
-from .runner import PYTHON_RUNNERS
-from .runner.python import HASH_SEED
-from .runner.sandbox import protected_paths
-from .tags import parse_size
+from snipcheck.engine.cache import ResultCache
+from snipcheck.engine.execute import Executor, ExecutorConfig
+from snipcheck.judge import normalize
+from snipcheck.model import Stamp
+from snipcheck.run import PYTHON_RUNNERS
+from snipcheck.run.python import HASH_SEED
+from snipcheck.run.sandbox import protected_paths
+from snipcheck.sources import inputs, tags
+from snipcheck.sources.tags import parse_size
 
 
 def _number(text: str) -> float:
@@ -320,7 +321,7 @@ class Settings:
         return cls.from_mapping(Path(root).resolve(), values)
 
     def declared_files(self) -> tuple[tuple[str, str], ...]:
-        """The files of ``snipcheck_depends`` (see :func:`snipcheck.inputs.resolve`).
+        """The files of ``snipcheck_depends`` (see :func:`snipcheck.sources.inputs.resolve`).
 
         A pattern that stopped matching since the settings were checked adds
         nothing: the snippets that read its files then fail to open them, visibly.
@@ -367,7 +368,7 @@ class Settings:
         is), the pages, the snippets, the cache and the report folder, the
         command line's build folder (:func:`build_dir`), ``extra`` (a build's
         source, output and doctree folders), and the git work tree and git
-        directories holding them (see :func:`snipcheck.runner.sandbox.protected_paths`)."""
+        directories holding them (see :func:`snipcheck.run.sandbox.protected_paths`)."""
         named = [self.root, self.source_dir or self.root, self.snippets_dir, self.cache_dir, self.report_dir]
         return protected_paths([*named, build_dir(self.root), *extra])
 
@@ -387,13 +388,13 @@ class Settings:
         :param protect: folders runs must not change besides those of
             :meth:`protected` (a Sphinx build's source, output and doctree folders).
         :param hash_seed: the hash secret of its Python runs (another than the
-            build's only for :mod:`snipcheck.variation`, never cached).
+            build's only for :mod:`snipcheck.pending.variation`, never cached).
         :param may_run: ``False`` for a build that takes every result from a
-            merge of shards: it runs nothing (see :class:`snipcheck.execute.ExecutorConfig`).
+            merge of shards: it runs nothing (see :class:`snipcheck.engine.execute.ExecutorConfig`).
         :param provides: requirements provided besides ``snipcheck_provides``
             (a shard's ``--provides``; those a merge's shards provided).
         :param elsewhere: snippet id → the environment a shard ran it in,
-            where not this one (see :class:`snipcheck.execute.ExecutorConfig`).
+            where not this one (see :class:`snipcheck.engine.execute.ExecutorConfig`).
         """
         return Executor(
             ExecutorConfig(

@@ -3,7 +3,7 @@
 Everything here may import Sphinx and docutils; nothing in the core may import
 this package.  Features that only the chapter of this repository uses
 (reading aids, the Chinese search fixes, the versions page, CJK line joining,
-the theme's translations) are opt-in sub-extensions in :mod:`snipcheck.chapter`.
+the theme's translations) are opt-in sub-extensions in :mod:`snipcheck_chapter`.
 """
 
 from __future__ import annotations
@@ -12,11 +12,10 @@ import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import shard_key
-from . import (
+from snipcheck.shard import key as shard_key
+from snipcheck.sphinxext import (
     ansi,
     chain,
-    claims,
     code,
     collector,
     config,
@@ -24,7 +23,6 @@ from . import (
     differences,
     directive,
     environment_box,
-    figures,
     fill,
     i18n,
     index,
@@ -34,6 +32,8 @@ from . import (
     state,
     summary,
 )
+from snipcheck.sphinxext import claim_role as claims
+from snipcheck.sphinxext import figure_nodes as figures
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -45,7 +45,7 @@ STATIC = Path(__file__).parent.parent / "static"
 def setup(app: Sphinx) -> dict[str, Any]:
     """Register snipcheck with Sphinx (``extensions = ["snipcheck"]``)."""
     # A build never signs; one in a job that holds the shards' key runs snippets:
-    # keep the key out of every process it starts (see snipcheck.shard_key).
+    # keep the key out of every process it starts (see snipcheck.shard.key).
     with contextlib.suppress(shard_key.ShardKeyError):
         shard_key.take_key()
     i18n.register(app)
@@ -68,7 +68,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     claims.register(app)
     ansi.register(app)
     app.connect("config-inited", _add_static)
-    from .. import __version__
+    from snipcheck import __version__
 
     return {
         "version": __version__,

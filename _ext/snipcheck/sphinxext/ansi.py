@@ -22,7 +22,7 @@ Two ways, by what the block holds:
 ``static/snipcheck-ansi.css`` colours those classes inside output panels
 only (:func:`register` adds it).  Only complete colour codes reach the
 lexer: every other control character is shown as an escape before
-(:func:`snipcheck.display.visible_keeping_colours`).
+(:func:`snipcheck.report.display.visible_keeping_colours`).
 
 May import Sphinx (Sphinx layer).
 """
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 LEXER = "snipcheck-ansi"
 #: Its stylesheet, in snipcheck's static folder.
 CSS = "snipcheck-ansi.css"
-#: A colour code, as :func:`snipcheck.display.visible_keeping_colours` keeps them.
+#: A colour code, as :func:`snipcheck.report.display.visible_keeping_colours` keeps them.
 _SGR = re.compile("\x1b\\[[0-9;]*m")
 
 

@@ -11,7 +11,7 @@ reStructuredText::
 
 The snippets placed after it on the page, in page order, are the cells of
 chain ``tensors``: they run one after the other in one process, sharing their
-state, like a notebook's cells (see :mod:`snipcheck.chains`).  The chain runs
+state, like a notebook's cells (see :mod:`snipcheck.sources.chains`).  The chain runs
 until the next ``snippet-chain`` (without an argument: the snippets after it
 run on their own again), like ``highlight`` or ``currentmodule`` do for what
 follows them.  A ``snippet`` directive's own ``chain`` option overrides it
@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
-from ..chains import Broken, attach
-from ..model import Snippet
-from . import index
-from .collector import records
+from snipcheck.model import Snippet
+from snipcheck.sources.chains import Broken, attach
+from snipcheck.sphinxext import index
+from snipcheck.sphinxext.collector import records
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx

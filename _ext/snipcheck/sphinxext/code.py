@@ -28,7 +28,7 @@ in the same page) states its output and is where it is checked, recorded
 and accepted.
 
 A **cell** holds both in one directive: the code, a line ``--- output ---``
-(:data:`snipcheck.placement.OUTPUT_SEPARATOR`), then the stated output::
+(:data:`snipcheck.sources.placement.OUTPUT_SEPARATOR`), then the stated output::
 
     ```{snippet-code} tutorial/first-tensor
     import torch
@@ -40,7 +40,7 @@ A **cell** holds both in one directive: the code, a line ``--- output ---``
 The page shows the code, then the output panel, exactly as for the pair;
 ``record`` and ``accept`` rewrite the lines after the separator and never
 the code.  A separator line inside a string or comment of the code is code
-(:mod:`snipcheck.cellsplit`); option ``separator`` names another separator
+(:mod:`snipcheck.sources.cellsplit`); option ``separator`` names another separator
 line, taken as written wherever it stands.  A cell takes the ``snippet`` directive's options too
 (``stated-env``, ``chain``); a chain of cells is a notebook written in
 Markdown or reStructuredText, one directive a cell.  The body is exactly what a snippet file would hold, tag block
@@ -59,13 +59,13 @@ from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx.util.docutils import SphinxDirective
 
-from .. import cellsplit
-from ..placement import OUTPUT_SEPARATOR, CodeBlock
-from ..snippets import SUFFIXES, SnippetError, check_id, from_page
-from . import index, render
-from . import state as state_mod
-from .directive import SnippetDirective, is_myst, missing_id, place
-from .log import warn
+from snipcheck.sources import cellsplit
+from snipcheck.sources.placement import OUTPUT_SEPARATOR, CodeBlock
+from snipcheck.sources.snippets import SUFFIXES, SnippetError, check_id, from_page
+from snipcheck.sphinxext import index, render
+from snipcheck.sphinxext import state as state_mod
+from snipcheck.sphinxext.directive import SnippetDirective, is_myst, missing_id, place
+from snipcheck.sphinxext.log import warn
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx

@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any
 
 from sphinx.environment.collectors import EnvironmentCollector
 
-from ..model import Outcome, Snippet
-from . import state as state_mod
-from .log import warn
+from snipcheck.model import Outcome, Snippet
+from snipcheck.sphinxext import state as state_mod
+from snipcheck.sphinxext.log import warn
 
 if TYPE_CHECKING:
     from docutils import nodes

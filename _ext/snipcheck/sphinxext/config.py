@@ -16,8 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..settings import VALUES, invalid, problem
-from .log import warn
+from snipcheck.settings import VALUES, invalid, problem
+from snipcheck.sphinxext.log import warn
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx

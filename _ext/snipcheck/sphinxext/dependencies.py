@@ -13,9 +13,9 @@ directive for each snippet it places, records them for the page:
 :class:`DependencyCollector` (``env-get-outdated``) re-reads every page whose
 recorded values or matches differ now, and every page with snippets when the
 build's environment changed: the fingerprint of the snippet interpreter (a new
-numpy, another ``PATH``, see :mod:`snipcheck.fingerprint`), the project-wide
+numpy, another ``PATH``, see :mod:`snipcheck.run.fingerprint`), the project-wide
 declarations (``snipcheck_env``, ``snipcheck_depends``) or the runner's version
-(:data:`snipcheck.cache.RUNNER_VERSION`: a runner that reads the same run's
+(:data:`snipcheck.engine.cache.RUNNER_VERSION`: a runner that reads the same run's
 output otherwise, which the pickled environment's results do not show).  The re-read reruns
 exactly the snippets whose cache keys changed.
 """
@@ -29,11 +29,12 @@ from typing import TYPE_CHECKING, Any
 
 from sphinx.environment.collectors import EnvironmentCollector
 
-from .. import cache, inputs
-from ..model import Snippet
-from ..snippets import source_of
-from . import state as state_mod
-from .collector import records
+from snipcheck.engine import cache
+from snipcheck.model import Snippet
+from snipcheck.sources import inputs
+from snipcheck.sources.snippets import source_of
+from snipcheck.sphinxext import state as state_mod
+from snipcheck.sphinxext.collector import records
 
 if TYPE_CHECKING:
     from docutils import nodes

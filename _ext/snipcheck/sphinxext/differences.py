@@ -2,7 +2,7 @@
 
 A page's promise is "this is what ``python snippets/<id>.py`` prints".  The
 few ways a run under snipcheck cannot be identical to that are listed once,
-in :data:`snipcheck.runner.DIFFERENCES` (``tests/test_parity.py`` keeps the
+in :data:`snipcheck.run.DIFFERENCES` (``tests/test_parity.py`` keeps the
 list true); this directive puts that list on a page, translated like every
 other label, so the page states its own exceptions.
 
@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
-from ..runner import DIFFERENCES
-from .i18n import _
-from .i18n import _ as translate  # of the texts in DIFFERENCES: the catalog lists them too
+from snipcheck.run import DIFFERENCES
+from snipcheck.sphinxext.i18n import _
+from snipcheck.sphinxext.i18n import _ as translate  # of the texts in DIFFERENCES: the catalog lists them too
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx

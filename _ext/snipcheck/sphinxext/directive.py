@@ -34,13 +34,13 @@ from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx.util.docutils import SphinxDirective
 
-from .. import requirements
-from ..chains import Broken, attach
-from ..snippets import SnippetError
-from . import chain, dependencies, index, render
-from . import state as state_mod
-from .collector import SnippetRecord, add
-from .log import warn
+from snipcheck.run import requirements
+from snipcheck.sources.chains import Broken, attach
+from snipcheck.sources.snippets import SnippetError
+from snipcheck.sphinxext import chain, dependencies, index, render
+from snipcheck.sphinxext import state as state_mod
+from snipcheck.sphinxext.collector import SnippetRecord, add
+from snipcheck.sphinxext.log import warn
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -171,7 +171,7 @@ def prefetch(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
     new.  A cold build has no previous index: with more than one page, its
     directives start their runs as they are read (results in the cache at
     once, runs once ``fork_min_runs`` of them wait: see
-    :meth:`snipcheck.execute.Executor.hold_runs`); a one-page build starts
+    :meth:`snipcheck.engine.execute.Executor.hold_runs`); a one-page build starts
     them once the page is read, when the executor can plan with the whole list.  Pages read now record their placements anew;
     this is a head start, never the list of what runs.
     """

@@ -16,11 +16,11 @@ from docutils import nodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util.docutils import SphinxDirective
 
-from ..display import visible
-from . import render
-from . import state as state_mod
-from .collector import records
-from .i18n import _
+from snipcheck.report.display import visible
+from snipcheck.sphinxext import render
+from snipcheck.sphinxext import state as state_mod
+from snipcheck.sphinxext.collector import records
+from snipcheck.sphinxext.i18n import _
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -108,7 +108,7 @@ class FillEnvironmentBox(SphinxPostTransform):
 
 
 def compared(state: state_mod.BuildState) -> str:
-    """What a cached result was checked against before it was reused (see snipcheck.cache.cache_key)."""
+    """What a cached result was checked against before it was reused (see snipcheck.engine.cache.cache_key)."""
     what = _("the code, its helper modules, tags, declared data files and environment variables, and the runner")
     fp = state.fingerprint
     if fp is None or state.stamp is None:

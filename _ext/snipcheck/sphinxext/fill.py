@@ -15,15 +15,16 @@ from typing import TYPE_CHECKING
 from docutils import nodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
-from ..claims import belief_verdict
-from ..compare import outcome_problem, terminal_text
-from ..execute_chain import STOPPED_BY
-from . import figures, index, panel, render
-from . import state as state_mod
-from .claims import claims
-from .collector import SnippetRecord, records
-from .i18n import _
-from .results import judge_page
+from snipcheck.engine.chain_job import STOPPED_BY
+from snipcheck.judge.claims import belief_verdict
+from snipcheck.judge.compare import outcome_problem, terminal_text
+from snipcheck.sphinxext import figure_nodes as figures
+from snipcheck.sphinxext import index, panel, render
+from snipcheck.sphinxext import state as state_mod
+from snipcheck.sphinxext.claim_role import claims
+from snipcheck.sphinxext.collector import SnippetRecord, records
+from snipcheck.sphinxext.i18n import _
+from snipcheck.sphinxext.results import judge_page
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -40,7 +41,7 @@ class FillSnippets(SphinxPostTransform):
     def fill(self, docname: str) -> None:
         """Fill the placeholders of ``self.document``, the doctree of
         ``docname`` (the page being written, or another page's doctree that
-        :mod:`snipcheck.chapter.reading_list` measures as it will be written)."""
+        :mod:`snipcheck_chapter.reading_list` measures as it will be written)."""
         judge_page(self.env, docname)
         by_serial = {r.serial: r for r in records(self.env).get(docname, [])}
         for node in list(self.document.findall(render.snippet_output)):

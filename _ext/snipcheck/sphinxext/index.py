@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, Any, Self
 from sphinx.builders.html import StandaloneHTMLBuilder
 from sphinx.environment.collectors import EnvironmentCollector
 
-from ..placement import CodeBlock, Placement
-from ..sourcetext import SourceError, SourceText
+from snipcheck.sources.placement import CodeBlock, Placement
+from snipcheck.sources.sourcetext import SourceError, SourceText
 
 if TYPE_CHECKING:
     from docutils import nodes
@@ -562,7 +562,7 @@ def read_index(srcdir: Path, confdir: Path, doctreedir: Path, overrides: Mapping
         app.build()
         env = app.env
         code = [c for docname in sorted(code_blocks(env)) for c in code_blocks(env)[docname]]
-        from .pages import unreadable
+        from snipcheck.sphinxext.pages import unreadable
 
         left_out = tuple(entry for _, entry in sorted(unreadable(env).items()))
         unplaced = tuple(entry for docname in sorted(script_failures(env)) for entry in script_failures(env)[docname])

@@ -31,8 +31,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..snippets import decode_error, unusable
-from .log import warn
+from snipcheck.sources.snippets import decode_error, unusable
+from snipcheck.sphinxext.log import warn
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx

@@ -14,11 +14,11 @@ Layout of the panel (classes in brackets; the CSS lives in ``static/snipcheck.cs
 
 A block of plain stdout whose lines read as prose is marked
 ``snipcheck-wraps``: it soft-wraps on a narrow screen; every other block
-keeps one line to a row and scrolls sideways (:func:`snipcheck.display.may_wrap`).
+keeps one line to a row and scrolls sideways (:func:`snipcheck.report.display.may_wrap`).
 
 Output blocks reuse myst-nb's classes (``cell_output``, ``output stream``,
 ``output stderr``) so its stylesheet applies where it is loaded.  The panel
-shows the run's terminal lines (:func:`snipcheck.display.terminal_blocks`):
+shows the run's terminal lines (:func:`snipcheck.report.display.terminal_blocks`):
 a line begun on stdout and ended on stderr is one line of one block, its
 parts kept apart by class.
 
@@ -26,7 +26,7 @@ Captured text only ever goes into text nodes, which every writer escapes:
 output is shown as text, never interpreted as markup.  Every place that puts
 captured text on a page (this panel; the problem box, its diff and the stamp
 in :mod:`.render`; the versions page) makes its control characters visible
-first (:func:`snipcheck.display.visible`; colour codes are interpreted
+first (:func:`snipcheck.report.display.visible`; colour codes are interpreted
 instead, :mod:`.ansi`) and builds its nodes with :func:`captured_text`, which
 keeps every run of word characters too long for a search index out of it.
 
@@ -39,12 +39,12 @@ from collections.abc import Callable, Sequence
 
 from docutils import nodes
 
-from ..compare import display_events
-from ..display import long_words, may_wrap, mixed, terminal_blocks, visible_keeping_colours
-from ..model import Event, Figure, Outcome
-from ..normalize import Normalizer
-from . import ansi
-from .i18n import _
+from snipcheck.judge.compare import display_events
+from snipcheck.judge.normalize import Normalizer
+from snipcheck.model import Event, Figure, Outcome
+from snipcheck.report.display import long_words, may_wrap, mixed, terminal_blocks, visible_keeping_colours
+from snipcheck.sphinxext import ansi
+from snipcheck.sphinxext.i18n import _
 
 
 def output_panel(
@@ -53,7 +53,7 @@ def output_panel(
     figure: Callable[[int, Figure], nodes.Element | None] | None = None,
 ) -> nodes.container:
     """The output of a run as a terminal shows it, in blocks of whole lines,
-    each labelled by stream and kind (see :func:`snipcheck.display.terminal_blocks`).
+    each labelled by stream and kind (see :func:`snipcheck.report.display.terminal_blocks`).
 
     :param figure: ``figure(number, figure)`` gives the node that shows a
         figure (:func:`.figures.figure_node`; its placeholder line goes in it,
@@ -115,11 +115,11 @@ def output_panel(
 
 def captured_text(text: str) -> list[nodes.Node]:
     """``text`` as text nodes for a page, every run of word characters longer
-    than :data:`snipcheck.display.LONGEST_WORD` in an ``inline`` of class
+    than :data:`snipcheck.report.display.LONGEST_WORD` in an ``inline`` of class
     ``no-search``: no search language ever sees it (Sphinx skips such nodes),
     the rest stays searchable, and every builder shows the whole text.
 
-    :param text: already made visible (:func:`snipcheck.display.visible`).
+    :param text: already made visible (:func:`snipcheck.report.display.visible`).
     """
     out: list[nodes.Node] = []
     at = 0
@@ -140,8 +140,8 @@ def captured_block(text: str, classes: list[str], language: str) -> nodes.litera
     ``rawsource`` is the same text, which is what Sphinx highlights, so every
     builder shows the block as one.
 
-    :param text: already made visible (:func:`snipcheck.display.visible`, or
-        :func:`~snipcheck.display.visible_keeping_colours` for the ANSI lexer).
+    :param text: already made visible (:func:`snipcheck.report.display.visible`, or
+        :func:`~snipcheck.report.display.visible_keeping_colours` for the ANSI lexer).
     """
     block = nodes.literal_block(text, "", *captured_text(text), classes=classes)
     block["language"] = language
@@ -154,7 +154,7 @@ def _part_classes(stream: str, kind: str) -> list[str]:
 
 def parsed_block(block: Sequence[Event], classes: list[str]) -> nodes.container:
     """Terminal lines begun on one stream and ended on another
-    (:func:`snipcheck.display.mixed`), written as document nodes rather than
+    (:func:`snipcheck.report.display.mixed`), written as document nodes rather than
     highlighted: each part in an ``inline`` that keeps its stream (classes
     ``snipcheck-part-stdout``, ``snipcheck-part-stderr``, and the kind's
     ``snipcheck-part-warning`` ...), its colours interpreted
@@ -207,7 +207,7 @@ def output_label(stream: str, kind: str) -> nodes.paragraph:
 
     :param stream: ``"stdout"`` or ``"stderr"``.
     :param kind: ``"text"``, ``"warning"``, ``"traceback"`` or ``"figure"``
-        (see :func:`snipcheck.compare.display_events`).
+        (see :func:`snipcheck.judge.compare.display_events`).
     """
     text = label_text(stream, kind)
     cls = f"snipcheck-label-{stream}" + (f"-{kind}" if kind != "text" else "")

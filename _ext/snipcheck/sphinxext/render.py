@@ -11,7 +11,7 @@ Layout (classes in brackets; the CSS lives in ``static/snipcheck.css``)::
 
 Captured text reaches the page only through :mod:`.panel`'s
 :func:`~.panel.captured_text`, its control characters made visible first
-(:func:`snipcheck.display.visible`): in the panel, the problem box, its diff
+(:func:`snipcheck.report.display.visible`): in the panel, the problem box, its diff
 and the stamp alike.
 
 Every label is translated through :mod:`.i18n` (the project's ``language``),
@@ -26,11 +26,11 @@ import re
 
 from docutils import nodes
 
-from ..display import visible
-from ..execute_chain import STOPPED_BY
-from ..model import Outcome, RunResult, Snippet
-from .i18n import _
-from .panel import captured_block, captured_text, note
+from snipcheck.engine.chain_job import STOPPED_BY
+from snipcheck.model import Outcome, RunResult, Snippet
+from snipcheck.report.display import visible
+from snipcheck.sphinxext.i18n import _
+from snipcheck.sphinxext.panel import captured_block, captured_text, note
 
 _LANG = {"python": "python", "rust": "rust"}
 
@@ -121,7 +121,7 @@ def stated_panel(stated: str, label: str, stated_env: str | None) -> nodes.conta
 def requirement_label(req: str) -> str:
     """What a page says of one entry of ``Outcome.missing``: a requirement
     (``cuda``), or the cell of its chain that stopped a cell
-    (``chain:<id>``, see :mod:`snipcheck.execute_chain`)."""
+    (``chain:<id>``, see :mod:`snipcheck.engine.chain_job`)."""
     if req.startswith(STOPPED_BY):
         return str(_("its chain stopped at {id}").format(id=req[len(STOPPED_BY) :]))
     return str(_("needs {requirement}").format(requirement=req))
@@ -218,7 +218,7 @@ _ACTUAL_HEADER = re.compile(r"^\+\+\+ actual \((?P<where>.*)\)$")
 
 
 def relabel_diff(diff: str) -> str:
-    """``diff`` (stated → actual, as :func:`snipcheck.compare.text_diff` and
+    """``diff`` (stated → actual, as :func:`snipcheck.judge.compare.text_diff` and
     verify reports write it) with its two file headers in the page's
     language; the build warning and the JSON reports keep the English ones."""
     lines = diff.split("\n")

@@ -43,16 +43,18 @@ from sphinx.builders.singlehtml import SingleFileHTMLBuilder
 from sphinx.locale import __
 from sphinx.util import logging
 
-from .. import requirements
-from ..cache import write_atomic
-from ..compare import Verdict, judge, truncation_advice
-from ..model import Outcome, Snippet
-from ..variation import seed_hint
-from . import claims, figures, index
-from . import state as state_mod
-from .collector import SnippetRecord, location, records, replace
-from .log import warn
-from .progress import Progress
+from snipcheck.engine.cache import write_atomic
+from snipcheck.judge.compare import Verdict, judge, truncation_advice
+from snipcheck.model import Outcome, Snippet
+from snipcheck.pending.variation import seed_hint
+from snipcheck.run import requirements
+from snipcheck.sphinxext import claim_role as claims
+from snipcheck.sphinxext import figure_nodes as figures
+from snipcheck.sphinxext import index
+from snipcheck.sphinxext import state as state_mod
+from snipcheck.sphinxext.collector import SnippetRecord, location, records, replace
+from snipcheck.sphinxext.log import warn
+from snipcheck.sphinxext.progress import Progress
 
 logger = logging.getLogger("snipcheck")
 

@@ -21,10 +21,10 @@ reStructuredText::
           tensor([1., 1.])
 
 The argument names ``<snippets dir>/<id>.py``, a script in jupytext's percent
-format or sphinx-gallery's (see :mod:`snipcheck.scripts`).  Its prose is
+format or sphinx-gallery's (see :mod:`snipcheck.sources.scripts`).  Its prose is
 rendered in the page's own markup (MyST or reStructuredText, headings
 included); its code cells run one after the other in one process, as the
-cells of chain ``<id>`` (:mod:`snipcheck.chains`), each captured, stated and
+cells of chain ``<id>`` (:mod:`snipcheck.sources.chains`), each captured, stated and
 compared on its own.
 
 A cell's stated output is the body of a ``snippet`` directive in this
@@ -47,14 +47,14 @@ from docutils import nodes
 from docutils.statemachine import StringList
 from sphinx.util.docutils import SphinxDirective
 
-from .. import scripts
-from ..placement import CodeBlock
-from ..snippets import SnippetError, check_id, from_page
-from . import index, render
-from . import state as state_mod
-from .collector import SnippetRecord, add
-from .directive import is_myst, missing_id
-from .log import warn
+from snipcheck.sources import scripts
+from snipcheck.sources.placement import CodeBlock
+from snipcheck.sources.snippets import SnippetError, check_id, from_page
+from snipcheck.sphinxext import index, render
+from snipcheck.sphinxext import state as state_mod
+from snipcheck.sphinxext.collector import SnippetRecord, add
+from snipcheck.sphinxext.directive import is_myst, missing_id
+from snipcheck.sphinxext.log import warn
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx

@@ -14,17 +14,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..cache import ResultCache
-from ..environment import ProbeError, probe_environment
-from ..execute import Executor
-from ..fingerprint import Fingerprint
-from ..model import Snippet, Stamp
-from ..placement import CodeBlock
-from ..settings import VALUES, Settings
-from ..shard_files import MERGED, elsewhere_stamps, read_merged
-from ..snippets import find
-from .log import bridge_core_logging, warn
-from .progress import Progress
+from snipcheck.engine.cache import ResultCache
+from snipcheck.engine.execute import Executor
+from snipcheck.model import Snippet, Stamp
+from snipcheck.run.environment import ProbeError, probe_environment
+from snipcheck.run.fingerprint import Fingerprint
+from snipcheck.settings import VALUES, Settings
+from snipcheck.shard.files import MERGED, elsewhere_stamps, read_merged
+from snipcheck.sources.placement import CodeBlock
+from snipcheck.sources.snippets import find
+from snipcheck.sphinxext.log import bridge_core_logging, warn
+from snipcheck.sphinxext.progress import Progress
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -56,7 +56,7 @@ class BuildState:
     progress: Progress | None = field(default=None, repr=False)  # one line across the judging calls (see results)
     app: weakref.ref[Sphinx] | None = field(default=None, repr=False)  # for post-transforms (``SphinxTransform.app`` is deprecated)
     protect: tuple[Path, ...] = ()  # the build's source, output and doctree folders: read-only to runs
-    merge: dict[str, Any] | None = None  # snipcheck_execute = "merged": the merge's record (snipcheck.shard_files.MERGED)
+    merge: dict[str, Any] | None = None  # snipcheck_execute = "merged": the merge's record (snipcheck.shard.files.MERGED)
     # snippet id -> the environment a --provides shard of the merge ran it in, where not this one
     elsewhere: dict[str, Stamp] = field(default_factory=dict)
     _executor: Executor | None = field(default=None, repr=False)
@@ -73,7 +73,7 @@ class BuildState:
 
     def load(self, snippet_id: str, code: CodeBlock | None = None) -> Snippet:
         """Load a snippet: from ``code`` written in the page, else its file; see
-        :func:`snipcheck.snippets.find` (raises ``SnippetError``)."""
+        :func:`snipcheck.sources.snippets.find` (raises ``SnippetError``)."""
         return find(snippet_id, code, self.settings.snippets_dir, self.settings.root)
 
     @property
@@ -84,7 +84,7 @@ class BuildState:
     @property
     def wall(self) -> float:
         """Seconds of wall time the executor of this process has worked
-        (:attr:`snipcheck.execute.Executor.wall`); 0 when it has none."""
+        (:attr:`snipcheck.engine.execute.Executor.wall`); 0 when it has none."""
         if self._executor is None or self._pid != os.getpid():
             return 0.0
         return self._executor.wall

@@ -26,21 +26,21 @@ from typing import TYPE_CHECKING
 
 from sphinx.util import logging
 
-from ..cache import write_atomic
-from ..chains import with_later
-from ..execute_chain import NO_RESULT, STOPPED_BY
-from ..requirements import why_unmet
-from ..runner import sandbox
-from . import state as state_mod
-from . import times
-from .claims import claims
-from .collector import PROBLEMS, SnippetRecord, iter_all
-from .pages import unreadable
+from snipcheck.engine.cache import write_atomic
+from snipcheck.engine.chain_job import NO_RESULT, STOPPED_BY
+from snipcheck.run import sandbox
+from snipcheck.run.requirements import why_unmet
+from snipcheck.sources.chains import with_later
+from snipcheck.sphinxext import state as state_mod
+from snipcheck.sphinxext import times
+from snipcheck.sphinxext.claim_role import claims
+from snipcheck.sphinxext.collector import PROBLEMS, SnippetRecord, iter_all
+from snipcheck.sphinxext.pages import unreadable
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
 
-    from ..model import Stamp
+    from snipcheck.model import Stamp
 
 logger = logging.getLogger("snipcheck")
 #: The format of ``report.json`` and its version (``schemas/build-report.schema.json``).
@@ -115,7 +115,7 @@ def summarize(app: Sphinx, exception: BaseException | None) -> None:
 def unmet(missing: Counter[str], stamp: Stamp | None, notes: tuple[tuple[str, str], ...]) -> str:
     """The line after the summary that says, for each requirement a snippet
     was not run for, how many and what it is and why this build lacks it
-    (:func:`snipcheck.requirements.why_unmet`; a project's own names say it
+    (:func:`snipcheck.run.requirements.why_unmet`; a project's own names say it
     in ``snipcheck_requirements``)."""
     parts = []
     for name in sorted(missing):
@@ -128,7 +128,7 @@ def unmet(missing: Counter[str], stamp: Stamp | None, notes: tuple[tuple[str, st
 def from_shards(state: state_mod.BuildState, recs: list[SnippetRecord]) -> str:
     """How many of the records' results came from which shard of the merge
     (``snipcheck_execute = "merged"``): each cached result's key, looked up in
-    the merge's record (:data:`snipcheck.shard_files.MERGED`), and how many
+    the merge's record (:data:`snipcheck.shard.files.MERGED`), and how many
     runnable snippets have none."""
     keys = state.merge.get("keys", {}) if state.merge else {}
     count = int(state.merge.get("count", 0)) if state.merge else 0

@@ -4,7 +4,7 @@ Like sphinx-gallery's ``sg_execution_times``: one row per chain and one per
 page for its snippets outside any chain, slowest first, each with its
 snippets, the seconds their runs took and where their results came from.
 The total is the *wall* time of the build's execution (the executor's first
-job to its last, :attr:`snipcheck.execute.Executor.wall`), not the sum of
+job to its last, :attr:`snipcheck.engine.execute.Executor.wall`), not the sum of
 the durations, which with parallel slots is larger: both are given.  The
 build summary shows the slowest rows, ``report.json`` all of them
 (``execution``).
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .collector import SnippetRecord
+    from snipcheck.sphinxext.collector import SnippetRecord
 
 #: Where a snippet's result came from, as the rows count it: taken from the
 #: cache; run in this build with the stated output, or with a new one;

@@ -3,7 +3,7 @@
 # stderr, a drift box, a snippet not run here, a claim, refuted-claim badges,
 # the environment box and the reading aids.  The tests build it as it is and
 # with language = "zh_CN".
-extensions = ["myst_nb", "snipcheck", "snipcheck.chapter.reading"]
+extensions = ["myst_nb", "snipcheck", "snipcheck_chapter.reading"]
 nb_execution_mode = "off"
 exclude_patterns = ["_build"]
 snipcheck_preload = []  # these snippets do not use torch

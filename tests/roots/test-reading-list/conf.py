@@ -1,4 +1,4 @@
-extensions = ["myst_nb", "snipcheck.chapter.reading"]
+extensions = ["myst_nb", "snipcheck_chapter.reading"]
 language = "zh_CN"
 nb_execution_mode = "off"
 exclude_patterns = ["_build"]

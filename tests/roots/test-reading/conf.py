@@ -1,4 +1,4 @@
-extensions = ["myst_nb", "snipcheck.chapter.reading"]  # loads snipcheck too
+extensions = ["myst_nb", "snipcheck_chapter.reading"]  # loads snipcheck too
 language = "zh_CN"  # a Chinese page: the reading aids speak Chinese
 nb_execution_mode = "off"
 exclude_patterns = ["_build"]

@@ -1,4 +1,4 @@
-extensions = ["myst_nb", "snipcheck.chapter.search_zh"]  # loads snipcheck too
+extensions = ["myst_nb", "snipcheck_chapter.search_zh"]  # loads snipcheck too
 nb_execution_mode = "off"
 exclude_patterns = ["_build"]
 language = "zh_CN"

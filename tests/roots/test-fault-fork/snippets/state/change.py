@@ -1,4 +1,7 @@
-import json, sys, warnings
+import json
+import sys
+import warnings
+
 import torch
 
 torch.autograd.set_detect_anomaly(True)

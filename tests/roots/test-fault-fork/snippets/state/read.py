@@ -1,4 +1,7 @@
-import json, sys, warnings
+import json
+import sys
+import warnings
+
 import torch
 
 print("anomaly detection:", torch.is_anomaly_enabled())

@@ -1,4 +1,5 @@
-import os, time
+import os
+import time
 
 MARKER = None  # the test puts the path of its inbox here (tests/load.py)
 FLAG = None  # and an absolute path here

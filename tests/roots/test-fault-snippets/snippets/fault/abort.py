@@ -2,5 +2,6 @@
 # expect = "signal SIGABRT"
 # ///
 import os
+
 print("aborting")
 os.abort()

@@ -1,2 +1,3 @@
 import os
+
 os.write(1, b"ok \xff\xfe end\n")

@@ -1,3 +1,4 @@
 import os
+
 print("bye")
 os._exit(3)

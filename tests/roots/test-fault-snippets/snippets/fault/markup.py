@@ -1,3 +1,4 @@
 import sys
+
 print("<b>bold?</b> & <i>", file=sys.stderr)
 raise ValueError("<script>alert(1)</script>")

@@ -1,4 +1,5 @@
 import sys
+
 for i in range(0, 101, 25):
     sys.stdout.write(f"\rprogress {i:3d}%")
     sys.stdout.flush()

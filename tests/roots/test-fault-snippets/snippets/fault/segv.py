@@ -1,3 +1,4 @@
 import ctypes
+
 print("about to crash")
 ctypes.string_at(0)

@@ -2,6 +2,7 @@
 # timeout = 10
 # ///
 import sys
+
 print(repr(sys.stdin.read()))
 try:
     input()

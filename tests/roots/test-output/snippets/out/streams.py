@@ -1,5 +1,6 @@
 import sys
 import warnings
+
 print("to stdout")
 print("to stderr", file=sys.stderr)
 warnings.warn("careful")

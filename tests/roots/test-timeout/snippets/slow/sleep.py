@@ -3,5 +3,6 @@
 # ///
 
 import time
+
 print('started', flush=True)
 time.sleep(60)

@@ -1,0 +1,1 @@
+"""app: see the module docstrings."""

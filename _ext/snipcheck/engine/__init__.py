@@ -1,0 +1,1 @@
+"""engine: see the module docstrings."""

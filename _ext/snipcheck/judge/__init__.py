@@ -1,0 +1,1 @@
+"""judge: see the module docstrings."""

@@ -1,0 +1,1 @@
+"""report: see the module docstrings."""

@@ -1,0 +1,1 @@
+"""shard: see the module docstrings."""

@@ -1,0 +1,1 @@
+"""sources: see the module docstrings."""
