@@ -64,8 +64,10 @@ def add_static(app: Sphinx, *, css: str = "", js: str = "", js_defer: bool = Fal
     app.connect("config-inited", _add)
     if css:
         app.add_css_file(css)
-    if js:
-        app.add_js_file(js, **({"defer": "defer"} if js_defer else {}))
+    if js and js_defer:
+        app.add_js_file(js, defer="defer")
+    elif js:
+        app.add_js_file(js)
 
 
 def metadata(env_version: int | None = None) -> dict[str, Any]:
