@@ -52,6 +52,10 @@ PAGES = [
     "normalizers",
     "files",
     "scripts",
+    "shards",
+    "wildcards",
+    "figures",
+    "develop",
 ]
 
 

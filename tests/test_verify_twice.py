@@ -1,8 +1,9 @@
 """A verify report holds nothing that changes between two runs of unchanged code (issue 34).
 
 The committed reports (``docs/_reports/*.json``) are rewritten by every
-``nox -s verify -- X``; the README promises that a run that changes nothing
-leaves them byte-identical.  A small project (not the chapter: it runs in a
+``nox -s verify -- X``; the guide promises (guide/report.rst, "The verify
+report"; guide/develop.rst) that a run that changes nothing leaves them
+byte-identical.  A small project (not the chapter: it runs in a
 few seconds) holds what varies from run to run: a time under a stated
 ``[..]``, a varying number of lines under a stated ``...``, a torch-style log
 line (date, time, process id) and a memory address, both masked by

