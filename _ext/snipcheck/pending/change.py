@@ -50,7 +50,9 @@ class Change:
     :param figures: the run's figures, to become the snippet's stated files
         (:func:`snipcheck.judge.figures.write_recorded`); ``None``: its
         figure files are left alone.
-    :param diff: the stated against the actual output, as shown before writing.
+    :param diff: the stated against the actual output, as shown before writing
+        (its labels differ from command to command; two changes that write
+        the same are equal whatever their diffs).
     """
 
     snippet_id: str
@@ -61,7 +63,7 @@ class Change:
     reason: str = ""
     options: Mapping[str, str] = field(default_factory=dict)
     figures: tuple[Figure, ...] | None = None
-    diff: str = ""
+    diff: str = field(default="", compare=False)  # how it is shown, not what is written
 
     @property
     def accepted(self) -> bool:
