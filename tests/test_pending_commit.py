@@ -186,3 +186,60 @@ def test_an_output_the_page_cannot_hold_stops_the_commit_before_any_file_is_writ
     with pytest.raises(Unwritable):
         commit.commit(changes, rewrite=project.rewrite, srcdir=project.srcdir)
     assert every_file(root) == before
+
+
+def accept_plan(root: Path, *snippets: Any) -> tuple[Any, Any]:
+    """The accept plan of a report on the project at ``root`` holding ``snippets``, and the project."""
+    from snipcheck.app import accept
+    from snipcheck.app.project import Project
+    from snipcheck.model import Stamp
+    from snipcheck.report.verify import Report
+
+    project, _ = Project.load(root)
+    stamp = Stamp("3.11.7", "2.15.0+cpu", "CPU", "Linux x86_64")
+    return accept.plan(Report(stamp, "torch 2.13.0", (1, 1), snippets), project.placements(), root), project
+
+
+def test_accept_writes_no_figure_of_an_output_it_refuses(root: Path) -> None:
+    # Was: the figures of a drifted output went into the plan before its text
+    # was found unrecordable, so accept wrote the figures of an output it
+    # refused; a refused change writes nothing.
+    from snipcheck.app import accept
+    from snipcheck.judge import figures as figure_files
+    from snipcheck.model import Figure
+    from snipcheck.report.verify import SnippetReport
+
+    drawn = (Figure("png", b"a new image", "", 4, 3),)
+    output = f"a [..] b\n{drawn[0].placeholder(1)}"
+    varying = SnippetReport(
+        "d/a", "docs/a.md", 3, "drifted", diff="-old a\n+a [..] b", stated="old a", actual=output, figures=drawn,
+        run_actual=output,
+    )  # fmt: skip
+    plan, project = accept_plan(root, varying)
+    assert [(c.snippet_id, c.decision) for c in plan.changes] == [("d/a", Decision.REFUSED)]
+    assert plan.figures == []
+    plan.pin = None  # as accept keeps it when an output is not accepted
+    before = every_file(root)
+    assert accept.apply(plan, project) == []
+    assert every_file(root) == before
+    assert not figure_files.stated_path(project.srcdir, "d/a", 1, "png").exists()
+
+
+def test_accept_gives_an_output_the_figures_of_its_run_as_record_does(root: Path) -> None:
+    # An accepted output's stated figures are its run's, none included: the
+    # image files of figures the run no longer draws are removed, by accept
+    # as by record (was: only by record).
+    from snipcheck.app import accept
+    from snipcheck.judge import figures as figure_files
+    from snipcheck.report.verify import SnippetReport
+
+    plan, project = accept_plan(
+        root, SnippetReport("d/a", "docs/a.md", 3, "drifted", diff="-old a\n+new a", stated="old a", actual="new a")
+    )
+    assert [(c.snippet_id, c.new, c.figures) for c in plan.changes] == [("d/a", "new a", ())]
+    stale = figure_files.stated_path(project.srcdir, "d/a", 1, "png")
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"an image the run no longer draws")
+    assert accept.apply(plan, project) == [root / "docs" / "a.md", root / "pyproject.toml", stale]
+    assert not stale.exists()
+    assert (root / "docs" / "a.md").read_text() == "# A\n\n```{snippet} d/a\nnew a\n```\n"
