@@ -27,6 +27,7 @@ from conftest import fresh_cache
 from gates import Gate, as_a_terminal_starts_it, ctrl_c
 from snipcheck import files
 from snipcheck.app import cli
+from snipcheck.pending import rules
 
 CONF = """\
 extensions = ["myst_parser", "snipcheck"]
@@ -183,7 +184,7 @@ def leftovers(root: Path) -> list[str]:
     ("owner", "name", "after"),
     [
         ("snipcheck.sphinxext.index", "read_index", False),  # reading the pages
-        ("snipcheck.app.cli", "judge", False),  # comparing the first run
+        ("snipcheck.pending.rules", "judge", False),  # comparing the first run
         ("snipcheck.pending.variation:Rerun", "problem", False),  # comparing the runs again under other hash seeds
         ("snipcheck.app.project:Project", "rewrite", False),
         ("snipcheck.sphinxext.index", "read_back_cells", True),  # the rewritten pages parsed again
@@ -229,7 +230,7 @@ def test_a_second_ctrl_c_while_the_runs_stop_ends_at_once_without_a_traceback(
 ) -> None:
     from snipcheck.run import capture
 
-    interrupt_at(monkeypatch, cli, "judge")
+    interrupt_at(monkeypatch, rules, "judge")
     exits: list[int] = []
 
     def stopping(grace: float = 1.0) -> None:

@@ -1,11 +1,13 @@
 """Accept new outputs: rewrite drifted stated outputs and move the reference pin.
 
-Given a verify report and the placement index, :func:`plan` collects an edit
-for every ``drifted`` snippet (never for ``failing`` ones, which need a
-person), after checking that the page still states what the report compared
-against.  :func:`new_files` works out every new file (the pages, read back
-through the build's parser by :meth:`snipcheck.app.project.Project.rewrite`, and
-the pin), and :func:`snipcheck.files.write_all` writes them all or nothing.
+Given a verify report and the placement index, :func:`plan` decides a
+pending change (:mod:`snipcheck.pending.change`) for every ``drifted``
+snippet (never for ``failing`` ones, which need a person), after checking
+that the page still states what the report compared against.  The one
+commit of ``record``, ``accept`` and ``review``
+(:func:`snipcheck.pending.commit.commit`) writes the accepted ones with the
+pin (:func:`pin_change`): the pages read back through the build's parser by
+:meth:`snipcheck.app.project.Project.rewrite`, every file all or nothing.
 
 The reference pin lives where the project keeps it: ``reference-torch`` under
 ``[tool.snipcheck]`` in ``pyproject.toml`` (this chapter), or
@@ -22,16 +24,18 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
 from snipcheck.app.project import Project
-from snipcheck.files import write_all
 from snipcheck.judge import figures as figure_files
 from snipcheck.judge.normalize import Normalizer
 from snipcheck.model import Figure
+from snipcheck.pending import change, commit
+from snipcheck.pending.change import Change, Decision
 from snipcheck.pending.recording import Unrecordable, to_record
-from snipcheck.report.verify import Report
+from snipcheck.report.verify import Report, SnippetReport
 from snipcheck.sources.placement import Placement
 from snipcheck.sources.rewrite import Edit
 
@@ -41,21 +45,37 @@ _CONF_PIN = re.compile(r'^(snipcheck_reference\s*=\s*)(["\'])torch ([^"\']*)\2',
 
 @dataclass
 class Plan:
-    """Edits to make.
+    """What accepting a report would do.
 
-    :param edits: one per accepted snippet.
-    :param accepted: ids of the snippets whose output will be rewritten.
-    :param skipped: ``(id, reason)`` for drifted snippets left alone.
+    :param changes: one pending change per drifted snippet asked for, in
+        the report's order (:mod:`snipcheck.pending.change`): accepted, or
+        refused with the reason.
     :param pin: the new reference torch version, or ``None`` to keep it.
-    :param figures: ``(id, figures)`` of the accepted snippets whose figures
-        become their stated files (:func:`snipcheck.judge.figures.write_recorded`).
     """
 
-    edits: list[Edit] = field(default_factory=list)
-    accepted: list[str] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
     pin: str | None = None
-    figures: list[tuple[str, tuple[Figure, ...]]] = field(default_factory=list)
+
+    @property
+    def edits(self) -> list[Edit]:
+        """The page edits of the accepted changes."""
+        return change.edits(self.changes)
+
+    @property
+    def accepted(self) -> list[str]:
+        """Ids of the snippets whose output (or figures) will be written."""
+        return [c.snippet_id for c in self.changes if c.accepted]
+
+    @property
+    def skipped(self) -> list[tuple[str, str]]:
+        """``(id, reason)`` of the drifted snippets left alone."""
+        return [(c.snippet_id, c.reason) for c in self.changes if c.decision is Decision.REFUSED]
+
+    @property
+    def figures(self) -> list[tuple[str, tuple[Figure, ...]]]:
+        """``(id, figures)`` of the accepted snippets whose figures become
+        their stated files (:func:`snipcheck.judge.figures.write_recorded`)."""
+        return [(c.snippet_id, c.figures) for c in self.changes if c.accepted and c.figures is not None]
 
 
 def plan(
@@ -65,11 +85,11 @@ def plan(
     only: Sequence[str] = (),
     normalizers: Sequence[Normalizer] = (),
 ) -> Plan:
-    """Work out the edits that accept ``report``'s drifted outputs.
+    """Work out the changes that accept ``report``'s drifted outputs.
 
     Each new stated output is the actual one with the author's wildcards kept
-    where they still match (:func:`snipcheck.judge.alignment.to_record`); an actual
-    output that would turn into a wildcard is skipped, saying why.
+    where they still match (:func:`snipcheck.pending.recording.to_record`); an actual
+    output that would turn into a wildcard is refused, saying why.
 
     :param placements: the placement index now.
     :param root: the project root the report's ``doc`` paths are relative to.
@@ -79,52 +99,47 @@ def plan(
     result = Plan()
     by_place = {(p.snippet_id, _rel(Path(p.source), root)): p for p in placements}
     for snippet in report.snippets:
-        output = snippet.output  # as it ran; from a report file, as the file holds it
-        if snippet.status != "drifted" or output is None or (only and snippet.id not in only):
+        if snippet.status != "drifted" or snippet.output is None or (only and snippet.id not in only):
             continue
-        placement = by_place.get((snippet.id, snippet.doc))
-        if placement is None:
-            result.skipped.append((snippet.id, f"{snippet.doc} no longer places it; verify again"))
-            continue
-        if placement.stated != snippet.stated:
-            result.skipped.append((snippet.id, f"{snippet.doc}:{placement.line} was edited since the report; verify again"))
-            continue
-        if figure_files.placeholders(output) and not snippet.figures:
-            result.skipped.append((
-                snippet.id,
-                (
-                    f"{snippet.doc}:{placement.line}: not accepted: its figures are not in the report (a JSON report "
-                    "holds no images); accept without --report, or record it"
-                ),
-            ))  # fmt: skip
-            continue
-        if snippet.figures or figure_files.placeholders(snippet.stated):
-            result.figures.append((snippet.id, snippet.figures))
-        if not snippet.diff:  # only its figures drifted: the page stays as it is
-            result.accepted.append(snippet.id)
-            continue
-        try:
-            body = to_record(placement.stated, output, normalizers)
-        except Unrecordable as exc:
-            why = str(exc)
-            if snippet.run_actual is None:  # read from a report file, which masks what varies
-                why = (
-                    f"{why} (a verify report file writes each part of an output that varies from run to run "
-                    "as [..]; accept without --report, which runs the snippet, or record it)"
-                )
-            result.skipped.append((snippet.id, f"{snippet.doc}:{placement.line}: not accepted: {why}"))
-            continue
-        options = {}
-        if placement.option("stated-env") is not None:
-            options["stated-env"] = f"{report.stamp.label()} · {report.stamp.platform}"
-        result.edits.append(Edit(placement, body, options))
-        result.accepted.append(snippet.id)
+        result.changes.append(_change(snippet, by_place.get((snippet.id, snippet.doc)), report, normalizers))
     if report.stamp.torch:
         try:
             result.pin = Version(report.stamp.torch).public
         except InvalidVersion:
             result.pin = report.stamp.torch
     return result
+
+
+def _change(snippet: SnippetReport, placement: Placement | None, report: Report, normalizers: Sequence[Normalizer]) -> Change:
+    """The pending change that accepts ``snippet``'s drifted output where ``placement`` states it."""
+    output = snippet.output  # as it ran; from a report file, as the file holds it
+    assert output is not None
+    if placement is None:
+        return change.refuse(snippet.id, None, f"{snippet.doc} no longer places it; verify again")
+    if placement.stated != snippet.stated:
+        return change.refuse(snippet.id, placement, f"{snippet.doc}:{placement.line} was edited since the report; verify again")
+    if figure_files.placeholders(output) and not snippet.figures:
+        return change.refuse(
+            snippet.id, placement,
+            f"{snippet.doc}:{placement.line}: not accepted: its figures are not in the report (a JSON report "
+            "holds no images); accept without --report, or record it",
+        )  # fmt: skip
+    if not snippet.diff:  # only its figures drifted: the page stays as it is
+        return change.accept(placement, None, figures=snippet.figures)
+    try:
+        body = to_record(placement.stated, output, normalizers)
+    except Unrecordable as exc:
+        why = str(exc)
+        if snippet.run_actual is None:  # read from a report file, which masks what varies
+            why = (
+                f"{why} (a verify report file writes each part of an output that varies from run to run "
+                "as [..]; accept without --report, which runs the snippet, or record it)"
+            )
+        return change.refuse(snippet.id, placement, f"{snippet.doc}:{placement.line}: not accepted: {why}")
+    options = {}
+    if placement.option("stated-env") is not None:
+        options["stated-env"] = f"{report.stamp.label()} · {report.stamp.platform}"
+    return change.accept(placement, body, options=options, figures=snippet.figures, diff=snippet.diff)
 
 
 def pin_file(root: Path) -> Path | None:
@@ -152,32 +167,38 @@ def move_pin(text: str, version: str, kind: str = "pyproject") -> str:
     return _CONF_PIN.sub(lambda m: f"{m.group(1)}{m.group(2)}torch {version}{m.group(2)}", text, count=1)
 
 
+def pin_change(p: Plan, confdir: Path) -> dict[Path, tuple[bytes, bytes]]:
+    """The pin file's ``(old bytes, new bytes)``, when the plan moves the pin."""
+    pinned = pin_file(confdir)
+    if not p.pin or pinned is None:
+        return {}
+    old = pinned.read_bytes()
+    kind = "pyproject" if pinned.name == "pyproject.toml" else "conf"
+    new = move_pin(old.decode("utf-8"), p.pin, kind).encode("utf-8")
+    return {pinned: (old, new)} if new != old else {}
+
+
 def new_files(p: Plan, project: Project) -> dict[Path, tuple[bytes, bytes]]:
-    """Every file the plan changes: ``path → (old bytes, new bytes)``.
+    """Every file the plan changes: ``path → (old bytes, new bytes)``; nothing is written.
 
     :raises snipcheck.sources.rewrite.Unwritable: see :meth:`Project.rewrite`.
     """
-    files = project.rewrite(p.edits) if p.edits else {}
-    pinned = pin_file(project.confdir)
-    if p.pin and pinned is not None:
-        old = pinned.read_bytes()
-        kind = "pyproject" if pinned.name == "pyproject.toml" else "conf"
-        new = move_pin(old.decode("utf-8"), p.pin, kind).encode("utf-8")
-        if new != old:
-            files[pinned] = (old, new)
-    return files
+    return commit.stage(p.changes, project.rewrite, pin_change(p, project.confdir))
 
 
-def apply(p: Plan, project: Project) -> list[Path]:
-    """Work out and write every file of the plan, all or nothing.
+def apply(p: Plan, project: Project, **options: Any) -> list[Path]:
+    """Write the plan's pages, pin and figures, all or nothing, through
+    :func:`snipcheck.pending.commit.commit` (``options`` go to it).
 
-    :return: the files changed.
+    :return: the files changed: the pages and pin, then the stated figures.
     :raises snipcheck.sources.rewrite.Unwritable: before anything is written.
     :raises snipcheck.files.ChangedOnDisk: if a file changed since it was read.
     :raises snipcheck.files.WriteError: if a write fails (every file keeps its old bytes).
     """
-    files = new_files(p, project)
-    return write_all({path: new for path, (_, new) in files.items()}, {path: old for path, (old, _) in files.items()})
+    done = commit.commit(
+        p.changes, rewrite=project.rewrite, srcdir=project.srcdir, also=pin_change(p, project.confdir), **options
+    )
+    return done.replaced + done.figures
 
 
 def preview(files: dict[Path, tuple[bytes, bytes]], root: Path) -> str:

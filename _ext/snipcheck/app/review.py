@@ -5,9 +5,10 @@ directory): the verify report under review and the decision taken on each
 drifted snippet so far.  It shows each undecided snippet's diff and asks:
 accept, reject, skip (decide later) or quit.  Each decision is written to the
 state file at once, so a review can stop anywhere and resume; when every
-drifted snippet is decided, the accepted ones are written into the pages
-through :mod:`snipcheck.app.accept` (read back, all or nothing), and the state
-file is removed.  The reference pin moves only when every drifted output was
+drifted snippet is decided, the accepted ones become pending changes through
+:func:`snipcheck.app.accept.plan`, as ``accept`` makes them, and are written by
+the same commit (:func:`snipcheck.pending.commit.commit`: read back, all or
+nothing); then the state file is removed.  The reference pin moves only when every drifted output was
 accepted: a chapter with rejected outputs does not hold on that release.
 
 Pure core: standard library and snipcheck's core modules.
