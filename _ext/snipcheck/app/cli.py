@@ -46,7 +46,7 @@ from snipcheck.app import scaffold
 from snipcheck.app.project import Project, ProjectError
 from snipcheck.app.review import Review, walk
 from snipcheck.app.shard_command import FromShard, shard_results
-from snipcheck.engine.execute import Executor
+from snipcheck.engine.execute import Executor, executor_for
 from snipcheck.files import ChangedOnDisk, WriteError, signals_held, write_all, write_atomic
 from snipcheck.judge import figures as figure_files
 from snipcheck.judge import normalize
@@ -260,7 +260,7 @@ def _interrupted() -> int:
 
 def _executor(settings: Settings, stamp: Stamp, use_cache: bool, hash_seed: int = HASH_SEED) -> Executor:
     """``settings.executor``, known to a Ctrl-C (its pending runs are cancelled)."""
-    executor = settings.executor(stamp, use_cache=use_cache, hash_seed=hash_seed)
+    executor = executor_for(settings, stamp, use_cache=use_cache, hash_seed=hash_seed)
     _executors.append(executor)
     return executor
 
@@ -712,7 +712,7 @@ def _execute(project: Project, args: argparse.Namespace) -> int:
         return 1
 
     def make(chosen: Settings, at: Stamp, provides: tuple[str, ...]) -> Executor:
-        executor = chosen.executor(at, provides=provides)
+        executor = executor_for(chosen, at, provides=provides)
         _executors.append(executor)
         return executor
 
