@@ -213,39 +213,20 @@ class _Capture:
     """What :func:`install` sets up in the run's process: the frames on
     descriptor 2, the labels of what is written there, and the audit hook.
 
-    :param token: the run's secret frame prefix (bytes).
+    :param ours: ``() -> bool``: whether descriptor 2 is still the run's socket.
+    :param frame: ``(label, data) -> bool`` writes a frame (``False`` if it cannot).
     :param on_run_file: called once at the ``cpython.run_file`` audit event, if given.
     """
 
-    def __init__(self, token, on_run_file):
-        self.token = token
-        try:
-            st = os.fstat(2)
-            self.own = (st.st_dev, st.st_ino)
-        except OSError:
-            self.own = None
+    def __init__(self, ours, frame, on_run_file):
+        self.ours = ours
+        self.frame = frame
         self.uncaught = False
         self.run_file = on_run_file
         self.matplotlib = False
         # the stage of removing this module's frames from an "Exception
         # ignored" report the interpreter prints (see cut_report)
         self.cut = None
-
-    def ours(self):
-        """Whether descriptor 2 is still the run's socket."""
-        try:
-            st = os.fstat(2)
-        except OSError:
-            return False
-        return (st.st_dev, st.st_ino) == self.own
-
-    def frame(self, label, data):
-        """Write a frame; ``False`` if descriptor 2 is no longer the run's socket."""
-        if self.own is None or not self.ours():
-            return False
-        for start in range(0, len(data), CHUNK):
-            os.write(2, self.token + label + data[start : start + CHUNK])
-        return True
 
     def new_cell(self):
         """A chain's next cell begins: what the interpreter writes now is not a traceback."""
@@ -423,7 +404,28 @@ def install(token, on_run_file=None, seed=None, line_buffer_c=None):
     """
     if line_buffer_c is not None:
         line_buffer_c()
-    capture = _Capture(token, on_run_file)
+    try:
+        st = os.fstat(2)
+        own = (st.st_dev, st.st_ino)
+    except OSError:
+        own = None
+
+    def ours():
+        """Whether descriptor 2 is still the run's socket."""
+        try:
+            st = os.fstat(2)
+        except OSError:
+            return False
+        return (st.st_dev, st.st_ino) == own
+
+    def frame(label, data):
+        if own is None or not ours():
+            return False
+        for start in range(0, len(data), CHUNK):
+            os.write(2, token + label + data[start : start + CHUNK])
+        return True
+
+    capture = _Capture(ours, frame, on_run_file)
     _sender.update(send=capture.frame, ours=capture.ours, new_cell=capture.new_cell)
     file_io = _file_io(capture)
     sys.stdout = sys.__stdout__ = _rebuild(file_io, sys.__stdout__, 1, "<stdout>", False)
