@@ -138,7 +138,7 @@ def loaded_noxfile() -> ModuleType:
 def chapter_index(tmp_path_factory: pytest.TempPathFactory):
     """The real chapter's placement index (placements and code written in pages),
     read as the build reads it (once per session)."""
-    from snipcheck.sphinxext.index import read_index
+    from snipcheck.app.index_reader import read_index
 
     return read_index(REPO / "docs", REPO, tmp_path_factory.mktemp("chapter-index"))
 

@@ -169,7 +169,7 @@ def placements_in(page: Path) -> list:
     import tempfile
 
     from snipcheck.app.project import Project
-    from snipcheck.sphinxext.index import read_index
+    from snipcheck.app.index_reader import read_index
 
     root = next(p for p in page.resolve().parents if (p / "conf.py").is_file())
     project, _ = Project.load(root)

@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 from helpers import html
+from snipcheck.engine.execute import executor_for
 from snipcheck.run import fingerprint
 from snipcheck.run.environment import probe, probe_environment
 from snipcheck.settings import Settings
@@ -93,7 +94,7 @@ def check(root: Path, *ids: str, runner: str | None = None) -> dict[str, tuple[s
     if runner is not None:
         settings = dataclasses.replace(settings, runner=runner)
     stamp = probe(settings.python, settings.cache_dir)
-    executor = settings.executor(stamp)
+    executor = executor_for(settings, stamp)
     found = {}
     try:
         for sid in ids:
@@ -252,7 +253,7 @@ def test_a_build_switched_to_subprocesses_reruns_only_the_edited_snippet(tmp_pat
     settings, _ = Settings.from_conf(root)
     settings = dataclasses.replace(settings, fork_min_runs=3)
     snippets = [load(i, settings.snippets_dir, settings.root) for i in ids]
-    executor = settings.executor(probe(settings.python, settings.cache_dir))
+    executor = executor_for(settings, probe(settings.python, settings.cache_dir))
     try:
         assert executor.plan(snippets) == 1
         outcomes = [executor.outcome(s) for s in snippets]

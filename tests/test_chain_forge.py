@@ -239,7 +239,7 @@ def test_what_the_supervisor_said_before_it_closed_is_read_even_with_a_next_left
     reported as a supervisor killed before it could report)."""
     import socket
 
-    from snipcheck.run.capture import _receive
+    from snipcheck.run.watch import _receive
 
     build, supervisor = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     with build:

@@ -183,11 +183,11 @@ def leftovers(root: Path) -> list[str]:
 @pytest.mark.parametrize(
     ("owner", "name", "after"),
     [
-        ("snipcheck.sphinxext.index", "read_index", False),  # reading the pages
+        ("snipcheck.app.index_reader", "read_index", False),  # reading the pages
         ("snipcheck.pending.rules", "judge", False),  # comparing the first run
         ("snipcheck.pending.variation:Rerun", "problem", False),  # comparing the runs again under other hash seeds
         ("snipcheck.app.project:Project", "rewrite", False),
-        ("snipcheck.sphinxext.index", "read_back_cells", True),  # the rewritten pages parsed again
+        ("snipcheck.app.index_reader", "read_back_cells", True),  # the rewritten pages parsed again
         ("snipcheck.files", "_temporary", True),  # the new bytes written, nothing replaced yet
     ],
     ids=["reading", "judging", "second-run", "rewriting", "read-back", "writing"],

@@ -32,12 +32,12 @@ CHAPTER_ONLY = {"myst-nb", "sphinx-design", "sphinx-copybutton", "furo", "jieba"
 
 
 def source_version() -> str:
-    """``snipcheck.__version__`` as written in the source (the one version source)."""
-    tree = ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf-8"))
+    """``snipcheck.__version__`` as written in the source (the one version source, ``snipcheck/version.py``)."""
+    tree = ast.parse((PACKAGE / "version.py").read_text(encoding="utf-8"))
     for node in tree.body:
         if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["__version__"]:
             return ast.literal_eval(node.value)
-    raise AssertionError("no __version__ in snipcheck/__init__.py")
+    raise AssertionError("no __version__ in snipcheck/version.py")
 
 
 def package_files(project: Path) -> set[str]:

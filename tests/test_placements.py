@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO, ROOTS
 from helpers import snipcheck_cli
-from snipcheck.sphinxext.index import read_index
+from snipcheck.app.index_reader import read_index
 from test_faults_support import sphinx_build
 
 MARKUPS = {

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from snipcheck.engine.execute import executor_for
 from snipcheck.model import Stamp
 from snipcheck.settings import Settings
 from test_faults_support import Build, sphinx_build
@@ -35,15 +36,15 @@ def test_unset_preloads_torch_only_where_the_interpreter_has_it(tmp_path: Path) 
     assert unset.preload_modules(WITH_TORCH) == ("torch",)
     assert unset.preload_modules(WITHOUT_TORCH) == ()
     # what the executor hands the fork server
-    assert unset.executor(WITHOUT_TORCH, use_cache=False).config.preload == ()
-    assert unset.executor(WITH_TORCH, use_cache=False).config.preload == ("torch",)
+    assert executor_for(unset, WITHOUT_TORCH, use_cache=False).config.preload == ()
+    assert executor_for(unset, WITH_TORCH, use_cache=False).config.preload == ("torch",)
     assert unset.preload_problem(WITHOUT_TORCH) is None
 
 
 def test_a_configured_list_is_taken_as_written(tmp_path: Path) -> None:
     chosen = settings(tmp_path, snipcheck_preload=["numpy", "json"])
     assert chosen.preload_modules(WITHOUT_TORCH) == ("numpy", "json")
-    assert chosen.executor(WITH_TORCH, use_cache=False).config.preload == ("numpy", "json")
+    assert executor_for(chosen, WITH_TORCH, use_cache=False).config.preload == ("numpy", "json")
     assert settings(tmp_path, snipcheck_preload=[]).preload_modules(WITH_TORCH) == ()
 
 

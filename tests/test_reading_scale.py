@@ -17,7 +17,7 @@ import pytest
 from snipcheck.sphinxext import collector
 from snipcheck.sphinxext import index as index_mod
 from snipcheck.sphinxext.collector import SnippetRecord
-from snipcheck.sphinxext.index import read_index
+from snipcheck.app.index_reader import read_index
 
 
 def one_page(root: Path, count: int, markup: str) -> Path:

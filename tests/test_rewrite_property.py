@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from snipcheck.sources.placement import OUTPUT_SEPARATOR
 from snipcheck.sources.rewrite import Edit, Unwritable, apply, holdable
 from snipcheck.sources.sourcetext import SourceText
-from snipcheck.sphinxext.index import Reader
+from snipcheck.app.index_reader import Reader
 
 CONF = """\
 extensions = ["myst_parser", "sphinx_design", "snipcheck"]

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from snipcheck.version import __version__
+
+__all__ = ["__version__", "setup"]
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx

@@ -22,12 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from snipcheck.engine.cache import ResultCache
-from snipcheck.engine.execute import Executor, ExecutorConfig
 from snipcheck.judge import normalize
 from snipcheck.model import Stamp
 from snipcheck.run import PYTHON_RUNNERS
-from snipcheck.run.python import HASH_SEED
 from snipcheck.run.sandbox import protected_paths
 from snipcheck.sources import inputs, tags
 from snipcheck.sources.tags import parse_size
@@ -371,52 +368,3 @@ class Settings:
         directories holding them (see :func:`snipcheck.run.sandbox.protected_paths`)."""
         named = [self.root, self.source_dir or self.root, self.snippets_dir, self.cache_dir, self.report_dir]
         return protected_paths([*named, build_dir(self.root), *extra])
-
-    def executor(
-        self,
-        stamp: Stamp,
-        *,
-        use_cache: bool = True,
-        protect: tuple[Path, ...] = (),
-        hash_seed: int = HASH_SEED,
-        may_run: bool = True,
-        provides: tuple[str, ...] = (),
-        elsewhere: Mapping[str, Stamp] | None = None,
-    ) -> Executor:
-        """An executor for snippets under these settings.
-
-        :param protect: folders runs must not change besides those of
-            :meth:`protected` (a Sphinx build's source, output and doctree folders).
-        :param hash_seed: the hash secret of its Python runs (another than the
-            build's only for :mod:`snipcheck.pending.variation`, never cached).
-        :param may_run: ``False`` for a build that takes every result from a
-            merge of shards: it runs nothing (see :class:`snipcheck.engine.execute.ExecutorConfig`).
-        :param provides: requirements provided besides ``snipcheck_provides``
-            (a shard's ``--provides``; those a merge's shards provided).
-        :param elsewhere: snippet id → the environment a shard ran it in,
-            where not this one (see :class:`snipcheck.engine.execute.ExecutorConfig`).
-        """
-        return Executor(
-            ExecutorConfig(
-                python=self.python,
-                stamp=stamp,
-                # the cache key holds no hash seed: only the build's runs are kept
-                cache=ResultCache(self.cache_dir) if use_cache and hash_seed == HASH_SEED else None,
-                jobs=self.jobs,
-                timeout=self.timeout,
-                output_limit=self.output_limit,
-                provides=tuple(dict.fromkeys(self.provides + provides)),
-                runner=self.runner,
-                preload=self.preload_modules(stamp),
-                build_dir=self.cache_dir / "rust",
-                fork_min_runs=self.fork_min_runs,
-                memory_limit=self.memory_limit,
-                env=self.env,
-                files=self.declared_files(),
-                seed=self.seed,
-                protect=self.protected(*protect),
-                hash_seed=hash_seed,
-                may_run=may_run,
-                elsewhere=dict(elsewhere or {}),
-            )
-        )

@@ -12,7 +12,7 @@ Each line names a document (relative to the page holding the list) and, after
 a colon, one line about it (inline markup allowed); a line starting with
 blanks continues the one before.  The list renders as a numbered list: the
 page's title as a link, "about N min" (the same estimate as the page's own
-``{reading-time}``, from :func:`snipcheck_chapter.reading.measure` on that
+``{reading-time}``, from :func:`snipcheck_chapter.reading_measure.measure` on that
 page's doctree), and the description; a last line gives the total.  Nothing
 is typed by hand: a page that grows changes the list on the next build (the
 page holding the list is re-read whenever a listed page is).
@@ -33,7 +33,7 @@ from sphinx import addnodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util.docutils import SphinxDirective
 
-from snipcheck_chapter.reading import Counts, measure, minutes
+from snipcheck_chapter.reading_measure import Counts, measure, minutes
 
 if TYPE_CHECKING:
     from collections.abc import Set as AbstractSet

@@ -3,7 +3,7 @@
 :class:`Project` is what ``record``, ``verify``, ``accept``, the lint and the
 pytest plugin share: the project's ``snipcheck_*`` settings, its placement
 index read through Sphinx exactly as the build reads it
-(:func:`snipcheck.sphinxext.index.read_index`), and :meth:`Project.rewrite`,
+(:func:`snipcheck.app.index_reader.read_index`), and :meth:`Project.rewrite`,
 which works out new stated outputs and reads them back through the page's own
 parser before anything may be written.
 
@@ -31,7 +31,7 @@ from snipcheck.sources.snippets import SnippetError, find
 from snipcheck.sources.sourcetext import SourceError, SourceText, content
 
 if TYPE_CHECKING:
-    from snipcheck.sphinxext.index import Index
+    from snipcheck.app.index_reader import Index
 
 
 class ProjectError(Exception):
@@ -81,7 +81,7 @@ class Project:
         if self._index is None:
             from sphinx.errors import SphinxError
 
-            from snipcheck.sphinxext.index import read_index
+            from snipcheck.app.index_reader import read_index
 
             try:
                 self._index = read_index(
@@ -212,7 +212,7 @@ class Project:
     def _read_back(
         self, edits: Sequence[Edit], texts: dict[str, str], lines: dict[str, tuple[SourceText, SourceText]]
     ) -> None:
-        from snipcheck.sphinxext.index import read_back_cells
+        from snipcheck.app.index_reader import read_back_cells
 
         changed = set(texts)
         docnames = sorted({p.docname for p in self.index().placements if str(Path(p.source).resolve()) in changed})

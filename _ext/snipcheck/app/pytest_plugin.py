@@ -76,11 +76,12 @@ class _Session:
 
     def executor(self, project: Project) -> Executor:
         if project.confdir not in self.executors:
+            from snipcheck.engine.execute import executor_for
             from snipcheck.run.environment import probe
 
             stamp = probe(project.settings.python, project.settings.cache_dir)
             use_cache = not self.config.getoption("snipcheck_no_cache")
-            self.executors[project.confdir] = project.settings.executor(stamp, use_cache=use_cache)
+            self.executors[project.confdir] = executor_for(project.settings, stamp, use_cache=use_cache)
         return self.executors[project.confdir]
 
     def close(self) -> None:

@@ -40,6 +40,7 @@ from snipcheck.settings import Settings
 from snipcheck.shard import check as shard_check
 from snipcheck.shard import files as shard_files
 from snipcheck.shard import key as shard_key
+from snipcheck.shard import manifest_check
 from snipcheck.shard.plan import Unit, for_provided, plan, units
 from snipcheck.sources.snippets import SnippetError
 
@@ -263,7 +264,7 @@ def merge_shards(
         executor.close()
     timings = settings.timings_file or settings.root / "snipcheck-timings.json"
     durations = shard_files.read_timings(timings)
-    merged = shard_files.check(
+    merged = manifest_check.check(
         shards, here.units, here.keys, here.fingerprint, dataclasses.asdict(stamp), durations, not_run, keys_in,
         _environment(project, stamp),
     )  # fmt: skip

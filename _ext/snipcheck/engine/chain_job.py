@@ -32,35 +32,27 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from concurrent.futures import Future
-from typing import TYPE_CHECKING
 
+from snipcheck.engine.config import NO_RESULT
+from snipcheck.engine.runs import Runs, cacheable
 from snipcheck.judge.compare import ending
 from snipcheck.model import Outcome, RunResult, Snippet
-from snipcheck.run import requirements
 from snipcheck.sources.chains import cells_of
 
-if TYPE_CHECKING:
-    from snipcheck.engine.execute import Executor
-
-#: The note of a snippet (or cell) without a result in a build that runs
-#: nothing (``ExecutorConfig.may_run`` off: ``snipcheck_execute = "merged"``).
-NO_RESULT = (
-    "no result in the cache, and this build runs nothing (snipcheck_execute = 'merged'): no shard ran it "
-    "as it is now; run the shards and snipcheck execute --merge again"
-)
+__all__ = ["NO_RESULT", "STOPPED_BY", "run_chain_job"]
 
 #: The prefix of ``Outcome.missing`` for a cell that did not run because an
 #: earlier cell of its chain stopped it: ``"chain:<id of that cell>"``.
 STOPPED_BY = "chain:"
 
 
-def run_chain_job(executor: Executor, cells: Sequence[tuple[Snippet, Future[Outcome]]]) -> None:
+def run_chain_job(runs: Runs, cells: Sequence[tuple[Snippet, Future[Outcome]]]) -> None:
     """Run ``cells`` (one chain's, ordered by position) and set each future."""
     live = [(snippet, fut) for snippet, fut in cells if fut.set_running_or_notify_cancel()]
     if not live:
         return
     try:
-        outcomes = _by_line(executor, [snippet for snippet, _ in live])
+        outcomes = _by_line(runs, [snippet for snippet, _ in live])
     except OSError as exc:
         error = Outcome(None, "error", notes=(f"could not start the chain's run: {exc}",))
         outcomes = [error] * len(live)
@@ -72,7 +64,7 @@ def run_chain_job(executor: Executor, cells: Sequence[tuple[Snippet, Future[Outc
         fut.set_result(outcome)
 
 
-def _by_line(executor: Executor, wanted: Sequence[Snippet]) -> list[Outcome]:
+def _by_line(runs: Runs, wanted: Sequence[Snippet]) -> list[Outcome]:
     """Outcomes of ``wanted``, one run per line of cells: the cells whose
     earlier cells are a prefix of the longest one's run with it; any other
     (a cell of a page as an earlier build read it, say) runs in a line of
@@ -83,17 +75,17 @@ def _by_line(executor: Executor, wanted: Sequence[Snippet]) -> list[Outcome]:
         longest = max(left, key=lambda n: len(wanted[n].earlier))
         line = cells_of(wanted[longest])
         same = [n for n in left if cells_of(wanted[n]) == line[: len(wanted[n].earlier) + 1]]
-        for n, outcome in zip(same, _outcomes(executor, [wanted[n] for n in same]), strict=True):
+        for n, outcome in zip(same, _outcomes(runs, [wanted[n] for n in same]), strict=True):
             found[n] = outcome
         left = [n for n in left if n not in found]
     return [found[n] for n in range(len(wanted))]
 
 
-def _outcomes(executor: Executor, wanted: Sequence[Snippet]) -> list[Outcome]:
+def _outcomes(runs: Runs, wanted: Sequence[Snippet]) -> list[Outcome]:
     """Outcomes of ``wanted`` (cells of one line), in its order."""
-    cfg = executor.config
+    cfg = runs.config
     last = max(wanted, key=lambda cell: len(cell.earlier))
-    line = [executor.declared(cell) for cell in cells_of(last)]
+    line = [runs.declared(cell) for cell in cells_of(last)]
     # Each position's key covers the cells before it (Snippet.earlier).
     chain_ids = [cell.id for cell in line] + list(last.later)  # the whole chain, as far as it is known
     # ... and whether cells come after it (a cell that must let the process go on has a result of its own)
@@ -103,7 +95,7 @@ def _outcomes(executor: Executor, wanted: Sequence[Snippet]) -> list[Outcome]:
     found: list[Outcome | None] = [None] * len(linked)
     stop = len(linked)
     for n, cell in enumerate(linked):
-        missing = requirements.missing(cell.tags.requires, cfg.stamp, cfg.provides)
+        missing = runs.missing(cell)
         if missing:
             found[n] = Outcome(None, "not-run", missing)
             for later in range(n + 1, len(linked)):
@@ -111,12 +103,12 @@ def _outcomes(executor: Executor, wanted: Sequence[Snippet]) -> list[Outcome]:
             stop = n
             break
     runnable = linked[:stop]
-    keys = [executor.key(cell) for cell in runnable] if cfg.cache is not None else []
+    keys = [runs.key(cell) for cell in runnable] if cfg.cache is not None else []
     notes: list[str] = []
     cached: list[RunResult | None] = [None] * stop
     for n, cell in enumerate(runnable if keys else ()):
-        for kind in executor.lookup_kinds(cell):  # what the other runner kind stored counts too (Executor.plan)
-            cached[n] = executor._cached(executor.key(cell, kind), notes)
+        for kind in runs.lookup_kinds(cell):  # what the other runner kind stored counts too (Executor.plan)
+            cached[n] = runs.from_cache(runs.key(cell, kind), notes)
             if cached[n] is not None:
                 break
     if runnable and all(result is not None for result in cached):
@@ -128,13 +120,13 @@ def _outcomes(executor: Executor, wanted: Sequence[Snippet]) -> list[Outcome]:
                 None, "error", notes=(*notes, NO_RESULT)
             )
     elif runnable:
-        found[:stop] = _run_line(executor, runnable, chain_ids[stop:], cached, keys, notes)
+        found[:stop] = _run_line(runs, runnable, chain_ids[stop:], cached, keys, notes)
     by_id = {cell.id: outcome for cell, outcome in zip(linked, found, strict=True)}
     return [by_id[cell.id] or Outcome(None, "error", notes=("not run",)) for cell in wanted]
 
 
 def _run_line(
-    executor: Executor,
+    runs: Runs,
     runnable: Sequence[Snippet],
     beyond: Sequence[str],
     cached: Sequence[RunResult | None],
@@ -153,15 +145,15 @@ def _run_line(
     :param keys: each cell's cache key (empty without a cache).
     :return: one outcome per cell of ``runnable``.
     """
-    cfg = executor.config
-    runner = executor._runner("python")
+    cfg = runs.config
+    runner = runs.runner("python")
     timeouts = [cell.tags.timeout or cfg.timeout for cell in runnable]
     plain = [dataclasses.replace(cell, earlier=(), later=()) for cell in runnable]
     if beyond:
         plain.append(_mark(plain[-1]))
         timeouts.append(cfg.timeout)
     # One process, one limit: the largest any of its cells asks for (output-limit tags).
-    limit = max(executor.output_limit(cell) for cell in runnable)
+    limit = max(runs.output_limit(cell) for cell in runnable)
     results: list[RunResult] = runner.run_chain(plain, timeouts=timeouts, output_limit=limit)  # type: ignore[attr-defined]
     if not results:  # the capture reports at least the cell the process ended in; never rely on it
         return [Outcome(None, "error", notes=("the chain's process reported none of its cells",))] * len(runnable)
@@ -173,8 +165,8 @@ def _run_line(
         ids = [cell.id for cell in runnable[stopper + 1 :]] + list(beyond)
         results[stopper] = dataclasses.replace(results[stopper], ended_chain=tuple(ids))
     for _ in results:
-        executor._count("ran")
-    whole = not cut and all(executor.cacheable(cell, result) for cell, result in zip(runnable, results, strict=True))
+        runs.count("ran")
+    whole = not cut and all(cacheable(cell, result) for cell, result in zip(runnable, results, strict=True))
     found: list[Outcome] = []
     for n, result in enumerate(results):
         earlier = cached[n]

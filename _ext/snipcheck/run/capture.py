@@ -33,23 +33,18 @@ from __future__ import annotations
 import atexit
 import os
 import secrets
-import selectors
 import signal
 import socket
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 from snipcheck.model import Event, ExceptionInfo, Figure, RunResult, Stamp
 from snipcheck.run.channel import TOKEN_BYTES, Channel, Reader, Sink, empty_stdin
+from snipcheck.run.watch import Supervisor, Watch
 
 __all__ = ["Captured", "RunError", "Spawner", "Streams", "Supervisor", "empty_stdin", "run_captured", "run_captured_cells"]
-
-#: Seconds a supervisor gets to stop a run before it is killed itself.
-_STOP_GRACE = 2.0
-
 
 class RunError(OSError):
     """The run could not be started, or its supervisor ended without reporting."""
@@ -74,20 +69,6 @@ class Streams:
     control: int
     token: bytes
     feed: tuple[int, int] | None = None
-
-
-class Supervisor(Protocol):
-    """A started supervisor, as :func:`run_captured` needs it."""
-
-    pid: int
-
-    def kill(self) -> None:
-        """SIGKILL the supervisor (the last resort when it does not stop)."""
-        ...
-
-    def reap(self) -> None:
-        """Collect its exit status if it is this process's child (may block briefly)."""
-        ...
 
 
 #: ``spawn(streams)`` starts the run's supervisor and returns it.
@@ -292,109 +273,54 @@ def run_captured_cells(
     with _live_lock:
         _live[id(control)] = (control, supervisor)
 
-    sink = Sink(output_limit)
-    reader = Reader(channel, sink, token)
-    selector = selectors.DefaultSelector()
-    selector.register(channel.receiver, selectors.EVENT_READ)
-    selector.register(control, selectors.EVENT_READ)
-    last = len(timeouts) - 1
-
-    def deadline() -> float:
-        """The current cell's: its limit after the previous cell's end."""
-        cell = min(len(reader.cells), last)
-        return (reader.cells[-1].received if reader.cells else start) + timeouts[cell]
-
-    timed_out = flooded = False
-    stop_until: float | None = None
-    status: int | None = None
-    errors: list[str] = []
-    ended = False
-    end: float | None = None
-
-    def stop() -> None:
-        """Stop the run (as at a timeout) and read nothing more of what it writes."""
-        nonlocal end, stop_until
-        end = time.monotonic()
-        stop_until = end + _STOP_GRACE
-        if channel.receiver in selector.get_map():
-            selector.unregister(channel.receiver)
-        try:
-            control.shutdown(socket.SHUT_WR)
-        except OSError:
-            pass
-
+    reader = Reader(channel, Sink(output_limit), token)
+    watch = Watch(channel, control, supervisor, reader, timeouts, start)
     try:
-        while not ended:
-            now = time.monotonic()
-            if stop_until is None and now >= deadline():
-                timed_out = True
-                end = now
-                stop_until = now + _STOP_GRACE
-                try:
-                    control.shutdown(socket.SHUT_WR)
-                except OSError:
-                    pass
-            if stop_until is not None and now >= stop_until:
-                supervisor.kill()
-                break
-            wait = (deadline() if stop_until is None else stop_until) - now
-            for key, _ in selector.select(max(0.0, wait)):
-                if key.fileobj is control:
-                    message = _receive(control)
-                    if message.startswith(b"exit "):
-                        status = int(message[5:])
-                        ended = True
-                    elif message.startswith(b"error "):
-                        errors.append(message[6:].decode("utf-8", "replace"))
-                    elif message.startswith(b"cell "):
-                        _cell_ended(reader, message, len(timeouts), control)
-                    elif message.startswith(b"forged "):
-                        _refused(reader, message)
-                    else:  # b"stopped", or end-of-file: the supervisor is gone
-                        ended = True
-                elif reader.drain() and channel.batch and not ended:
-                    time.sleep(channel.batch)
-            if (reader.flooded or reader.forged) and stop_until is None and not ended:
-                # Its output passed the limit by the margin, or it forged
-                # the end of a cell: stop it, as at a timeout.
-                stop()
-            if ended and end is None:
-                end = time.monotonic()
-        if not reader.forged:
-            reader.drain()  # everything the run wrote is queued by now
-        # Whether it ended by itself first or not: the same bytes give the same result.
-        flooded = reader.flooded and not timed_out and not reader.forged
+        flooded = watch.wait()
     finally:
-        selector.close()
+        watch.close()
         with _live_lock:
             _live.pop(id(control), None)
         control.close()
         channel.close()
         supervisor.reap()
-    if end is None:
-        end = time.monotonic()
-    if errors:
-        raise RunError(f"could not start the run: {errors[0]}")
+    end = time.monotonic() if watch.end is None else watch.end
+    if watch.errors:
+        raise RunError(f"could not start the run: {watch.errors[0]}")
+    return _captured(reader, watch, flooded, start, end, len(timeouts) - 1, rewrite or {})
+
+
+def _ending(status: int | None) -> tuple[int | None, str | None]:
+    """``(exit status, signal name)`` of the snippet's wait ``status``.
+
+    :raises RunError: when there is none: its supervisor was killed before it reported.
+    """
+    if status is None:
+        raise RunError(
+            "the run's supervisor process was killed before it could report how the snippet ended: "
+            "by the snippet, if it signals its parent (os.getppid()) where PID namespaces are not "
+            "available, or from outside the build; the snippet's output is lost"
+        )
+    code = os.waitstatus_to_exitcode(status)
+    if code >= 0:
+        return code, None
+    try:
+        return None, signal.Signals(-code).name
+    except ValueError:
+        return None, f"signal {-code}"
+
+
+def _captured(
+    reader: Reader, watch: Watch, flooded: bool, start: float, end: float, last: int, rewrite: Mapping[str, str]
+) -> list[Captured]:
+    """One :class:`Captured` per cell that ran (see :func:`run_captured_cells`)."""
     sig = None
     exit_status: int | None = None
-    if not timed_out and not flooded and not reader.forged:
-        if status is None:
-            raise RunError(
-                "the run's supervisor process was killed before it could report how the snippet ended: "
-                "by the snippet, if it signals its parent (os.getppid()) where PID namespaces are not "
-                "available, or from outside the build; the snippet's output is lost"
-            )
-        code = os.waitstatus_to_exitcode(status)
-        if code < 0:
-            try:
-                sig = signal.Signals(-code).name
-            except ValueError:
-                sig = f"signal {-code}"
-        else:
-            exit_status = code
+    if not watch.timed_out and not flooded and not reader.forged:
+        exit_status, sig = _ending(watch.status)
     done = [
         Captured(
-            events=cell.sink.events(rewrite or {}),
+            events=cell.sink.events(rewrite),
             exit_status=cell.status,
             signal=None,
             exception=cell.exception,
@@ -409,69 +335,15 @@ def run_captured_cells(
     return [
         *done,
         Captured(
-            events=reader.sink.events(rewrite or {}),
+            events=reader.sink.events(rewrite),
             exit_status=exit_status,
             signal=sig,
             exception=None if flooded or reader.forged else reader.exception,
             duration=end - began,
-            timed_out=timed_out and not reader.forged,
+            timed_out=watch.timed_out and not reader.forged,
             truncated_bytes=reader.sink.dropped,
             figures=tuple(reader.sink.figures),
             stopped_by_output=flooded,
             forged=reader.forged,
         ),
     ]
-
-
-def _refused(reader: Reader, message: bytes) -> None:
-    """The supervisor's ``forged INDEX TEXT``: cell INDEX's code forged an
-    end of cell, so an end already taken from it (and what followed) is its
-    output again."""
-    index, _, text = message[7:].partition(b" ")
-    if reader.forged:
-        return
-    try:
-        reader.reopen(int(index))
-    except ValueError:
-        pass
-    reader.forged = text.decode("utf-8", "replace")
-
-
-def _cell_ended(reader: Reader, message: bytes, cells: int, control: socket.socket) -> None:
-    """The supervisor's ``cell INDEX STATUS SECONDS``: the cell's output is
-    all queued, so read it, end the cell there and let the next be handed over."""
-    parts = message.split(b" ")
-    try:
-        index, status, seconds = int(parts[1]), int(parts[2]), float(parts[3])
-    except (IndexError, ValueError):
-        index, status, seconds = -1, 0, 0.0
-    if index != len(reader.cells) or index >= cells - 1:  # the supervisor counts as this does: never seen
-        reader.forged = reader.forged or f"ended a cell out of order ({message[:60]!r})"
-        return
-    reader.drain()
-    if reader.flooded or reader.forged:
-        return  # the run is stopped: no cell begins
-    reader.end_cell(status, seconds)
-    try:
-        control.send(b"next")
-    except OSError:
-        pass  # the supervisor is gone: its end-of-file is read next
-
-
-def _receive(control: socket.socket) -> bytes:
-    """The supervisor's next message; ``b""`` once it is gone.
-
-    A supervisor that closes its end while a ``next`` of ours lies unread
-    there (the run ended meanwhile) makes the kernel report ECONNRESET here
-    once, *before* the messages it sent earlier (its ``forged``, its
-    ``exit``): those are still queued, so they are read after it.
-    """
-    try:
-        return control.recv(4096)
-    except ConnectionResetError:
-        try:
-            return control.recv(4096)
-        except OSError:
-            return b""
-    except OSError:
-        return b""

@@ -25,8 +25,8 @@ probe.
 A cache directory that cannot be written costs the stored answers, never the
 probe: the reason is returned in :attr:`Environment.notes`.
 
-Pure core: standard library, :mod:`snipcheck.model`, :mod:`snipcheck.run.fingerprint`
-and the runner's fixed environment.
+Pure core: standard library, :mod:`snipcheck.model`, :mod:`snipcheck.files`,
+:mod:`snipcheck.run.fingerprint` and the runner's fixed environment.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from snipcheck.files import write_atomic
 from snipcheck.model import Stamp
 from snipcheck.run import fingerprint as fingerprint_mod
 from snipcheck.run.fingerprint import Fingerprint
@@ -212,8 +213,6 @@ def _store(path: Path | None, data: dict[str, Any], notes: list[str]) -> None:
     """Keep a probe answer; a cache directory that cannot be written costs a note."""
     if path is None:
         return
-    from snipcheck.engine.cache import write_atomic
-
     try:
         write_atomic(path, json.dumps(data).encode("utf-8"))
     except OSError as exc:

@@ -11,7 +11,8 @@ seconds, and its wall time; signed, when the shards share a key
 (:mod:`snipcheck.shard.key`).
 
 ``snipcheck execute --merge DIR...`` checks the manifests (their
-signatures, with a key: :func:`read_manifest`; then :func:`check`)
+signatures, with a key: :func:`read_manifest`; then
+:func:`snipcheck.shard.manifest_check.check`)
 against the merging checkout, then copies the entries into the build's
 cache and leaves there :data:`MERGED` (which shard gave each key: the final
 build's summary counts from it), and rewrites the timing file
@@ -26,21 +27,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from snipcheck.engine.cache import CacheError, ResultCache
 from snipcheck.files import write_atomic
 from snipcheck.model import RunResult, Stamp
-from snipcheck.run.fingerprint import differences
 from snipcheck.shard import key as shard_key
-from snipcheck.shard.plan import Plan, Unit, for_provided, plan
+from snipcheck.shard.plan import Plan
 
 __all__ = [
     "MANIFEST", "MERGED", "Manifest", "MergeError", "Merged", "Ran", "UnitRun",
-    "check", "elsewhere_stamps", "read_manifest", "read_merged", "read_timings", "write_timings",
+    "elsewhere_stamps", "read_manifest", "read_merged", "read_timings", "write_timings",
 ]  # fmt: skip
 
 MANIFEST = "manifest.json"
@@ -263,212 +263,6 @@ class Merged:
         return max(walls) - min(walls)
 
 
-def check(
-    shards: Sequence[tuple[Path, Manifest]],
-    units: Sequence[Unit],
-    keys: Mapping[tuple[str, str], str],
-    fingerprint: str,
-    stamp: Mapping[str, Any],
-    durations: Mapping[str, float],
-    not_run: Sequence[str] = (),
-    keys_in: Callable[[Mapping[str, Any]], Mapping[tuple[str, str], str]] | None = None,
-    environment: Mapping[str, Any] | None = None,
-) -> Merged:
-    """Check the shards' manifests against the merging checkout and read their entries.
-
-    Every shard runs in the merge's environment (``stamp``), except that a
-    shard which provides a requirement (``--provides``) may run in an
-    environment of its own, a machine with a GPU say: then its keys are
-    checked against those this checkout computes for its stamp, and each of
-    its results keeps the stamp it ran under, so its page names where it ran.
-
-    :param units: the checkout's units (:func:`snipcheck.shard.plan.units`).
-    :param keys: ``(unit id, snippet id)`` → the cache key this checkout computes.
-    :param fingerprint: the checkout's project fingerprint.
-    :param stamp: its environment stamp (``dataclasses.asdict``, ``env`` included).
-    :param durations: the timing file the shards planned with.
-    :param not_run: requirements declared not run here (``--not-run``).
-    :param keys_in: ``stamp`` → the keys this checkout computes for a run in
-        that environment (as ``keys``); ``None``: every shard must run here.
-    :param environment: what the checkout's environment id was made from
-        (:func:`snipcheck.run.fingerprint.describe`): a refusal of a shard run
-        in another environment then names what differs.
-    :raises MergeError: at the first thing wrong (see the module docstring).
-    """
-    if not shards:
-        raise MergeError("no shard folder given: name the --out folder of each shard")
-    numbered = [(f, m) for f, m in shards if m.shard[0] > 0]
-    if not numbered:
-        raise MergeError(
-            "no --shard K/N folder given, only requirement shards (--provides without --shard, which run only what "
-            "needs what they provide): give the --out folder of each --shard K/N run too"
-        )
-    first_dir, first = numbered[0]
-    n = first.shard[1]
-    # A requirement shard (--provides without --shard) stands outside the N: it is numbered after them here.
-    extra = sorted(((f, m) for f, m in shards if m.shard[0] <= 0), key=lambda s: (s[1].provides, str(s[0])))
-    for f, m in extra:
-        if not m.provides:
-            raise MergeError(f"{f}: {MANIFEST} is damaged (a shard outside the N that provides nothing); run that shard again")
-    shards = [*numbered, *((f, replace(m, shard=(n + i, n))) for i, (f, m) in enumerate(extra, start=1))]
-    names = {m.shard[0]: f"shard {m.shard[0]}/{n}" for _, m in numbered}
-    names.update({m.shard[0]: "the shard for " + ", ".join(m.provides) for _, m in shards[len(numbered):]})
-    routed_only = {m.shard[0]: for_provided(units, m.provides) for _, m in shards[len(numbered):]}
-    at: dict[int, Path] = {}
-    for folder, m in shards:
-        k = m.shard[0]
-        if m.shard[1] != n:
-            raise MergeError(
-                f"{folder}: shard {k}/{m.shard[1]}, but {first_dir} is shard {first.shard[0]}/{n}: merge the shards of one run"
-            )
-        if k in at:
-            raise MergeError(f"{folder}: shard {k}/{n} given twice (also {at[k]}): give each shard's folder once")
-        at[k] = folder
-    for k in range(1, n + 1):
-        if k not in at:
-            raise MergeError(f"shard {k}/{n} missing: give the --out folder of each of the {n} shards")
-    for folder, m in shards:
-        k = m.shard[0]
-        if m.fingerprint != fingerprint:
-            raise MergeError(
-                f"{folder}: {names[k]} ran another revision of the pages and snippets (fingerprint {m.fingerprint}, "
-                f"this checkout {fingerprint}): run it again on this checkout"
-            )
-        if dict(m.stamp) != dict(stamp) and not (m.provides and keys_in is not None):
-            raise MergeError(
-                f"{folder}: {names[k]} ran in another environment ({_env(m.stamp)}; here {_env(stamp)}"
-                f"{_differing(m.environment, environment)}): run every shard and the merge in one environment "
-                "(only a shard started with --provides may run in one of its own)"
-            )
-    elsewhere = frozenset(m.shard[0] for _, m in shards if dict(m.stamp) != dict(stamp))
-    keys_of: dict[int, Mapping[tuple[str, str], str]] = {}
-    for folder, m in shards:
-        if m.shard[0] in elsewhere:
-            assert keys_in is not None
-            try:
-                keys_of[m.shard[0]] = keys_in(m.stamp)
-            except (TypeError, ValueError) as exc:
-                raise MergeError(f"{folder}: {MANIFEST} is damaged (its stamp: {exc}); run that shard again") from None
-    provided: dict[str, int] = {}
-    for folder, m in sorted(shards, key=lambda s: s[1].shard[0]):
-        k = m.shard[0]
-        for name in m.provides:
-            if name in provided:
-                raise MergeError(
-                    f"{folder}: {names[k]} provides {name}, as does {names[provided[name]]} ({at[provided[name]]}): "
-                    f"give --provides {name} to one shard only"
-                )
-            provided[name] = k
-    for name in not_run:
-        if name in provided:
-            k = provided[name]
-            raise MergeError(
-                f"--not-run {name}, but {names[k]} ({at[k]}) provides it: drop --not-run {name}, or leave that shard out"
-            )
-    # The plan is the one the shards made: from the seconds they planned with (their manifests hold
-    # them), so a merge run again after the first rewrote the timing file still checks it.
-    with_timings = [(f, m) for f, m in numbered if m.timings is not None]
-    if with_timings:
-        f0, m0 = with_timings[0]
-        for folder, m in numbered:
-            if m.timings != m0.timings:
-                raise MergeError(
-                    f"{folder}: shard {m.shard[0]}/{n} planned from another timing file than shard {m0.shard[0]}/{n} "
-                    f"({f0}): run every shard on one commit"
-                )
-        durations = dict(m0.timings or {})
-    planned = plan(units, n, durations, {m.shard[0]: m.provides for _, m in numbered})
-    for folder, m in numbered:
-        if m.plan != planned.digest:
-            raise MergeError(
-                f"{folder}: shard {m.shard[0]}/{n} planned from another timing file (plan {m.plan}, here {planned.digest}): "
-                "run every shard and the merge on one commit"
-            )
-    ran_in: dict[str, tuple[int, UnitRun]] = {}
-    for folder, m in sorted(shards, key=lambda s: s[1].shard[0]):
-        k = m.shard[0]
-        for u in m.units:
-            if u.id in ran_in:
-                j = ran_in[u.id][0]
-                raise MergeError(
-                    f"{folder}: {names[k]} ran {u.id}, which {names[j]} ({at[j]}) ran too: "
-                    "a snippet must run once; run both shards again on one commit"
-                )
-            ran_in[u.id] = (k, u)
-    by_id = {u.id: u for u in units}
-    for uid, (k, _) in sorted(ran_in.items()):
-        if uid not in by_id:
-            raise MergeError(f"{at[k]}: {names[k]} ran {uid}, which this checkout does not place: run it again on this checkout")
-        if k in routed_only:
-            if uid not in routed_only[k] or planned.assignment[uid] is not None:
-                needs = ", ".join(by_id[uid].requires) or "nothing"
-                owner = planned.assignment[uid]
-                also = f", and the plan gives it to shard {owner}/{n}" if owner is not None else ""
-                raise MergeError(
-                    f"{at[k]}: {names[k]} ran {uid}, which needs {needs}{also}: a shard outside the N runs only what "
-                    "needs what it provides; run it again on this checkout"
-                )
-        elif planned.assignment[uid] != k:
-            owner = planned.assignment[uid]
-            given = f"shard {owner}/{n}" if owner is not None else "no shard"
-            raise MergeError(
-                f"{at[k]}: shard {k}/{n} ran {uid}, which the plan gives to {given}: run every shard again on one commit"
-            )
-    left_out = []
-    for unit in units:
-        if unit.id in ran_in:
-            continue
-        owner = planned.assignment[unit.id]
-        if owner is not None:
-            raise MergeError(
-                f"{at[owner]}: shard {owner}/{n} did not run {unit.id}, which the plan gives it: run that shard again"
-            )
-        for k, routed in routed_only.items():
-            if unit.id in routed:
-                raise MergeError(
-                    f"{at[k]}: {names[k]} did not run {unit.id}, which needs {', '.join(unit.requires)}: run that shard again"
-                )
-        lacking = [r for r in unit.requires if r not in not_run]
-        if lacking:
-            raise MergeError(
-                f"{unit.id} needs {', '.join(lacking)}, which no shard provides: start a shard with --provides "
-                f"{lacking[0]}, or merge with --not-run {lacking[0]} to build without it"
-            )
-        if unit.free:
-            raise MergeError(
-                f"{unit.id} needs {', '.join(unit.requires)}, which no shard provides, and its cells "
-                f"{', '.join(unit.free)} need nothing, so a build would run them: start a shard with --provides {unit.requires[0]}"
-            )
-        left_out.append(unit.id)
-    results: list[tuple[str, str, int, RunResult]] = []
-    measured: dict[str, float] = {}
-    for uid, (k, u) in sorted(ran_in.items()):
-        folder = at[k]
-        if tuple(r.id for r in u.snippets) != by_id[uid].snippets:
-            raise MergeError(
-                f"{folder}: {names[k]} ran {uid} as {', '.join(r.id for r in u.snippets)}, this checkout places "
-                f"{', '.join(by_id[uid].snippets)}: run it again on this checkout"
-            )
-        for r in u.snippets:
-            if r.status != "ok":
-                raise MergeError(
-                    f"{folder}: {r.id} has no result in {names[k]} (it {r.problem or 'failed'}): fix it, then run that shard again"
-                )
-            expected = keys_of.get(k, keys).get((uid, r.id))
-            if r.key != expected:
-                raise MergeError(
-                    f"{folder}: {names[k]} stored {r.id} under key {r.key[:12]}, this checkout computes "
-                    f"{(expected or '')[:12]}: run it again on this checkout"
-                )
-            result = read_entry(folder, r)
-            results.append((r.key, r.id, k, result))
-        measured[uid] = u.seconds
-    return Merged(
-        n, planned, tuple(results), measured, {m.shard[0]: m.wall for _, m in shards}, provided,
-        tuple(left_out), dict(at), {m.shard[0]: dict(m.stamp) for _, m in shards}, elsewhere, names,
-    )  # fmt: skip
-
-
 def entry_sha256(folder: Path, key: str) -> str:
     """SHA-256 (hex) of the bytes of ``key``'s entry in the shard folder ``folder``.
 
@@ -502,18 +296,6 @@ def read_entry(folder: Path, ran: Ran) -> RunResult:
     if result is None:
         raise MergeError(f"{folder}: the result of {ran.id} (key {ran.key[:12]}) is not there: {redo}")
     return result
-
-
-def _differing(there: Mapping[str, Any] | None, here: Mapping[str, Any] | None) -> str:
-    """``"; it differs in: numpy 2.3.5 there, 2.4.6 here; variable PATH"``, or ``""`` where
-    a manifest does not say what its environment id was made from."""
-    found = differences(there, here) if there is not None and here is not None else []
-    return "; it differs in: " + "; ".join(found) if found else ""
-
-
-def _env(stamp: Mapping[str, Any]) -> str:
-    parts = [f"{name} {stamp.get(name)}" for name in ("python", "torch", "device", "platform", "rustc") if stamp.get(name)]
-    return ", ".join(parts) + f", environment {stamp.get('env')}"
 
 
 def merged_record(merged: Merged, fingerprint: str) -> dict[str, Any]:

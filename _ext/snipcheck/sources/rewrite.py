@@ -14,7 +14,7 @@ drops or rewrites them).  A stated output the page cannot hold would drift on
 every build; refusing it says why.
 
 The caller reads the rewritten text back through the page's own parser before
-writing anything (see :mod:`snipcheck.sphinxext.index`): this module decides
+writing anything (see :func:`snipcheck.app.index_reader.read_back`): this module decides
 the bytes, the parser has the last word on what they mean.
 
 Pure core: standard library and :mod:`snipcheck.sources.placement`,

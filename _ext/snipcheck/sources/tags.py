@@ -22,8 +22,9 @@ import math
 import re
 import signal
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from snipcheck.model import Tags
 
@@ -260,7 +261,9 @@ def pattern_problem(pattern: str) -> str | None:
     return None
 
 
-def _to_tags(text: str, first_line: int, language: str = "python") -> Tags:
+def _toml(text: str, first_line: int) -> tuple[dict[str, Any], Callable[[str], int]]:
+    """The tag block's TOML table of known keys, and the line of each key
+    (the block's first for one it lacks)."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -278,6 +281,30 @@ def _to_tags(text: str, first_line: int, language: str = "python") -> Tags:
 
     def where(key: str) -> int:
         return key_lines.get(key, first_line)
+
+    return data, where
+
+
+def _declared_inputs(data: dict[str, Any], where: Callable[[str], int], language: str) -> tuple[list[str], list[str]]:
+    """The ``env`` and ``depends`` tags: variable names and file patterns (Python snippets only)."""
+    env = _names("env", data.get("env", []), where("env"))
+    depends = _names("depends", data.get("depends", []), where("depends"))
+    if (env or depends) and language != "python":
+        key = "env" if env else "depends"
+        raise TagError(f"tag {key!r} is supported for Python snippets only", where(key))
+    for name in env:
+        why = variable_problem(name)
+        if why:
+            raise TagError(f"bad value for 'env': {why}", where("env"))
+    for pattern in depends:
+        why = pattern_problem(pattern)
+        if why:
+            raise TagError(f"bad value for 'depends': {why}", where("depends"))
+    return env, depends
+
+
+def _to_tags(text: str, first_line: int, language: str = "python") -> Tags:
+    data, where = _toml(text, first_line)
 
     expect = data.get("expect", "ok")
     if not isinstance(expect, str) or not _EXPECT_RE.match(expect):
@@ -320,19 +347,7 @@ def _to_tags(text: str, first_line: int, language: str = "python") -> Tags:
         raise TagError(
             f"bad value for 'output-limit': {output_limit!r}; {KNOWN_KEYS['output-limit']}", where("output-limit")
         )
-    env = _names("env", data.get("env", []), where("env"))
-    depends = _names("depends", data.get("depends", []), where("depends"))
-    if (env or depends) and language != "python":
-        key = "env" if env else "depends"
-        raise TagError(f"tag {key!r} is supported for Python snippets only", where(key))
-    for name in env:
-        why = variable_problem(name)
-        if why:
-            raise TagError(f"bad value for 'env': {why}", where("env"))
-    for pattern in depends:
-        why = pattern_problem(pattern)
-        if why:
-            raise TagError(f"bad value for 'depends': {why}", where("depends"))
+    env, depends = _declared_inputs(data, where, language)
     return Tags(
         expect=expect,
         requires=tuple(r.strip() for r in requires),

@@ -26,6 +26,7 @@ from snipcheck.sphinxext import (
     fill,
     i18n,
     index,
+    index_builder,
     pages,
     results,
     script,
@@ -53,6 +54,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     state.register(app)
     collector.register(app)
     index.register(app)
+    index_builder.register(app)
     pages.register(app)
     dependencies.register(app)
     directive.register(app)
@@ -68,7 +70,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     claims.register(app)
     ansi.register(app)
     app.connect("config-inited", _add_static)
-    from snipcheck import __version__
+    from snipcheck.version import __version__
 
     return {
         "version": __version__,

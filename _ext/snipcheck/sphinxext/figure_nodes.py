@@ -32,6 +32,7 @@ from snipcheck.model import Figure, RunResult
 from snipcheck.report.display import visible
 from snipcheck.sphinxext import state as state_mod
 from snipcheck.sphinxext.i18n import _
+from snipcheck.sphinxext.paths import shown
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -98,19 +99,17 @@ def judge(app: Sphinx, rec: SnippetRecord, result: RunResult) -> tuple[str, ...]
         app.env.note_dependency(found.stated, docname=rec.docname)
         if found.ok:
             continue
-        from snipcheck.sphinxext.results import _shown  # the one helper for a path shown in a message
-
-        shown = _shown(found.stated, state.root)
+        where = shown(found.stated, state.root)
         try:
             stated, actual = core.report_images(state.settings.report_dir, rec.snippet_id, found, figure)
         except OSError:
             saved = ""
         else:
-            saved = "; " + (f"stated image: {_shown(stated, state.root)}, " if stated else "") + (
-                f"new image: {_shown(actual, state.root)}"
+            saved = "; " + (f"stated image: {shown(stated, state.root)}, " if stated else "") + (
+                f"new image: {shown(actual, state.root)}"
             )
         hint = "record it" if found.status == "missing" else "if the new figure is right, record it"
-        out.append(f"{core.sentence(found, shown)}{saved}; {hint}: {command}")
+        out.append(f"{core.sentence(found, where)}{saved}; {hint}: {command}")
     return tuple(out)
 
 

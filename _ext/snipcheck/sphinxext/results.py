@@ -54,6 +54,7 @@ from snipcheck.sphinxext import index
 from snipcheck.sphinxext import state as state_mod
 from snipcheck.sphinxext.collector import SnippetRecord, location, records, replace
 from snipcheck.sphinxext.log import warn
+from snipcheck.sphinxext.paths import shown as _shown
 from snipcheck.sphinxext.progress import Progress
 
 logger = logging.getLogger("snipcheck")
@@ -266,13 +267,6 @@ def _from_shard(state: state_mod.BuildState, snippet: Snippet | None) -> str:
 def _clip(line: str, width: int = _DIFF_WIDTH) -> str:
     """A diff line cut to ``width`` characters for the console (the full diff file has it whole)."""
     return line if len(line) <= width else f"{line[:width]}... ({len(line) - width:,} more characters)"
-
-
-def _shown(path: Path, root: Path) -> str:
-    try:
-        return path.relative_to(root).as_posix()
-    except ValueError:
-        return str(path)
 
 
 def register(app: Sphinx) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from snipcheck.engine.cache import ResultCache
-from snipcheck.engine.execute import Executor
+from snipcheck.engine.execute import Executor, executor_for
 from snipcheck.model import Snippet, Stamp
 from snipcheck.run.environment import ProbeError, probe_environment
 from snipcheck.run.fingerprint import Fingerprint
@@ -96,8 +96,8 @@ class BuildState:
             assert self.stamp is not None
             # A merged build runs nothing, and provides what the merge's shards provided (their results are cached).
             provided = tuple(self.merge.get("provides", ())) if self.merge else ()
-            self._executor = self.settings.executor(
-                self.stamp, use_cache=self.use_cache, protect=self.protect, may_run=not self.settings.merged,
+            self._executor = executor_for(
+                self.settings, self.stamp, use_cache=self.use_cache, protect=self.protect, may_run=not self.settings.merged,
                 provides=provided, elsewhere=self.elsewhere,
             )  # fmt: skip
             self._pid = os.getpid()

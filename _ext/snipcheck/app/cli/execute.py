@@ -13,7 +13,7 @@ from snipcheck.app.cli import session
 from snipcheck.app.cli.output import USAGE_ERROR, fail
 from snipcheck.app.project import Project
 from snipcheck.app.shard_command import merge_shards, run_shard
-from snipcheck.engine.execute import Executor
+from snipcheck.engine.execute import Executor, executor_for
 from snipcheck.model import Stamp
 from snipcheck.report.verify import parse_shard
 from snipcheck.run import requirements
@@ -73,7 +73,7 @@ def command(project: Project, args: argparse.Namespace) -> int:
         return 1
 
     def make(chosen: Settings, at: Stamp, provides: tuple[str, ...]) -> Executor:
-        executor = chosen.executor(at, provides=provides)
+        executor = executor_for(chosen, at, provides=provides)
         session.executors.append(executor)
         return executor
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from snipcheck.app.cli.output import rel, rel_entry
 from snipcheck.app.project import Project
-from snipcheck.engine.execute import Executor
+from snipcheck.engine.execute import Executor, executor_for
 from snipcheck.model import Stamp
 from snipcheck.run.environment import ProbeError, probe
 from snipcheck.run.python import HASH_SEED
@@ -70,7 +70,7 @@ def interrupted() -> int:
 
 def executor(settings: Settings, stamp: Stamp, use_cache: bool, hash_seed: int = HASH_SEED) -> Executor:
     """``settings.executor``, known to a Ctrl-C (its pending runs are cancelled)."""
-    made = settings.executor(stamp, use_cache=use_cache, hash_seed=hash_seed)
+    made = executor_for(settings, stamp, use_cache=use_cache, hash_seed=hash_seed)
     executors.append(made)
     return made
 

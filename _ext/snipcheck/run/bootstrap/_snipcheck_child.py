@@ -209,6 +209,189 @@ def seed_on_import(seed):
     seed_loaded()
 
 
+class _Capture:
+    """What :func:`install` sets up in the run's process: the frames on
+    descriptor 2, the labels of what is written there, and the audit hook.
+
+    :param ours: ``() -> bool``: whether descriptor 2 is still the run's socket.
+    :param frame: ``(label, data) -> bool`` writes a frame (``False`` if it cannot).
+    :param on_run_file: called once at the ``cpython.run_file`` audit event, if given.
+    """
+
+    def __init__(self, ours, frame, on_run_file):
+        self.ours = ours
+        self.frame = frame
+        self.uncaught = False
+        self.run_file = on_run_file
+        self.matplotlib = False
+        # the stage of removing this module's frames from an "Exception
+        # ignored" report the interpreter prints (see cut_report)
+        self.cut = None
+
+    def new_cell(self):
+        """A chain's next cell begins: what the interpreter writes now is not a traceback."""
+        self.uncaught = False
+
+    def label_of_caller(self):
+        """``(label, text)`` for a write to stderr, by its caller's frame: the
+        label ``b"w"``, ``b"t"`` or ``None``, and for a warning the text the
+        ``warnings`` module is writing (``None`` otherwise)."""
+        try:
+            caller = sys._getframe(3)  # under FileIO.write and _snipcheck_labelled
+        except ValueError:
+            caller = None
+        if caller is None or caller.f_code in OWN_CODES:
+            return (b"t" if self.uncaught else None), None
+        code = caller.f_code
+        if code.co_name == "_showwarnmsg_impl" and caller.f_globals.get("__name__") == "warnings":
+            return b"w", caller.f_locals.get("text")
+        return None, None
+
+    def cut_report(self, data):
+        """``data`` without the traceback block of an "Exception ignored"
+        report whose frames are all this module's (armed by the audit hook):
+        the interpreter's final flush of a broken stdout fails in
+        :class:`FileIO`, where plain python's fails in C and shows no
+        traceback.  The report comes line by line (stderr is line-buffered)."""
+        out = []
+        for line in data.splitlines(keepends=True):
+            stage = self.cut
+            if stage == "armed":
+                self.cut = "header" if b"Exception ignored" in line else None
+            elif stage == "header":
+                if line == b"Traceback (most recent call last):\n":
+                    self.cut = "traceback"
+                    continue
+                self.cut = None
+            elif stage == "traceback":
+                if line.startswith(b"  "):
+                    continue
+                self.cut = None
+            out.append(line)
+        return b"".join(out)
+
+    def audit(self, event, args):
+        """The audit hook (see the module docstring)."""
+        if event == "sys.excepthook":
+            self.excepthook(*args)
+        elif event == "sys.unraisablehook":
+            hook, unraisable = args
+            tb = getattr(unraisable, "exc_traceback", None)
+            strip(getattr(unraisable, "exc_value", None), tb)
+            if hook is sys.__unraisablehook__ and tb is not None and tb.tb_next is None and tb.tb_frame.f_code in OWN_CODES:
+                self.cut = "armed"
+        elif event == "cpython.run_file" and self.run_file is not None:
+            hook, self.run_file = self.run_file, None
+            hook()
+        elif event == "import" and not self.matplotlib and args[0].partition(".")[0] == "matplotlib":
+            # Before its first import: the import machinery looks up
+            # _find_and_load after this event, so the wrapper sees this import.
+            self.matplotlib = True
+            watch_matplotlib()
+
+    def excepthook(self, hook, etype, value, tb):
+        """The ``sys.excepthook`` event: an uncaught exception is about to be
+        reported; send its ``x`` frame and label what follows as the traceback."""
+        if hook is sys.__excepthook__:
+            # Its first write is the traceback's: a partial line still in
+            # the buffer goes out first (as it would with that write), unlabelled.
+            try:
+                sys.stderr.flush()
+            except Exception:  # noqa: BLE001 - a stream the snippet broke: the hook meets it too
+                pass
+        self.uncaught = True
+        strip(value, tb)
+        module = getattr(etype, "__module__", "builtins")
+        qualname = getattr(etype, "__qualname__", str(etype))
+        name = qualname if module in ("builtins", "__main__") else module + "." + qualname
+        try:
+            message = str(value)
+        except Exception:  # noqa: BLE001 - a broken __str__ must not hide the traceback
+            message = "<unprintable>"
+        self.frame(b"x", name.encode("utf-8", "backslashreplace") + b"\0" + message.encode("utf-8", "backslashreplace"))
+
+
+def _file_io(capture):
+    """The raw layer of the rebuilt streams: an ``io.FileIO`` for descriptor
+    1 or 2 that writes in pieces (and labels stderr through ``capture``)."""
+
+    class FileIO(io.FileIO):
+        """``io.FileIO`` for descriptor 1 or 2 that writes in pieces (and labels stderr)."""
+
+        def write(self, b):
+            data = bytes(b)
+            if self._snipcheck_err and capture.cut is not None:
+                size, data = len(data), capture.cut_report(data)
+                written = self._snipcheck_labelled(data) if data else 0
+                return size if written == len(data) else written
+            return self._snipcheck_labelled(data) if self._snipcheck_err else self._snipcheck_plain(data)
+
+        def _snipcheck_labelled(self, data):
+            """Write to stderr: a warning's or the traceback's text as a frame."""
+            label, text = capture.label_of_caller()
+            if label == b"w" and isinstance(text, str):
+                # The buffer may hold a partial line written before the
+                # warning: that goes out first, unlabelled, then the warning.
+                try:
+                    encoded = text.encode(*self._snipcheck_codec)
+                except (UnicodeError, LookupError, TypeError):
+                    encoded = b""
+                if encoded and len(data) > len(encoded) and data.endswith(encoded) and capture.ours():
+                    head = len(data) - len(encoded)
+                    written = self._snipcheck_plain(data[:head])
+                    if written != head:
+                        return written
+                    capture.frame(label, data[head:])
+                    return len(data)
+            if label is not None and capture.frame(label, data):
+                return len(data)
+            return self._snipcheck_plain(data)
+
+        def _snipcheck_plain(self, data):
+            if len(data) <= CHUNK:
+                return io.FileIO.write(self, data)
+            view = memoryview(data)
+            done = 0
+            while done < len(data):
+                n = io.FileIO.write(self, view[done : done + CHUNK])
+                if n is None:
+                    return done or None
+                done += n
+            return done
+
+    FileIO.__module__ = "_io"
+    FileIO.__qualname__ = "FileIO"
+    OWN_CODES.update(
+        (FileIO.write.__code__, FileIO._snipcheck_plain.__code__, FileIO._snipcheck_labelled.__code__,
+         _Capture.cut_report.__code__)
+    )
+    return FileIO
+
+
+def _rebuild(file_io, old, fd, name, err):
+    """The stream the interpreter makes for ``fd`` on a terminal
+    (``create_stdio``), over a raw layer of class ``file_io``: ``old`` (the
+    interpreter's own, or the fork server's) gives the encoding and errors,
+    and whether it was started unbuffered (``-u``: a raw layer, written through)."""
+    raw = file_io(fd, "wb", closefd=False)
+    raw._snipcheck_err = err
+    raw.name = name
+    buffered = not isinstance(getattr(old, "buffer", None), io.FileIO)
+    encoding = getattr(old, "encoding", None) or "utf-8"
+    errors = getattr(old, "errors", None) or ("backslashreplace" if err else "strict")
+    raw._snipcheck_codec = (encoding, errors)
+    stream = io.TextIOWrapper(
+        io.BufferedWriter(raw, TTY_BUFFER) if buffered else raw,
+        encoding=encoding,
+        errors=errors,
+        newline="\n",
+        line_buffering=buffered,
+        write_through=not buffered,
+    )
+    stream.mode = "w"
+    return stream
+
+
 def install(token, on_run_file=None, seed=None, line_buffer_c=None):
     """Rebuild ``sys.stdout``/``sys.stderr`` and add the audit hook.
 
@@ -226,9 +409,6 @@ def install(token, on_run_file=None, seed=None, line_buffer_c=None):
         own = (st.st_dev, st.st_ino)
     except OSError:
         own = None
-    # "cut": the stage of removing this module's frames from an "Exception
-    # ignored" report the interpreter prints (see cut_report).
-    state = {"uncaught": False, "run_file": on_run_file, "matplotlib": False, "cut": None}
 
     def ours():
         """Whether descriptor 2 is still the run's socket."""
@@ -245,161 +425,12 @@ def install(token, on_run_file=None, seed=None, line_buffer_c=None):
             os.write(2, token + label + data[start : start + CHUNK])
         return True
 
-    def new_cell():
-        state["uncaught"] = False
-
-    _sender.update(send=frame, ours=ours, new_cell=new_cell)
-
-    def label_of_caller():
-        """``(label, text)`` for a write to stderr, by its caller's frame: the
-        label ``b"w"``, ``b"t"`` or ``None``, and for a warning the text the
-        ``warnings`` module is writing (``None`` otherwise)."""
-        try:
-            caller = sys._getframe(3)  # under FileIO.write and _snipcheck_labelled
-        except ValueError:
-            caller = None
-        if caller is None or caller.f_code in OWN_CODES:
-            return (b"t" if state["uncaught"] else None), None
-        code = caller.f_code
-        if code.co_name == "_showwarnmsg_impl" and caller.f_globals.get("__name__") == "warnings":
-            return b"w", caller.f_locals.get("text")
-        return None, None
-
-    class FileIO(io.FileIO):
-        """``io.FileIO`` for descriptor 1 or 2 that writes in pieces (and labels stderr)."""
-
-        def write(self, b):
-            data = bytes(b)
-            if self._snipcheck_err and state["cut"] is not None:
-                size, data = len(data), cut_report(data)
-                written = self._snipcheck_labelled(data) if data else 0
-                return size if written == len(data) else written
-            return self._snipcheck_labelled(data) if self._snipcheck_err else self._snipcheck_plain(data)
-
-        def _snipcheck_labelled(self, data):
-            """Write to stderr: a warning's or the traceback's text as a frame."""
-            label, text = label_of_caller()
-            if label == b"w" and isinstance(text, str):
-                # The buffer may hold a partial line written before the
-                # warning: that goes out first, unlabelled, then the warning.
-                try:
-                    encoded = text.encode(*self._snipcheck_codec)
-                except (UnicodeError, LookupError, TypeError):
-                    encoded = b""
-                if encoded and len(data) > len(encoded) and data.endswith(encoded) and ours():
-                    head = len(data) - len(encoded)
-                    written = self._snipcheck_plain(data[:head])
-                    if written != head:
-                        return written
-                    frame(label, data[head:])
-                    return len(data)
-            if label is not None and frame(label, data):
-                return len(data)
-            return self._snipcheck_plain(data)
-
-        def _snipcheck_plain(self, data):
-            if len(data) <= CHUNK:
-                return io.FileIO.write(self, data)
-            view = memoryview(data)
-            done = 0
-            while done < len(data):
-                n = io.FileIO.write(self, view[done : done + CHUNK])
-                if n is None:
-                    return done or None
-                done += n
-            return done
-
-    def cut_report(data):
-        """``data`` without the traceback block of an "Exception ignored"
-        report whose frames are all this module's (armed by the audit hook):
-        the interpreter's final flush of a broken stdout fails in
-        :class:`FileIO`, where plain python's fails in C and shows no
-        traceback.  The report comes line by line (stderr is line-buffered)."""
-        out = []
-        for line in data.splitlines(keepends=True):
-            stage = state["cut"]
-            if stage == "armed":
-                state["cut"] = "header" if b"Exception ignored" in line else None
-            elif stage == "header":
-                if line == b"Traceback (most recent call last):\n":
-                    state["cut"] = "traceback"
-                    continue
-                state["cut"] = None
-            elif stage == "traceback":
-                if line.startswith(b"  "):
-                    continue
-                state["cut"] = None
-            out.append(line)
-        return b"".join(out)
-
-    FileIO.__module__ = "_io"
-    FileIO.__qualname__ = "FileIO"
-    OWN_CODES.update(
-        (FileIO.write.__code__, FileIO._snipcheck_plain.__code__, FileIO._snipcheck_labelled.__code__, cut_report.__code__)
-    )
-
-    def rebuild(old, fd, name, err):
-        """The stream the interpreter makes for ``fd`` on a terminal
-        (``create_stdio``): ``old`` (the interpreter's own, or the fork
-        server's) gives the encoding and errors, and whether it was started
-        unbuffered (``-u``: a raw layer, written through)."""
-        raw = FileIO(fd, "wb", closefd=False)
-        raw._snipcheck_err = err
-        raw.name = name
-        buffered = not isinstance(getattr(old, "buffer", None), io.FileIO)
-        encoding = getattr(old, "encoding", None) or "utf-8"
-        errors = getattr(old, "errors", None) or ("backslashreplace" if err else "strict")
-        raw._snipcheck_codec = (encoding, errors)
-        stream = io.TextIOWrapper(
-            io.BufferedWriter(raw, TTY_BUFFER) if buffered else raw,
-            encoding=encoding,
-            errors=errors,
-            newline="\n",
-            line_buffering=buffered,
-            write_through=not buffered,
-        )
-        stream.mode = "w"
-        return stream
-
-    sys.stdout = sys.__stdout__ = rebuild(sys.__stdout__, 1, "<stdout>", False)
-    sys.stderr = sys.__stderr__ = rebuild(sys.__stderr__, 2, "<stderr>", True)
-
-    def audit(event, args):
-        if event == "sys.excepthook":
-            hook, etype, value, tb = args
-            if hook is sys.__excepthook__:
-                # Its first write is the traceback's: a partial line still in
-                # the buffer goes out first (as it would with that write), unlabelled.
-                try:
-                    sys.stderr.flush()
-                except Exception:  # noqa: BLE001 - a stream the snippet broke: the hook meets it too
-                    pass
-            state["uncaught"] = True
-            strip(value, tb)
-            module = getattr(etype, "__module__", "builtins")
-            qualname = getattr(etype, "__qualname__", str(etype))
-            name = qualname if module in ("builtins", "__main__") else module + "." + qualname
-            try:
-                message = str(value)
-            except Exception:  # noqa: BLE001 - a broken __str__ must not hide the traceback
-                message = "<unprintable>"
-            frame(b"x", name.encode("utf-8", "backslashreplace") + b"\0" + message.encode("utf-8", "backslashreplace"))
-        elif event == "sys.unraisablehook":
-            hook, unraisable = args
-            tb = getattr(unraisable, "exc_traceback", None)
-            strip(getattr(unraisable, "exc_value", None), tb)
-            if hook is sys.__unraisablehook__ and tb is not None and tb.tb_next is None and tb.tb_frame.f_code in OWN_CODES:
-                state["cut"] = "armed"
-        elif event == "cpython.run_file" and state["run_file"] is not None:
-            hook, state["run_file"] = state["run_file"], None
-            hook()
-        elif event == "import" and not state["matplotlib"] and args[0].partition(".")[0] == "matplotlib":
-            # Before its first import: the import machinery looks up
-            # _find_and_load after this event, so the wrapper sees this import.
-            state["matplotlib"] = True
-            watch_matplotlib()
-
-    sys.addaudithook(audit)
+    capture = _Capture(ours, frame, on_run_file)
+    _sender.update(send=capture.frame, ours=capture.ours, new_cell=capture.new_cell)
+    file_io = _file_io(capture)
+    sys.stdout = sys.__stdout__ = _rebuild(file_io, sys.__stdout__, 1, "<stdout>", False)
+    sys.stderr = sys.__stderr__ = _rebuild(file_io, sys.__stderr__, 2, "<stderr>", True)
+    sys.addaudithook(capture.audit)
     if seed is not None:
         seed_on_import(seed)
 

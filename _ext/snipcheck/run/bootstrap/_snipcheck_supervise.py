@@ -218,24 +218,50 @@ class Supervisor:
         if holder is not None:
             holder.before_fork()
         pid = os.fork()
-        if pid and holder is not None:
-            holder.after_fork()
         if pid == 0:
-            try:
-                _signal.set_wakeup_fd(-1)
-                _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
-                os.close(self.wake_r)
-                os.close(self.wake_w)
-                if not self.pidns:
-                    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-                    if os.getppid() != self.me:
-                        os._exit(1)
-                if cells is not None:
-                    os.close(cells.mine)
-                start(self.dispositions, None if cells is None else cells.theirs)
-            except BaseException as exc:  # noqa: BLE001 - reported to the build
-                _send(control, b"error " + f"{type(exc).__name__}: {exc}".encode("utf-8", "replace"))
-            os._exit(127)
+            self._child(control, start, cells)
+        if holder is not None:
+            holder.after_fork()
+        status, stopped = self._wait(control, pid, cells, run_dir, images, before)
+        _kill_all(pid, self.pidns)
+        if before is not None and not stopped:  # before the run directory goes
+            child_mod, token = images
+            child_mod.send_new_images(child_mod.frame_writer(2, token), run_dir, before)
+        if harvest and not stopped and run_dir:
+            keep(harvest, run_dir)
+        if run_dir:  # before the report: the build then finds it gone and has nothing to remove
+            shutil.rmtree(run_dir, ignore_errors=True)
+        _send(control, b"stopped" if stopped else b"exit %d" % status)
+        if holder is not None:
+            holder.release()  # the run's mount namespaces go now, after the report
+        return stopped
+
+    def _child(self, control, start, cells):  # type: ignore[no-untyped-def]
+        """In the forked process: restore what the supervisor changed and
+        start the snippet; never returns (exit status 127 when starting it
+        failed, after an ``error`` report)."""
+        try:
+            _signal.set_wakeup_fd(-1)
+            _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
+            os.close(self.wake_r)
+            os.close(self.wake_w)
+            if not self.pidns:
+                prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+                if os.getppid() != self.me:
+                    os._exit(1)
+            if cells is not None:
+                os.close(cells.mine)
+            start(self.dispositions, None if cells is None else cells.theirs)
+        except BaseException as exc:  # noqa: BLE001 - reported to the build
+            _send(control, b"error " + f"{type(exc).__name__}: {exc}".encode("utf-8", "replace"))
+        os._exit(127)
+
+    def _wait(self, control, pid, cells, run_dir, images, before):  # type: ignore[no-untyped-def]
+        """Wait for the end of the snippet's process ``pid``, or a stop (the
+        build closed ``control``), handing a chain's cells over meanwhile.
+
+        :return: ``(wait status or None, whether the run was stopped)``.
+        """
         feed = None
         if cells is not None:
             os.close(cells.theirs)
@@ -268,18 +294,7 @@ class Supervisor:
                     cells.hand_over()
         if cells is not None:
             os.close(cells.mine)
-        _kill_all(pid, self.pidns)
-        if before is not None and not stopped:  # before the run directory goes
-            child_mod, token = images
-            child_mod.send_new_images(child_mod.frame_writer(2, token), run_dir, before)
-        if harvest and not stopped and run_dir:
-            keep(harvest, run_dir)
-        if run_dir:  # before the report: the build then finds it gone and has nothing to remove
-            shutil.rmtree(run_dir, ignore_errors=True)
-        _send(control, b"stopped" if stopped else b"exit %d" % status)
-        if holder is not None:
-            holder.release()  # the run's mount namespaces go now, after the report
-        return stopped
+        return status, stopped
 
     def _feed(self, control, pid, cells, run_dir, images, before):  # type: ignore[no-untyped-def]
         """Read one message of the snippet's process on the feed: a cell's
