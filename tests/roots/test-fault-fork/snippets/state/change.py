@@ -1,7 +1,4 @@
-import json
-import sys
-import warnings
-
+import json, sys, warnings
 import torch
 
 torch.autograd.set_detect_anomaly(True)

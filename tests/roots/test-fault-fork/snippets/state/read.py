@@ -1,7 +1,4 @@
-import json
-import sys
-import warnings
-
+import json, sys, warnings
 import torch
 
 print("anomaly detection:", torch.is_anomaly_enabled())

@@ -1,3 +1,2 @@
 import sys
-
 print("a", end="", flush=True); print("b", end="", file=sys.stderr, flush=True); print("c")

@@ -1,6 +1,5 @@
 import sys
 import warnings
-
 print("to stdout")
 print("to stderr", file=sys.stderr)
 warnings.warn("careful")

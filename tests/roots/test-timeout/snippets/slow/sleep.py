@@ -3,6 +3,5 @@
 # ///
 
 import time
-
 print('started', flush=True)
 time.sleep(60)
