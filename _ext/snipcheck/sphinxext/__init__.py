@@ -26,6 +26,7 @@ from snipcheck.sphinxext import (
     fill,
     i18n,
     index,
+    notebook,
     pages,
     results,
     script,
@@ -59,6 +60,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     chain.register(app)
     code.register(app)
     script.register(app)
+    notebook.register(app)
     results.register(app)
     fill.register(app)
     figures.register(app)
