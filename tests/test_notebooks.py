@@ -57,6 +57,12 @@ def _project(root: Path, nb: Any) -> Path:
     return write_project(root, CONF, {"index.rst": INDEX, "nb.ipynb": nbformat.writes(nb)})
 
 
+def _statuses(built: Any) -> dict[str, str]:
+    """snippet id → status, from the build's report."""
+    report = json.loads((built.report_dir / "report.json").read_text())
+    return {r["snippet_id"]: r["status"] for r in report["snippets"]}
+
+
 def _cell(nb: Any, cell_id: str) -> Any:
     return next(c for c in nb.cells if c.get("id") == cell_id)
 
@@ -106,6 +112,7 @@ def test_execution_count_and_volatile_metadata_never_drift(tmp_path: Path, cache
                 out.execution_count = 99
     built = sphinx_build(_project(tmp_path / "p", nb), tmp_path, cache_dir)
     assert built.statuscode == 0 and built.warnings == [], built.warnings_text
+    assert _statuses(built) == {f"nb/{i}": "ok" for i, _, _ in CELLS}  # every cell was compared
 
 
 # --- markers ---------------------------------------------------------------------------------------
@@ -168,6 +175,7 @@ def test_a_stored_error_is_expected_only_with_a_raises_marker(tmp_path: Path, ca
     built = _built_with(tmp_path, cache_dir, [("e", source, tags), ("n", "print(1)", [])], lambda nb: None)
     if marker:
         assert built.statuscode == 0 and built.warnings == [], built.warnings_text
+        assert _statuses(built) == {"nb/e": "ok", "nb/n": "ok"}
     else:
         (problem,) = built.about("nb/e")
         assert "ValueError" in problem and "[snipcheck.exec]" in problem
