@@ -27,6 +27,7 @@ from snipcheck.sphinxext import (
     i18n,
     index,
     index_builder,
+    notebook,
     pages,
     results,
     script,
@@ -61,6 +62,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     chain.register(app)
     code.register(app)
     script.register(app)
+    notebook.register(app)
     results.register(app)
     fill.register(app)
     figures.register(app)

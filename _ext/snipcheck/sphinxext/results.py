@@ -50,7 +50,7 @@ from snipcheck.pending.variation import seed_hint
 from snipcheck.run import requirements
 from snipcheck.sphinxext import claim_role as claims
 from snipcheck.sphinxext import figure_nodes as figures
-from snipcheck.sphinxext import index
+from snipcheck.sphinxext import index, notebook
 from snipcheck.sphinxext import state as state_mod
 from snipcheck.sphinxext.collector import SnippetRecord, location, records, replace
 from snipcheck.sphinxext.log import warn
@@ -191,6 +191,7 @@ def judged(app: Sphinx, env: BuildEnvironment, rec: SnippetRecord, outcome: Outc
     if outcome.result is None:
         return dataclasses.replace(rec, status="not-run", origin="not-run", outcome=outcome, missing=outcome.missing)
     result = outcome.result
+    rec = notebook.stated_when_ignored(env, rec, result, state.settings.normalizers)  # NBVAL_IGNORE_OUTPUT
     verdict = judge(
         snippet.tags,
         result,

@@ -1,0 +1,210 @@
+"""Jupyter notebooks: a ``.ipynb`` file read into the code cells snipcheck runs.
+
+A notebook page is a chain (:mod:`snipcheck.sources.chains`): its code cells
+run in order in one process, each captured alone.  A cell's stored outputs
+are its stated output, in the terminal text a run of its code prints:
+
+* ``stream`` outputs (stdout and stderr, in their order) as written;
+* ``execute_result`` and ``display_data``: their ``text/plain`` text and a
+  line break (``image/png``, ``text/html``, ``text/latex`` and widget data are
+  not compared in this version: a cell with only those states no text);
+* ``error``: the traceback is not compared (IPython's is coloured and
+  numbers ``Cell In[3]``); its last line ``ename: evalue`` is, after a
+  ``...`` wildcard line standing for the traceback, and ``ename`` is the
+  exception the cell is expected to raise.
+
+``execution_count`` and metadata are never read, so Jupyter's bookkeeping
+never drifts.  Markers change what is compared: myst-nb's cell tags
+``raises-exception`` (an exception is expected, whatever the outputs),
+``skip-execution`` (not run, not compared), ``remove-input``/``remove-output``
+(shown or hidden by myst-nb; compared all the same) and nbval's comment
+markers or tags ``NBVAL_IGNORE_OUTPUT`` (run, output not compared),
+``NBVAL_SKIP`` (not run) and ``NBVAL_RAISES_EXCEPTION``.
+
+Pure core: standard library and nbformat (a well-kept reader of every
+notebook version; the Sphinx side lives in :mod:`snipcheck.sphinxext.notebook`).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Cell", "Notebook", "NotebookError", "read", "run_text"]
+
+#: nbval's markers, as a comment on the cell's first lines or as a cell tag.
+NBVAL_IGNORE = "NBVAL_IGNORE_OUTPUT"
+NBVAL_SKIP = "NBVAL_SKIP"
+NBVAL_RAISES = "NBVAL_RAISES_EXCEPTION"
+NBVAL_CHECK = "NBVAL_CHECK_OUTPUT"
+_MARKER = re.compile(r"^\s*#\s*(NBVAL_[A-Z_]+)\s*$")
+
+
+class NotebookError(ValueError):
+    """A notebook that cannot be read: what is wrong and what to do."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One code cell of a notebook.
+
+    :param number: its 1-based position among all the notebook's cells (what
+        Jupyter's interface counts), not the execution count.
+    :param cell_id: its ``id`` (nbformat 4.5), or ``cell-<number>`` for older notebooks.
+    :param source: its code as written.
+    :param stated: the stated output made from its stored outputs.
+    :param expect: the exception it is expected to raise, for a cell marked
+        ``raises-exception`` or ``NBVAL_RAISES_EXCEPTION``: its stored error's
+        ``ename`` (``"Exception"`` without one); ``""`` for none.
+    :param run: whether it runs (``skip-execution``/``NBVAL_SKIP`` say no).
+    :param compared: whether its output is compared (``NBVAL_IGNORE_OUTPUT`` says no).
+    :param tags: its tags and nbval comment markers.
+    """
+
+    number: int
+    cell_id: str
+    source: str
+    stated: str
+    expect: str = ""
+    run: bool = True
+    compared: bool = True
+    tags: tuple[str, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class Notebook:
+    """A notebook read for a run.
+
+    :param language: the kernel's language (``kernelspec``/``language_info``), ``"python"`` if unnamed.
+    :param cells: its code cells, in order.
+    """
+
+    language: str
+    cells: tuple[Cell, ...]
+
+    @property
+    def runnable(self) -> bool:
+        """Whether its kernel is Python, which snipcheck runs."""
+        return self.language.lower() in ("python", "python3", "ipython", "ipython3")
+
+
+def read(text: str) -> Notebook:
+    """Read a notebook's JSON text.
+
+    :raises NotebookError: for text that is not JSON, a notebook that is not
+        nbformat 4 (or cannot be upgraded to it), or one that fails nbformat's
+        schema; the message says what to do.
+    """
+    import nbformat
+
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise NotebookError(
+            f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
+            "open it in Jupyter and save it again, or fix the JSON"
+        ) from exc
+    if not isinstance(raw, dict):
+        raise NotebookError("not a notebook: its JSON is not an object with 'cells'")
+    major = raw.get("nbformat")
+    if major not in (3, 4) or not isinstance(raw.get("nbformat_minor", 0), int):
+        raise NotebookError(
+            f"nbformat version {major!r}.{raw.get('nbformat_minor')!r} cannot be read (snipcheck reads 4.x, and "
+            "3 upgraded to 4); save it with a current Jupyter"
+        )
+    try:
+        nb = nbformat.reads(text, as_version=4)
+        nbformat.validate(nb)
+    except Exception as exc:  # nbformat raises its own errors and plain ones for bad shapes
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise NotebookError(f"not a valid notebook ({first}); open it in Jupyter and save it again") from exc
+    meta = nb.get("metadata", {})
+    language = str(
+        meta.get("kernelspec", {}).get("language") or meta.get("language_info", {}).get("name") or "python"
+    )
+    cells = []
+    for number, cell in enumerate(nb.cells, start=1):
+        if cell.get("cell_type") != "code":
+            continue
+        cells.append(_cell(number, cell))
+    return Notebook(language, tuple(cells))
+
+
+def _cell(number: int, cell: Any) -> Cell:
+    source = cell.get("source", "")
+    tags = list(cell.get("metadata", {}).get("tags", []))
+    for line in source.splitlines():
+        m = _MARKER.match(line)
+        if m is None:
+            break
+        tags.append(m.group(1))
+    stated, ename = stated_text(cell.get("outputs", []))
+    # As in myst-nb and nbval, a cell may raise only when it is marked to:
+    # a stored error without the marker is a fault the run reports.
+    expect = ""
+    if "raises-exception" in tags or NBVAL_RAISES in tags:
+        expect = ename or "Exception"
+    run = "skip-execution" not in tags and NBVAL_SKIP not in tags
+    compared = NBVAL_IGNORE not in tags or NBVAL_CHECK in tags
+    cell_id = str(cell.get("id") or f"cell-{number}")
+    return Cell(number, cell_id, source, stated, expect, run, compared, tuple(tags))
+
+
+def stated_text(outputs: list[Any]) -> tuple[str, str]:
+    """The stated output of a cell's stored outputs, and the ``ename`` of its error output (``""`` if none).
+
+    :param outputs: the cell's ``outputs`` as nbformat reads them.
+    """
+    parts: list[str] = []
+    ename = ""
+    for out in outputs:
+        kind = out.get("output_type")
+        if kind == "stream":
+            parts.append(_joined(out.get("text", "")))
+        elif kind in ("execute_result", "display_data"):
+            plain = out.get("data", {}).get("text/plain")
+            if plain is not None:
+                parts.append(_joined(plain) + "\n")
+        elif kind == "error":
+            ename = str(out.get("ename", ""))
+            if parts and not parts[-1].endswith("\n"):
+                parts.append("\n")
+            parts.append(f"Traceback (most recent call last):\n...\n{ename}: {out.get('evalue', '')}\n")
+    return "".join(parts).removesuffix("\n"), ename
+
+
+def _joined(text: str | list[str]) -> str:
+    return text if isinstance(text, str) else "".join(text)
+
+
+def run_text(source: str) -> str:
+    """The code a cell runs: its source, with a last expression statement
+    passed to ``sys.displayhook`` as IPython shows it (``repr`` printed unless
+    ``None``; not when the line ends in ``;``), on the same lines so that
+    tracebacks number them as the cell shows them.  IPython magics
+    (``%``/``!`` lines) are not Python and stay as written: the run reports them.
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source
+    if not tree.body or not isinstance(tree.body[-1], ast.Expr):
+        return source
+    last = tree.body[-1]
+    lines = source.split("\n")
+    end_line = last.end_lineno or last.lineno
+    tail = lines[end_line - 1][last.end_col_offset or 0 :]
+    if tail.strip().startswith(";"):
+        return source
+    first = lines[last.lineno - 1]
+    head, expr_start = first[: last.col_offset], first[last.col_offset :]
+    lines[last.lineno - 1] = head + "__import__('sys').displayhook((" + expr_start
+    end = lines[end_line - 1]
+    cut = last.end_col_offset or len(end)
+    if last.lineno == end_line:
+        cut += len("__import__('sys').displayhook((")
+    lines[end_line - 1] = end[:cut] + "))" + end[cut:]
+    return "\n".join(lines)
