@@ -99,9 +99,11 @@ def plan(
     result = Plan()
     by_place = {(p.snippet_id, _rel(Path(p.source), root)): p for p in placements}
     for snippet in report.snippets:
-        if snippet.status != "drifted" or snippet.output is None or (only and snippet.id not in only):
+        output = snippet.output  # as it ran; from a report file, as the file holds it
+        if snippet.status != "drifted" or output is None or (only and snippet.id not in only):
             continue
-        result.changes.append(_change(snippet, by_place.get((snippet.id, snippet.doc)), report, normalizers))
+        placed = by_place.get((snippet.id, snippet.doc))
+        result.changes.append(_change(snippet, output, placed, report, normalizers))
     if report.stamp.torch:
         try:
             result.pin = Version(report.stamp.torch).public
@@ -110,10 +112,10 @@ def plan(
     return result
 
 
-def _change(snippet: SnippetReport, placement: Placement | None, report: Report, normalizers: Sequence[Normalizer]) -> Change:
-    """The pending change that accepts ``snippet``'s drifted output where ``placement`` states it."""
-    output = snippet.output  # as it ran; from a report file, as the file holds it
-    assert output is not None
+def _change(
+    snippet: SnippetReport, output: str, placement: Placement | None, report: Report, normalizers: Sequence[Normalizer]
+) -> Change:
+    """The pending change that accepts ``snippet``'s drifted ``output`` where ``placement`` states it."""
     if placement is None:
         return change.refuse(snippet.id, None, f"{snippet.doc} no longer places it; verify again")
     if placement.stated != snippet.stated:
