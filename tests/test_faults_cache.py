@@ -100,7 +100,7 @@ def test_corrupt_cache_entry_is_discarded_with_a_warning_rerun_and_rewritten(
     assert re.fullmatch(
         re.escape(f"{index}:{directive_line(index, 'cache/one')}: WARNING: snippet 'cache/one': cache entry {entry} is corrupt (")
         + r".+"
-        + re.escape("); it was discarded and the snippet re-run [snipcheck.engine.cache]"),
+        + re.escape("); it was discarded and the snippet re-run [snipcheck.cache]"),
         warning,
     )
     assert runs(counter) == Counter(one=2, two=1, three=1)
@@ -119,7 +119,7 @@ def test_corrupt_cache_entry_is_discarded_with_a_warning_rerun_and_rewritten(
 def test_unreadable_cache_entry_warns_and_the_snippet_still_runs(tmp_path: Path, probe_cache: Path, inbox: Inbox) -> None:
     # A directory where the entry should be: it can be neither read nor
     # removed nor replaced.  The snippet must still run and be checked, with
-    # snipcheck.engine.cache warnings, not be reported as a run that could not start.
+    # snipcheck.cache warnings, not be reported as a run that could not start.
     counter = inbox
     src = counted_root(tmp_path / "src", counter)
     cache_dir = fresh_cache(tmp_path / "cache", probe_cache)
@@ -133,9 +133,9 @@ def test_unreadable_cache_entry_warns_and_the_snippet_still_runs(tmp_path: Path,
     at = f"{index}:{directive_line(index, 'cache/one')}: WARNING: snippet 'cache/one': "
     assert second.all_warnings == [
         f"{at}cannot read cache entry {entry} (Is a directory); the snippet was run again; "
-        "remove that path if this repeats [snipcheck.engine.cache]",
+        "remove that path if this repeats [snipcheck.cache]",
         f"{at}could not write the cache entry {entry} (Is a directory); the snippet will run again "
-        "next build [snipcheck.engine.cache]",
+        "next build [snipcheck.cache]",
     ]
     assert runs(counter) == Counter(one=2, two=1, three=1)
     assert output_of(second.outdir / "index.html", "cache/one") == "one\n"
@@ -155,7 +155,7 @@ def test_a_cache_that_cannot_be_locked_costs_the_cache_not_the_run(tmp_path: Pat
         at = f"{index}:{directive_line(index, f'cache/{name}')}: WARNING: snippet 'cache/{name}': "
         assert build.about(f"cache/{name}") == [
             f"{at}cannot lock the cache entry ([Errno 17] File exists: '{cache_dir / 'locks'}'); "
-            "the snippet ran without the lock [snipcheck.engine.cache]"
+            "the snippet ran without the lock [snipcheck.cache]"
         ]
         assert output_of(build.outdir / "index.html", f"cache/{name}") == f"{name}\n"
     assert runs(counter) == Counter(one=1, two=1, three=1)

@@ -222,7 +222,7 @@ def test_a_read_only_cache_folder_is_one_cache_warning_and_runs_go_on(tmp_path: 
     assert warnings == [
         (
             f"WARNING: cannot write to the cache directory {cache_dir} (Read-only file system); "
-            "snippets run without the cache in this build [snipcheck.engine.cache]"
+            "snippets run without the cache in this build [snipcheck.cache]"
         )
     ]
 
@@ -238,7 +238,7 @@ def test_a_full_cache_folder_is_one_cache_warning_and_runs_go_on(tmp_path: Path)
     assert warnings == [
         (
             f"WARNING: cannot write to the cache directory {cache_dir} (No space left on device); "
-            "snippets run without the cache in this build [snipcheck.engine.cache]"
+            "snippets run without the cache in this build [snipcheck.cache]"
         )
     ]
 
@@ -249,7 +249,7 @@ def test_a_file_in_place_of_the_cache_folder_is_one_cache_warning_and_runs_go_on
     warnings, _ = cache_build(tmp_path, blocker)
     (warning,) = warnings
     assert warning.startswith(f"WARNING: cannot write to the cache directory {blocker} (")
-    assert warning.endswith("snippets run without the cache in this build [snipcheck.engine.cache]")
+    assert warning.endswith("snippets run without the cache in this build [snipcheck.cache]")
     assert blocker.read_text() == "not a folder\n"
 
 
