@@ -50,7 +50,8 @@ from snipcheck.engine.execute import Executor
 from snipcheck.files import ChangedOnDisk, WriteError, signals_held, write_all, write_atomic
 from snipcheck.judge import figures as figure_files
 from snipcheck.judge import normalize
-from snipcheck.judge.compare import judge, terminal_text, truncation_advice
+from snipcheck.judge.compare import terminal_text
+from snipcheck.judge.verdict import ENDED_BADLY, Status, check
 from snipcheck.model import Figure, Outcome, RunResult, Snippet, Stamp
 from snipcheck.pending.recording import Unrecordable, to_record
 from snipcheck.pending.variation import VARIES, Rerun
@@ -528,29 +529,31 @@ def _record(
         outcome = Outcome(shard_run.result, "shard") if shard_run else executor.outcome(snippet)
         if verbose and outcome.result is not None:
             _origin(where, outcome.origin, outcome.result.duration)
-        if outcome.origin == "error":
-            print(f"{where}: " + "; ".join(outcome.notes), file=sys.stderr)
+        found = check(p.snippet_id, snippet.tags, outcome, p.stated, settings.normalizers, project.srcdir, actual_label="actual")
+        if found.status is Status.ERROR:
+            print(f"{where}: " + "; ".join(found.problems()), file=sys.stderr)
             status = 1
             continue
-        if outcome.result is None and outcome.stopped:
-            print(f"{where}: not recorded: {outcome.stopped}", file=sys.stderr)
+        if found.status is Status.STOPPED:
+            print(f"{where}: not recorded: " + "; ".join(found.problems()), file=sys.stderr)
             status = 1
             continue
-        if outcome.result is None:
+        if found.status is Status.NOT_RUN:
             if quiet < 1:
-                print(f"{where}: not run here (lacks {', '.join(outcome.missing)}); left as is")
+                print(f"{where}: not run here (lacks {', '.join(found.missing)}); left as is")
             continue
-        verdict = judge(snippet.tags, outcome.result, p.stated, settings.normalizers)
-        if verdict.ended_wrong:
+        verdict = found.text
+        assert verdict is not None and outcome.result is not None  # it ran
+        if found.status in ENDED_BADLY:
             print(f"{where}: not recorded: " + "; ".join(verdict.problems), file=sys.stderr)
             status = 1
             continue
-        if outcome.result.truncated_bytes:
-            print(f"{where}: not recorded: {truncation_advice(outcome.result)}", file=sys.stderr)
+        if found.status is Status.TRUNCATED:
+            print(f"{where}: not recorded: {found.truncation}", file=sys.stderr)
             status = 1
             continue
         figures = outcome.result.figures
-        if not verdict.diff and any(not c.ok for c in figure_files.check(p.snippet_id, figures, project.srcdir)):
+        if found.status is Status.FIGURES:
             # only figures changed: their files are written, the page stays as it is
             again = None if shard_run else rerun.other(snippet)
             why = figure_files.stable(figures, again.figures if again else ())
@@ -562,7 +565,7 @@ def _record(
                 if dry_run and quiet < 1:
                     print(f"{where}: would record its figures")
             continue
-        if not verdict.diff:
+        if found.status is Status.OK:
             continue
         try:
             body = to_record(p.stated, verdict.actual, settings.normalizers)
