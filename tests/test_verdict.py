@@ -53,24 +53,50 @@ CASES = {
     "ok": (Tags(), ran("hi\n"), "hi", Status.OK),
     "drift": (Tags(), ran("hello\n"), "hi", Status.DRIFT),
     "nothing stated yet": (Tags(), ran("hi\n"), "", Status.DRIFT),
-    "a figure without its stated image": (Tags(), ran(figures=(FIGURE,)), "[figure 1: 4×3 PNG]", Status.FIGURES),
+    "a figure without its stated image": (
+        Tags(),
+        ran(figures=(FIGURE,)),
+        "[figure 1: 4×3 PNG]",
+        Status.FIGURES,
+    ),
     "text and a figure differ": (Tags(), ran("x\n", figures=(FIGURE,)), "[figure 1: 4×3 PNG]", Status.DRIFT),
     "cut, the rest as stated": (Tags(), CUT, terminal_text(CUT.result), Status.TRUNCATED),  # type: ignore[arg-type]
     "cut and drifted": (Tags(), CUT, "something else", Status.TRUNCATED),
     "expected exception missing": (Tags(expect="ValueError"), ran("hi\n"), "hi", Status.ENDED_WRONG),
     "expected exception missing, cut": (Tags(expect="ValueError"), CUT, "", Status.ENDED_WRONG),
-    "raised unexpectedly": (Tags(), ran("x\n", status=1, exception=ExceptionInfo("ValueError", "boom")), "x",
-                            Status.FAILED),  # fmt: skip
+    "raised unexpectedly": (
+        Tags(),
+        ran("x\n", status=1, exception=ExceptionInfo("ValueError", "boom")),
+        "x",
+        Status.FAILED,
+    ),
     "timed out": (Tags(), ran("x\n", status=None, timed_out=True), "x", Status.TIMEOUT),
     "stopped by its chain": (
-        Tags(), Outcome(None, "not-run", stopped="its chain's process ended before it could run: c/a", stopped_at="c/a"),
-        "x", Status.STOPPED,
-    ),  # fmt: skip
-    "a requirement unmet": (Tags(requires=("cuda",)), Outcome(None, "not-run", ("cuda",)), "x", Status.NOT_RUN),
+        Tags(),
+        Outcome(
+            None, "not-run", stopped="its chain's process ended before it could run: c/a", stopped_at="c/a"
+        ),
+        "x",
+        Status.STOPPED,
+    ),
+    "a requirement unmet": (
+        Tags(requires=("cuda",)),
+        Outcome(None, "not-run", ("cuda",)),
+        "x",
+        Status.NOT_RUN,
+    ),
     "an earlier cell's requirement unmet": (
-        Tags(), Outcome(None, "not-run", ("cuda",), stopped_at="c/a"), "x", Status.NOT_RUN,
-    ),  # fmt: skip
-    "could not start": (Tags(), Outcome(None, "error", notes=("could not start the run: boom",)), "x", Status.ERROR),
+        Tags(),
+        Outcome(None, "not-run", ("cuda",), stopped_at="c/a"),
+        "x",
+        Status.NOT_RUN,
+    ),
+    "could not start": (
+        Tags(),
+        Outcome(None, "error", notes=("could not start the run: boom",)),
+        "x",
+        Status.ERROR,
+    ),
 }
 
 
@@ -150,16 +176,40 @@ class FakeExecutor:
 def test_verify_reports_the_steps_verdict_in_its_words(tmp_path: Path) -> None:
     ids = {name: f"case/{n}" for n, name in enumerate(CASES)}
     placements = [
-        Placement(ids[name], "snippet", "index", str(tmp_path / "index.md"), 3 * n + 1, "myst", "directive", "```",
-                  3 * n + 1, 3 * n + 2, True, "", (), CASES[name][2])  # fmt: skip
+        Placement(
+            ids[name],
+            "snippet",
+            "index",
+            str(tmp_path / "index.md"),
+            3 * n + 1,
+            "myst",
+            "directive",
+            "```",
+            3 * n + 1,
+            3 * n + 2,
+            True,
+            "",
+            (),
+            CASES[name][2],
+        )
         for n, name in enumerate(CASES)
     ]
     snippets = {
-        ids[name]: Snippet(ids[name], f"snippets/{ids[name]}.py", str(tmp_path / f"{ids[name]}.py"), "python", "", "", 1,
-                           CASES[name][0])  # fmt: skip
+        ids[name]: Snippet(
+            ids[name],
+            f"snippets/{ids[name]}.py",
+            str(tmp_path / f"{ids[name]}.py"),
+            "python",
+            "",
+            "",
+            1,
+            CASES[name][0],
+        )
         for name in CASES
     }
-    settings = types.SimpleNamespace(root=tmp_path, source_dir=tmp_path, normalizers=(), reference="torch 2.13.0")
+    settings = types.SimpleNamespace(
+        root=tmp_path, source_dir=tmp_path, normalizers=(), reference="torch 2.13.0"
+    )
     executor = FakeExecutor({ids[name]: CASES[name][1] for name in CASES})
     report = verify.verify(settings, placements, executor, STAMP, loader=lambda p: snippets[p.snippet_id])  # type: ignore[arg-type]
     status = {s.id: s.status for s in report.snippets}
@@ -235,7 +285,9 @@ three 1
 """
 
 
-def test_a_cell_stopped_by_its_chain_gets_the_same_verdict_in_the_build_verify_and_pytest(tmp_path: Path) -> None:
+def test_a_cell_stopped_by_its_chain_gets_the_same_verdict_in_the_build_verify_and_pytest(
+    tmp_path: Path,
+) -> None:
     root = tmp_path / "p"
     root.mkdir()
     (root / "conf.py").write_text('extensions = ["myst_parser", "snipcheck"]\nsnipcheck_preload = []\n')
@@ -248,9 +300,14 @@ def test_a_cell_stopped_by_its_chain_gets_the_same_verdict_in_the_build_verify_a
     report = json.loads((root / "_build" / "doctrees" / "snipcheck-report" / "report.json").read_text())
     build = {s["snippet_id"]: s for s in report["snippets"]}
     assert build["c/three"]["status"] == results.WORDS[Status.STOPPED] == "stopped"
-    assert build["c/three"]["missing"] == [] and "c/two, a cell before it, raised RuntimeError" in build["c/three"]["problems"][0]
+    assert (
+        build["c/three"]["missing"] == []
+        and "c/two, a cell before it, raised RuntimeError" in build["c/three"]["problems"][0]
+    )
     failures = built.stderr.split("the build fails (snipcheck_fail_on_drift = True):\n")[1]
-    assert failures.splitlines() == ["  index.md:19: c/two: exec", "  index.md:26: c/three: stopped"], failures
+    assert failures.splitlines() == ["  index.md:19: c/two: exec", "  index.md:26: c/three: stopped"], (
+        failures
+    )
     done = snipcheck_cli(root, "verify", "--json", str(tmp_path / "v.json"), cache=tmp_path / "cache")
     assert done.returncode == 1, done.stdout + done.stderr
     verified = {s["id"]: s["status"] for s in json.loads((tmp_path / "v.json").read_text())["snippets"]}

@@ -176,7 +176,9 @@ def check(
     label = actual_label if actual_label is not None else f"actual ({result.stamp.label()})"
     text = judge(tags, result, stated, normalizers, stated_label=stated_label, actual_label=label)
     found = figure_files.check(snippet_id, result.figures, srcdir)
-    drawn = tuple(figure_files.sentence(c, c.stated.relative_to(srcdir).as_posix()) for c in found if not c.ok)
+    drawn = tuple(
+        figure_files.sentence(c, c.stated.relative_to(srcdir).as_posix()) for c in found if not c.ok
+    )
     truncation = truncation_advice(result)
     if text.status == "timeout":
         status = Status.TIMEOUT
@@ -229,5 +231,7 @@ def environment_wide(
             seen.setdefault(change, []).append(snippet_id)
     threshold = max(2, int(len(ran) * ENV_WIDE_SHARE + 0.999))
     wide = {c: ids for c, ids in seen.items() if len(ids) >= threshold and c[1].strip()}
-    only = tuple(drifted and bool(diff) and all(c in wide for c in diff_lines(diff)) for _, diff, drifted in ran)
+    only = tuple(
+        drifted and bool(diff) and all(c in wide for c in diff_lines(diff)) for _, diff, drifted in ran
+    )
     return wide, only
