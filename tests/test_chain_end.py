@@ -22,7 +22,6 @@ from pathlib import Path
 
 import pytest
 from helpers import html, snipcheck_cli
-from snipcheck.engine.chain_job import STOPPED_BY
 from snipcheck.judge.compare import judge, outcome_problem
 from snipcheck.model import Outcome, RunResult, Snippet, Stamp
 from test_chains import KINDS, cells, executor
@@ -82,7 +81,7 @@ def test_a_cell_that_ends_the_process_fails_and_the_cells_after_it_are_stopped(
         assert "ended its chain's process before the cells after it could run (c/three)" in found[1]
         verdict = judge(chain[1].tags, two.result, "two", ())
         assert verdict.status == "exec" and verdict.ended_wrong  # record refuses it
-        assert end.result is None and end.missing == (STOPPED_BY + "c/two",)
+        assert end.result is None and end.missing == () and end.stopped_at == "c/two"
         assert end.stopped.startswith("its chain's process ended before it could run: c/two, a cell before it, ")
 
 

@@ -21,7 +21,6 @@ from pathlib import Path
 
 import pytest
 from helpers import snipcheck_cli
-from snipcheck.engine.chain_job import STOPPED_BY
 from snipcheck.judge.compare import judge, outcome_problem
 from snipcheck.model import Stamp
 from test_chains import KINDS, cells, executor
@@ -96,7 +95,7 @@ def test_a_cell_that_forges_ends_of_cells_fails_and_the_cells_after_it_never_mat
     assert found is not None and found[0] == "exec", found
     assert "marked the end of a cell itself" in found[1], found[1]
     assert (two.origin, three.origin) == ("not-run", "not-run")
-    assert two.missing == three.missing == (STOPPED_BY + "f/one",)
+    assert two.missing == three.missing == () and two.stopped_at == three.stopped_at == "f/one"
     assert "f/one, a cell before it, marked the end of a cell itself" in two.stopped, two.stopped
     assert out(one.result).startswith("one\n")
     assert not list((tmp_path / "cache").glob("results/*")), "a forged chain was cached"

@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 from helpers import html, snipcheck_cli
 from snipcheck.engine.cache import ResultCache
-from snipcheck.engine.chain_job import STOPPED_BY
 from snipcheck.engine.execute import Executor, ExecutorConfig
 from snipcheck.model import RunResult, Snippet, Stamp
 from snipcheck.run import make_runner
@@ -151,7 +150,7 @@ def test_a_failing_cell_stops_the_cells_after_it_and_nothing_is_cached(stamp: St
             ex.close()
         assert a.origin == b.origin == "run"  # failed chains run again next time
         assert b.result.exception.type == "ZeroDivisionError"  # type: ignore[union-attr]
-        assert c.result is None and c.missing == (STOPPED_BY + "c/b",)
+        assert c.result is None and c.missing == () and c.stopped_at == "c/b"
 
 
 def test_a_cell_after_one_that_cannot_load_is_broken_not_run_out_of_order(tmp_path: Path) -> None:
@@ -236,7 +235,9 @@ def test_an_error_mid_chain_is_reported_at_its_cell_and_the_later_cells_are_not_
     assert built.returncode == 1
     assert "index.md:10: WARNING: snippet 't/setup': the snippet raised RuntimeError: broken setup" in built.stderr
     failures = built.stderr.split("the build fails (snipcheck_fail_on_drift = True):\n")[1]
-    assert failures == "  index.md:10: t/setup: exec\n"  # the cell after it is not run, not failed
+    # the cell after it is not run, and fails too (a stopped cell never counts as passing: issue 35)
+    assert failures == "  index.md:10: t/setup: exec\n  index.md:14: t/use: stopped\n"
+    assert "index.md:14: WARNING: snippet 't/use': its chain's process ended before it could run: t/setup" in built.stderr
     page = html(root / "html" / "index.html")
     use = page.find(id="snippet-t-use")
     assert "its chain stopped at t/setup" in use.get_text()

@@ -184,7 +184,7 @@ def leftovers(root: Path) -> list[str]:
     ("owner", "name", "after"),
     [
         ("snipcheck.app.index_reader", "read_index", False),  # reading the pages
-        ("snipcheck.pending.rules", "judge", False),  # comparing the first run
+        ("snipcheck.judge.verdict", "judge", False),  # comparing the first run
         ("snipcheck.pending.variation:Rerun", "problem", False),  # comparing the runs again under other hash seeds
         ("snipcheck.app.project:Project", "rewrite", False),
         ("snipcheck.app.index_reader", "read_back_cells", True),  # the rewritten pages parsed again

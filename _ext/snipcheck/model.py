@@ -356,13 +356,19 @@ class Outcome:
     :param origin: ``"run"``, ``"cache"``, ``"not-run"`` (a requirement is
         missing) or ``"error"`` (the run could not start; see ``notes``).
     :param missing: requirements this build lacks (set when ``origin`` is
-        ``"not-run"``).
+        ``"not-run"`` for a requirement): the snippet's own, or those of the
+        earlier cell of its chain named by ``stopped_at``.  Requirements
+        only: a cell stopped by a failure of its chain has none.
     :param notes: messages about the cache or the runner worth a warning.
     :param stopped: for a cell not run because an earlier cell of its chain
         did not let the chain go on (it failed, timed out or ended the
         process): a sentence saying so, naming that cell; ``""`` otherwise.
         A cell not run for a missing requirement (its own, or an earlier
         cell's) is not stopped: this environment cannot run it.
+    :param stopped_at: for a cell of a chain not run because of an earlier
+        cell (one that did not let the chain go on, see ``stopped``, or one
+        whose requirement this build lacks, see ``missing``): that cell's
+        id; ``""`` otherwise.
     """
 
     result: RunResult | None
@@ -370,3 +376,4 @@ class Outcome:
     missing: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
     stopped: str = ""
+    stopped_at: str = ""

@@ -27,8 +27,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from snipcheck.app.project import Project, ProjectError
-from snipcheck.judge import figures as figure_files
-from snipcheck.judge.compare import judge, truncation_advice
+from snipcheck.judge.verdict import Status, check
 from snipcheck.sources.placement import Placement
 
 if TYPE_CHECKING:
@@ -229,6 +228,22 @@ class SnippetDrift(Exception):
     """A placed snippet whose run does not match the page (the message has the diff)."""
 
 
+#: What an item does with each verdict of the check step (:mod:`snipcheck.judge.verdict`):
+#: it passes, is skipped (this environment cannot run it), or fails with :class:`SnippetDrift`.
+OUTCOMES: dict[Status, str] = {
+    Status.OK: "pass",
+    Status.NOT_RUN: "skip",
+    Status.DRIFT: "fail",
+    Status.FIGURES: "fail",
+    Status.ENDED_WRONG: "fail",
+    Status.FAILED: "fail",
+    Status.TIMEOUT: "fail",
+    Status.TRUNCATED: "fail",
+    Status.STOPPED: "fail",
+    Status.ERROR: "fail",
+}
+
+
 class SnippetItem(pytest.Item):
     """One placement: run its snippet, compare with what the page states."""
 
@@ -253,34 +268,29 @@ class SnippetItem(pytest.Item):
 
     def runtest(self) -> None:
         session: _Session = self.config.stash[_KEY]
-        outcome: Outcome = session.executor(self.project).outcome(self._snippet())
+        snippet = self._snippet()
+        outcome: Outcome = session.executor(self.project).outcome(snippet)
         p = self.placement
-        if outcome.origin == "error":
-            raise SnippetDrift(f"snippet {p.snippet_id!r} could not run: " + "; ".join(outcome.notes))
-        if outcome.result is None and outcome.stopped:  # not an environment's lack: a failure before it
-            raise SnippetDrift(f"snippet {p.snippet_id!r} ({_shown(Path(p.source))}:{p.line}): {outcome.stopped}")
-        if outcome.result is None:
-            # reported at the page's line, as a skip marker would be
-            raise pytest.skip.Exception(f"this environment lacks {', '.join(outcome.missing)}", _use_item_location=True)
-        result = outcome.result
         where = f"{_shown(Path(p.source))}:{p.line}"
-        verdict = judge(
-            self._snippet().tags, result, p.stated, self.project.settings.normalizers,
-            stated_label=f"stated ({where})", actual_label=f"actual ({result.stamp.label()})",
+        found = check(
+            p.snippet_id, snippet.tags, outcome, p.stated, self.project.settings.normalizers, self.project.srcdir,
+            stated_label=f"stated ({where})",
         )  # fmt: skip
-        problems = list(verdict.problems)
-        problems += figure_files.problems(p.snippet_id, result.figures, self.project.srcdir)
-        if result.truncated_bytes:
-            problems.append(truncation_advice(result))
-        if problems:
-            text = f"snippet {p.snippet_id!r} ({where}): " + "; ".join(problems)
-            if verdict.diff:
-                text += "\n" + verdict.diff
-            if not verdict.ended_wrong and not result.truncated_bytes:
-                text += "\nif the new output is right, record it: " + self.project.settings.record_command.format(
-                    id=p.snippet_id
-                )
-            raise SnippetDrift(text)
+        verdict = OUTCOMES[found.status]
+        if verdict == "pass":
+            return
+        if verdict == "skip":  # reported at the page's line, as a skip marker would be
+            raise pytest.skip.Exception(f"this environment lacks {', '.join(found.missing)}", _use_item_location=True)
+        if found.status is Status.ERROR:
+            raise SnippetDrift(f"snippet {p.snippet_id!r} could not run: " + "; ".join(found.problems()))
+        text = f"snippet {p.snippet_id!r} ({where}): " + "; ".join(found.problems())
+        if found.diff:
+            text += "\n" + found.diff
+        if found.status.new_output:
+            text += "\nif the new output is right, record it: " + self.project.settings.record_command.format(
+                id=p.snippet_id
+            )
+        raise SnippetDrift(text)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, SnippetDrift):

@@ -6,14 +6,15 @@ of them once through the Python runner's ``run_chain`` and hands each cell its
 own :class:`~snipcheck.model.Outcome` (see :mod:`snipcheck.sources.chains`):
 
 * a cell whose requirement is missing is not run, and neither are the cells
-  after it (they need its state);
+  after it (they need its state): they lack the same requirements
+  (``Outcome.missing``), and name that cell (``Outcome.stopped_at``);
 * when every cell's result is in the cache, nothing runs;
 * otherwise the whole line runs: the cells before the first one missing from
   the cache run again to rebuild the state, and where their new result is the
   cached one they count as from the cache;
 * a cell that fails (or times out, or ends the process) ends the chain: the
   cells after it are not run, and say which cell stopped them
-  (``Outcome.stopped``).  Ending the process is a failure of a cell that has
+  (``Outcome.stopped``, and its id in ``Outcome.stopped_at``).  Ending the process is a failure of a cell that has
   cells after it, whatever its exit status and its ``expect`` tag
   (``RunResult.ended_chain``, judged by :func:`snipcheck.judge.compare.outcome_problem`):
   a notebook cell cannot end its kernel and leave the next cells checked.
@@ -39,12 +40,7 @@ from snipcheck.judge.compare import ending
 from snipcheck.model import Outcome, RunResult, Snippet
 from snipcheck.sources.chains import cells_of
 
-__all__ = ["NO_RESULT", "STOPPED_BY", "run_chain_job"]
-
-#: The prefix of ``Outcome.missing`` for a cell that did not run because an
-#: earlier cell of its chain stopped it: ``"chain:<id of that cell>"``.
-STOPPED_BY = "chain:"
-
+__all__ = ["NO_RESULT", "run_chain_job"]
 
 def run_chain_job(runs: Runs, cells: Sequence[tuple[Snippet, Future[Outcome]]]) -> None:
     """Run ``cells`` (one chain's, ordered by position) and set each future."""
@@ -99,7 +95,7 @@ def _outcomes(runs: Runs, wanted: Sequence[Snippet]) -> list[Outcome]:
         if missing:
             found[n] = Outcome(None, "not-run", missing)
             for later in range(n + 1, len(linked)):
-                found[later] = Outcome(None, "not-run", (STOPPED_BY + cell.id,))
+                found[later] = Outcome(None, "not-run", missing, stopped_at=cell.id)
             stop = n
             break
     runnable = linked[:stop]
@@ -189,7 +185,7 @@ def _run_line(
             f"its chain's process ended before it could run: {stopper_cell.id}, a cell before it, {ending(ended)}; "
             "fix that cell (see its own report) and this one runs"
         )
-        found += [Outcome(None, "not-run", (STOPPED_BY + stopper_cell.id,), stopped=stopped)] * (
+        found += [Outcome(None, "not-run", stopped=stopped, stopped_at=stopper_cell.id)] * (
             len(runnable) - len(results)
         )
     return found

@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Protocol
 
 from snipcheck.judge import figures as figure_files
-from snipcheck.judge.compare import judge, truncation_advice
 from snipcheck.judge.normalize import Normalizer
+from snipcheck.judge.verdict import ENDED_BADLY, Status, check
 from snipcheck.model import Outcome, RunResult, Snippet
 from snipcheck.pending import change
 from snipcheck.pending.change import Change
@@ -73,19 +73,21 @@ def record_change(
     :return: the change, or ``None`` when the stated output and figures hold.
     """
     p = placement
-    if outcome.origin == "error":
-        return change.refuse(p.snippet_id, p, "; ".join(outcome.notes))
-    if outcome.result is None and outcome.stopped:
-        return change.refuse(p.snippet_id, p, NOT_RECORDED + outcome.stopped)
-    if outcome.result is None:
-        return change.skip(p, f"not run here (lacks {', '.join(outcome.missing)}); left as is")
+    found = check(p.snippet_id, snippet.tags, outcome, p.stated, normalizers, srcdir, actual_label="actual")
+    if found.status is Status.ERROR:
+        return change.refuse(p.snippet_id, p, "; ".join(found.problems()))
+    if found.status is Status.STOPPED:
+        return change.refuse(p.snippet_id, p, NOT_RECORDED + "; ".join(found.problems()))
+    if found.status is Status.NOT_RUN:
+        return change.skip(p, f"not run here (lacks {', '.join(found.missing)}); left as is")
     result = outcome.result
-    verdict = judge(snippet.tags, result, p.stated, normalizers)
-    if verdict.ended_wrong:
+    verdict = found.text
+    assert result is not None and verdict is not None  # it ran
+    if found.status in ENDED_BADLY:
         return change.refuse(p.snippet_id, p, NOT_RECORDED + "; ".join(verdict.problems))
-    if result.truncated_bytes:
-        return change.refuse(p.snippet_id, p, NOT_RECORDED + truncation_advice(result))
-    if not verdict.diff:
+    if found.status is Status.TRUNCATED:
+        return change.refuse(p.snippet_id, p, NOT_RECORDED + found.truncation)
+    if found.status in (Status.OK, Status.FIGURES):
         return figures_change(p, snippet, result, srcdir, again)
     try:
         body = to_record(p.stated, verdict.actual, normalizers)

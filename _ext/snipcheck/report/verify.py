@@ -6,23 +6,26 @@ the pages), run each snippet on the given interpreter (through the result
 cache, whose key holds the whole environment, so nothing from another release
 is reused), and judge actual against stated output exactly as the build does.
 
-Each snippet gets one status:
+Each snippet gets one status, the report's word (:data:`WORDS`) for the
+verdict of the check step (:func:`snipcheck.judge.verdict.check`):
 
 ``unchanged``  output and ending as stated;
-``drifted``    it ended as expected, but the output differs (diff attached);
+``drifted``    it ended as expected, but the output (or a figure) differs
+               (diff attached);
 ``failing``    it timed out, crashed, or ended differently from its tags
                (an expected exception that no longer happens, say), or
                its output reached the output limit (what was cut was not
-               checked; a drifted one stays ``drifted``), or, for a cell of
-               a chain, it ended the chain's process, or an earlier cell
-               failed or ended it before it ran;
+               checked, so it is never ``unchanged`` nor ``drifted``), or,
+               for a cell of a chain, it ended the chain's process, or an
+               earlier cell failed or ended it before it ran;
 ``not-run``    this environment lacks a requirement (which one is listed);
 ``error``      the snippet could not be loaded (missing file, bad tag block).
 
 A difference that hits many snippets alike, such as a new warning printed at
-``import torch``, is reported once under ``environment_wide`` and does not by
-itself make a snippet ``drifted`` in the summary counts; the per-snippet diff
-still shows it, and accepting writes it everywhere it occurs.
+``import torch``, is reported once under ``environment_wide``
+(:func:`snipcheck.judge.verdict.environment_wide`) and does not by itself
+make a snippet ``drifted`` in the summary counts; the per-snippet diff still
+shows it, and accepting writes it everywhere it occurs.
 
 Pure core: standard library and snipcheck's core modules.
 """
@@ -38,8 +41,8 @@ from pathlib import Path
 from typing import Any
 
 from snipcheck.engine.execute import Executor
-from snipcheck.judge import figures as figure_files
-from snipcheck.judge.compare import judge, masking_normalizers, text_diff, truncation_advice
+from snipcheck.judge.compare import masking_normalizers, text_diff
+from snipcheck.judge.verdict import Status, check, environment_wide, unloadable
 from snipcheck.model import Figure, Snippet, Stamp
 from snipcheck.report.steady import problem as steady_problem
 from snipcheck.report.steady import steady
@@ -61,9 +64,23 @@ VOLATILE = ("duration", "origin")
 #: committed report: see :mod:`snipcheck.report.steady`).
 IN_MEMORY = ("figures", "run_actual")
 STATUSES = ("unchanged", "drifted", "failing", "not-run", "error")
-#: A changed line is environment-wide when it appears in the diffs of at least
-#: this share of the snippets that ran (and in at least two of them).
-ENV_WIDE_SHARE = 0.5
+#: The report's word for each verdict of the check step (:mod:`snipcheck.judge.verdict`):
+#: the on-disk names of ``snipcheck-verify/3``, one of :data:`STATUSES` each.
+WORDS: dict[Status, str] = {
+    Status.OK: "unchanged",
+    Status.DRIFT: "drifted",
+    Status.FIGURES: "drifted",
+    Status.ENDED_WRONG: "failing",
+    Status.FAILED: "failing",
+    Status.TIMEOUT: "failing",
+    Status.TRUNCATED: "failing",
+    Status.STOPPED: "failing",
+    Status.NOT_RUN: "not-run",
+    Status.ERROR: "error",
+}
+#: The statuses of snippets that ran (or were stopped by their chain): among
+#: them, a diff line is environment-wide (:data:`snipcheck.judge.verdict.ENV_WIDE_SHARE`).
+_RAN = ("unchanged", "drifted", "failing")
 
 
 @dataclass(frozen=True)
@@ -286,7 +303,8 @@ def verify(
             snippet = load_one(p)
         except SnippetError as exc:
             where = f"{exc.path}:{exc.line}: " if exc.path and exc.line else ""
-            reports.append(SnippetReport(p.snippet_id, doc, p.line, "error", (where + exc.message,), stated=p.stated))
+            broken = unloadable(where + exc.message)
+            reports.append(SnippetReport(p.snippet_id, doc, p.line, WORDS[broken.status], broken.problems(), stated=p.stated))
             continue
         loaded.append((p, doc, snippet))
     executor.plan(s for _, _, s in loaded)
@@ -296,52 +314,40 @@ def verify(
         outcome = executor.outcome(snippet)
         if progress is not None:
             progress(done, len(loaded), p.snippet_id)
-        if outcome.origin == "error":
-            problems = tuple(steady_problem(n) for n in outcome.notes)
-            reports.append(SnippetReport(p.snippet_id, doc, p.line, "error", problems, stated=p.stated))
+        labels = (f"stated ({doc}:{p.line})", f"actual ({stamp.label()})")
+        found = check(
+            p.snippet_id, snippet.tags, outcome, p.stated, settings.normalizers, srcdir or settings.source_dir or settings.root,
+            stated_label=labels[0], actual_label=labels[1],
+        )  # fmt: skip
+        status = WORDS[found.status]
+        if found.status is Status.ERROR:
+            problems = tuple(steady_problem(n) for n in found.problems())
+            reports.append(SnippetReport(p.snippet_id, doc, p.line, status, problems, stated=p.stated))
             continue
-        if outcome.result is None and outcome.stopped:  # its requirements are met: an earlier cell stopped it
-            reports.append(SnippetReport(p.snippet_id, doc, p.line, "failing", (outcome.stopped,), stated=p.stated))
-            continue
-        if outcome.result is None:
+        if found.text is None or outcome.result is None:  # stopped by its chain, or not run here
             reports.append(
-                SnippetReport(p.snippet_id, doc, p.line, "not-run", stated=p.stated, missing=outcome.missing)
+                SnippetReport(p.snippet_id, doc, p.line, status, found.problems(), stated=p.stated, missing=found.missing)
             )
             continue
-        labels = (f"stated ({doc}:{p.line})", f"actual ({stamp.label()})")
-        verdict = judge(
-            snippet.tags, outcome.result, p.stated, settings.normalizers, stated_label=labels[0], actual_label=labels[1]
-        )
-        status = "unchanged" if verdict.ok else ("failing" if verdict.ended_wrong else "drifted")
-        problems = verdict.problems
-        if outcome.result.truncated_bytes:
-            # What was cut was not checked, as in the build (snipcheck.truncated): never "unchanged".
-            status = "failing" if outcome.result.stopped_by_output or status != "drifted" else status
-            problems += (truncation_advice(outcome.result),)
-        figures = outcome.result.figures
-        drawn = figure_files.problems(p.snippet_id, figures, srcdir or settings.source_dir or settings.root)
-        if drawn and status == "unchanged":
-            status = "drifted"
-        masked_diff = (
-            text_diff(p.stated, verdict.actual, settings.normalizers, *labels, masking=False) if verdict.ok else ""
-        )
-        shown = steady(p.stated, verdict.actual, settings.normalizers, labels, diff=verdict.diff, masked_diff=masked_diff)
+        text = found.text
+        masked_diff = text_diff(p.stated, text.actual, settings.normalizers, *labels, masking=False) if text.ok else ""
+        shown = steady(p.stated, text.actual, settings.normalizers, labels, diff=text.diff, masked_diff=masked_diff)
         reports.append(
             SnippetReport(
                 p.snippet_id,
                 doc,
                 p.line,
                 status,
-                tuple(steady_problem(sentence) for sentence in problems + drawn),
+                tuple(steady_problem(sentence) for sentence in found.problems()),
                 shown.diff,
                 p.stated,
                 shown.actual,
                 duration=outcome.result.duration,
                 origin=outcome.origin,
-                masked=masking_normalizers(p.stated, verdict.actual, settings.normalizers) if verdict.ok else (),
+                masked=masking_normalizers(p.stated, text.actual, settings.normalizers) if text.ok else (),
                 masked_diff=shown.masked_diff,
-                figures=figures,
-                run_actual=verdict.actual,
+                figures=outcome.result.figures,
+                run_actual=text.actual,
             )
         )
     reports.sort(key=lambda r: (r.doc, r.line))
@@ -356,32 +362,15 @@ def verify(
     return finish(report)
 
 
-def diff_lines(diff: str) -> list[tuple[str, str]]:
-    """The ``(sign, text)`` changed lines of a unified diff (headers skipped)."""
-    out = []
-    for line in diff.split("\n"):  # as the diff was written: a form feed inside a line is no line end
-        if line.startswith(("+++", "---", "@@")):
-            continue
-        if line.startswith(("+", "-")):
-            out.append((line[0], line[1:]))
-    return out
-
-
 def finish(report: Report) -> Report:
-    """Find environment-wide changes and mark snippets whose diff is only that."""
-    ran = [s for s in report.snippets if s.status in ("unchanged", "drifted", "failing")]
-    seen: dict[tuple[str, str], list[str]] = {}  # insertion order = first appearance
-    for s in ran:
-        for change in dict.fromkeys(diff_lines(s.diff)):
-            seen.setdefault(change, []).append(s.id)
-    threshold = max(2, int(len(ran) * ENV_WIDE_SHARE + 0.999))
-    wide = {c: ids for c, ids in seen.items() if len(ids) >= threshold and c[1].strip()}
+    """Find environment-wide changes (:func:`snipcheck.judge.verdict.environment_wide`)
+    and mark the snippets whose diff is only that."""
+    ran = [s for s in report.snippets if s.status in _RAN]
+    wide, only = environment_wide([(s.id, s.diff, s.status == WORDS[Status.DRIFT]) for s in ran])
     changes = tuple(EnvWideChange(sign, text, tuple(sorted(ids))) for (sign, text), ids in wide.items())
-    snippets = []
-    for s in report.snippets:
-        only = bool(s.diff) and s.status == "drifted" and all(c in wide for c in diff_lines(s.diff))
-        snippets.append(dataclasses.replace(s, env_wide_only=only))
-    return dataclasses.replace(report, snippets=tuple(snippets), environment_wide=changes)
+    marked = {id(s) for s, flag in zip(ran, only, strict=True) if flag}
+    snippets = tuple(dataclasses.replace(s, env_wide_only=id(s) in marked) for s in report.snippets)
+    return dataclasses.replace(report, snippets=snippets, environment_wide=changes)
 
 
 def merge(reports: Sequence[Report]) -> Report:

@@ -39,17 +39,19 @@ if TYPE_CHECKING:
 #: Statuses that keep a document outdated, and fail the build.  ``pending``:
 #: a record that a build stopped before judging (it failed while writing
 #: pages, see :mod:`.results`): its page is read and written again.
-PROBLEMS = frozenset({"drift", "exec", "timeout", "truncated", "error", "pending"})
+PROBLEMS = frozenset({"drift", "exec", "timeout", "truncated", "stopped", "error", "pending"})
 
 
 @dataclass(frozen=True)
 class SnippetRecord:
     """What happened to one placed snippet in this build.
 
-    :param status: ``pending`` (read, not judged yet), ``ok``, ``drift``,
+    :param status: ``pending`` (read, not judged yet), ``off`` (execution
+        disabled), or the build's word for the check step's verdict
+        (:data:`snipcheck.sphinxext.results.WORDS`): ``ok``, ``drift``,
         ``exec``, ``timeout``, ``truncated`` (output cut at the output
-        limit), ``not-run``, ``error`` (could not be loaded or run) or
-        ``off`` (execution disabled).
+        limit), ``stopped`` (an earlier cell of its chain failed or ended
+        it), ``not-run``, ``error`` (could not be loaded or run).
     :param origin: ``run``, ``cache``, ``not-run`` or ``none``.
     :param output: for a record with a result (``run`` or ``cache``): ``same``
         when its output is the stated one, ``new`` when it differs (drift,

@@ -99,7 +99,7 @@ class FillEnvironmentBox(SphinxPostTransform):
             parts.append(_("{count} ran and match their stated output").format(count=checked))
         if not_run:
             parts.append(_("{count} not run").format(count=len(not_run)))
-        bad = sum(counts[s] for s in ("drift", "exec", "timeout", "error"))
+        bad = sum(counts[s] for s in ("drift", "exec", "timeout", "stopped", "error"))
         if bad:
             parts.append(_("{count} with problems (see the build warnings)").format(count=bad))
         line = _("; ").join(parts) + _(".")

@@ -9,9 +9,8 @@ translated alt text, where its placeholder line stands in the text output;
 other builders (LaTeX, text, man, Texinfo) show the placeholder line the node
 holds.
 
-:func:`judge` compares the figures with their stated files
-(:func:`snipcheck.judge.figures.check`) once the text is judged, and says what
-drifted; the stated and the new image of each drifted figure are saved in the
+:func:`judge` words what the check step found of the figures against their
+stated files (:func:`snipcheck.judge.verdict.check`), and says what drifted; the stated and the new image of each drifted figure are saved in the
 report folder for the warning to name.
 
 May import Sphinx (Sphinx layer).
@@ -20,6 +19,7 @@ May import Sphinx (Sphinx layer).
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,7 +28,7 @@ from docutils import nodes
 
 from snipcheck.files import write_atomic
 from snipcheck.judge import figures as core
-from snipcheck.model import Figure, RunResult
+from snipcheck.model import Figure
 from snipcheck.report.display import visible
 from snipcheck.sphinxext import state as state_mod
 from snipcheck.sphinxext.i18n import _
@@ -81,21 +81,26 @@ def visit_html(self: HTML5Translator, node: snippet_figure) -> None:
     raise nodes.SkipNode
 
 
-def judge(app: Sphinx, rec: SnippetRecord, result: RunResult) -> tuple[str, ...]:
-    """Compare ``result``'s figures with their stated files; one sentence per
-    figure that drifted or has no stated file, each naming the figure and
-    where its images were saved, and saying how to record it.
+def judge(
+    app: Sphinx, rec: SnippetRecord, checks: Sequence[core.FigureCheck], figures: Sequence[Figure]
+) -> tuple[str, ...]:
+    """Word the check step's figure checks (:func:`snipcheck.judge.verdict.check`)
+    for the build: one sentence per figure that drifted or has no stated
+    file, each naming the figure and where its images were saved, and saying
+    how to record it.
 
     The stated files are dependencies of the page: a changed one makes
     Sphinx read the page, so judge it, again.
+
+    :param checks: one check per figure of the run, in order.
+    :param figures: the run's figures.
     """
-    if not result.figures:
+    if not figures:
         return ()
     state = state_mod.get(app)
-    srcdir = Path(app.srcdir)
     command = state.settings.record_command.format(id=rec.snippet_id)
     out = []
-    for found, figure in zip(core.check(rec.snippet_id, result.figures, srcdir), result.figures, strict=True):
+    for found, figure in zip(checks, figures, strict=True):
         app.env.note_dependency(found.stated, docname=rec.docname)
         if found.ok:
             continue

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 from docutils import nodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
-from snipcheck.engine.chain_job import STOPPED_BY
 from snipcheck.judge.claims import belief_verdict
 from snipcheck.judge.compare import outcome_problem, terminal_text
 from snipcheck.sphinxext import figure_nodes as figures
@@ -60,18 +59,18 @@ class FillSnippets(SphinxPostTransform):
         if rec.status in ("off", "pending"):
             label = _("Stated output (this build did not execute code)")
             return [render.stated_panel(rec.stated, label, rec.stated_env)]
-        if rec.status == "not-run":
-            stopped = [req[len(STOPPED_BY) :] for req in rec.missing if req.startswith(STOPPED_BY)]
-            if stopped:
+        if rec.status in ("not-run", "stopped"):
+            stopped_at = rec.outcome.stopped_at if rec.outcome is not None else ""
+            if rec.status == "stopped":
                 label = _(
                     "Stated output · not verified by this build: its chain stopped at {id}, which did not run "
                     "or did not end as its tags expect"
-                ).format(id=stopped[0])
+                ).format(id=stopped_at)
             else:
                 label = _("Stated output · not verified by this build (this build lacks: {missing})").format(
                     missing=_(", ").join(rec.missing)
                 )
-            return [render.badges(rec.missing), render.stated_panel(rec.stated, label, rec.stated_env)]
+            return [render.badges(rec.missing, stopped_at), render.stated_panel(rec.stated, label, rec.stated_env)]
         outcome = rec.outcome
         if outcome is None or outcome.result is None:
             return [render.error_box(f"snippet {rec.snippet_id}: " + "; ".join(rec.problems))]

@@ -26,7 +26,6 @@ import re
 
 from docutils import nodes
 
-from snipcheck.engine.chain_job import STOPPED_BY
 from snipcheck.model import Outcome, RunResult, Snippet
 from snipcheck.report.display import visible
 from snipcheck.sphinxext.i18n import _
@@ -119,20 +118,19 @@ def stated_panel(stated: str, label: str, stated_env: str | None) -> nodes.conta
 
 
 def requirement_label(req: str) -> str:
-    """What a page says of one entry of ``Outcome.missing``: a requirement
-    (``cuda``), or the cell of its chain that stopped a cell
-    (``chain:<id>``, see :mod:`snipcheck.engine.chain_job`)."""
-    if req.startswith(STOPPED_BY):
-        return str(_("its chain stopped at {id}").format(id=req[len(STOPPED_BY) :]))
+    """What a page says of one entry of ``Outcome.missing``: a requirement (``cuda``)."""
     return str(_("needs {requirement}").format(requirement=req))
 
 
-def badges(missing: tuple[str, ...]) -> nodes.container:
-    """One sphinx-design badge per missing requirement."""
+def badges(missing: tuple[str, ...], stopped_at: str = "") -> nodes.container:
+    """One sphinx-design badge per missing requirement, and one naming the
+    cell of its chain that kept a cell from running (``Outcome.stopped_at``)."""
     box = nodes.container(classes=["snipcheck-badges"])
     para = nodes.paragraph()
-    for req in missing:
-        text = requirement_label(req)
+    labels = [requirement_label(req) for req in missing]
+    if stopped_at:
+        labels.append(str(_("its chain stopped at {id}").format(id=stopped_at)))
+    for text in labels:
         para += nodes.inline(text, text, classes=["sd-badge", "sd-bg-warning", "sd-bg-text-warning"])
         para += nodes.Text(" ")
     text = _("not run in this build")

@@ -44,7 +44,7 @@ from sphinx.locale import __
 from sphinx.util import logging
 
 from snipcheck.engine.cache import write_atomic
-from snipcheck.judge.compare import Verdict, judge, truncation_advice
+from snipcheck.judge.verdict import Finding, Status, check
 from snipcheck.model import Outcome, Snippet
 from snipcheck.pending.variation import seed_hint
 from snipcheck.run import requirements
@@ -177,70 +177,85 @@ def finish(app: Sphinx, exception: BaseException | None) -> None:
         warn("cache", f"cannot save the judged snippets with the environment: {exc}", None)
 
 
+#: The build's word for each verdict of the check step (:mod:`snipcheck.judge.verdict`):
+#: the record's status in ``report.json``, and a failing one names the
+#: warning's subtype (a stopped cell's is ``exec``: its chain's run failed).
+WORDS: dict[Status, str] = {
+    Status.OK: "ok",
+    Status.DRIFT: "drift",
+    Status.FIGURES: "drift",
+    Status.ENDED_WRONG: "drift",
+    Status.TRUNCATED: "truncated",
+    Status.FAILED: "exec",
+    Status.TIMEOUT: "timeout",
+    Status.STOPPED: "stopped",
+    Status.NOT_RUN: "not-run",
+    Status.ERROR: "error",
+}
+
+
 def judged(app: Sphinx, env: BuildEnvironment, rec: SnippetRecord, outcome: Outcome) -> SnippetRecord:
-    """``rec`` with the verdict on ``outcome``; warns about every problem."""
+    """``rec`` with the check step's verdict on ``outcome``; warns about every problem."""
     state = state_mod.get(app)
     snippet = rec.snippet
     assert snippet is not None
-    if outcome.origin == "error":
-        message = f"snippet {rec.snippet_id!r}: " + "; ".join(outcome.notes)
-        warn("exec", message, location(env, rec))
-        return dataclasses.replace(rec, status="error", origin="none", outcome=outcome, problems=outcome.notes)
-    for note in outcome.notes:
-        warn("cache", f"snippet {rec.snippet_id!r}: {note}", location(env, rec))
-    if outcome.result is None:
-        return dataclasses.replace(rec, status="not-run", origin="not-run", outcome=outcome, missing=outcome.missing)
+    if outcome.origin != "error":
+        for note in outcome.notes:
+            warn("cache", f"snippet {rec.snippet_id!r}: {note}", location(env, rec))
     result = outcome.result
-    rec = notebook.stated_when_ignored(env, rec, result, state.settings.normalizers)  # NBVAL_IGNORE_OUTPUT
-    verdict = judge(
+    if result is not None:  # NBVAL_IGNORE_OUTPUT: only how the cell ended is compared
+        rec = notebook.stated_when_ignored(env, rec, result, state.settings.normalizers)
+    found = check(
+        rec.snippet_id,
         snippet.tags,
-        result,
+        outcome,
         rec.stated,
         state.settings.normalizers,
+        Path(app.srcdir),
         stated_label=f"stated ({rec.where})",
-        actual_label=f"actual ({result.stamp.label()})",
     )
-    status = verdict.status
-    problems = verdict.problems
-    drawn = figures.judge(app, rec, result)  # after the text, which stays the primary check
-    if drawn and status == "ok":
-        status = "drift"
-    problems += drawn
-    if result.truncated_bytes:
-        status = "truncated" if verdict.ok or status == "drift" else status
-        problems += (truncation_advice(result),)
-    if status != "ok":  # where it points is only worked out for a warning (paths: ~0.15 ms a record)
-        _report(app, rec, verdict, status, problems, location(env, rec))
+    status = WORDS[found.status]
+    if result is None:
+        if found.status is not Status.NOT_RUN:  # error, or stopped by its chain: both fail
+            warn("exec", f"snippet {rec.snippet_id!r}: " + "; ".join(found.problems()), location(env, rec))
+        origin = "none" if found.status is Status.ERROR else "not-run"
+        return dataclasses.replace(
+            rec, status=status, origin=origin, outcome=outcome, missing=found.missing, problems=found.problems()
+        )
+    drawn = figures.judge(app, rec, found.figures, result.figures)  # after the text, which stays the primary check
+    problems = found.problems(drawn)
+    if found.status is not Status.OK:  # where it points is only worked out for a warning (paths: ~0.15 ms a record)
+        _report(app, rec, found, status, problems, location(env, rec))
     return dataclasses.replace(
         rec,
         status=status,
         origin=outcome.origin,
-        output="new" if verdict.diff or drawn else "same",
+        output="new" if found.diff or found.figures_changed else "same",
         outcome=outcome,
         duration=result.duration,
         problems=problems,
-        diff=verdict.diff,
+        diff=found.diff,
         stamp=result.stamp.label(),
     )
 
 
-def _report(app: Sphinx, rec: SnippetRecord, verdict: Verdict, status: str, problems: tuple[str, ...], where: Any) -> None:
+def _report(app: Sphinx, rec: SnippetRecord, found: Finding, status: str, problems: tuple[str, ...], where: Any) -> None:
     state = state_mod.get(app)
     subtype = status if status in ("drift", "exec", "timeout", "truncated") else "drift"
     message = f"snippet {rec.snippet_id!r}: " + "; ".join(problems)
-    if verdict.diff:
+    if found.diff:
         path = state.settings.report_dir / "diffs" / (re.sub(r"[^\w.-]", "__", rec.snippet_id) + ".diff")
         try:
-            write_atomic(path, (verdict.diff + "\n").encode("utf-8"))
+            write_atomic(path, (found.diff + "\n").encode("utf-8"))
             at = f"\nfull diff: {_shown(path, state.root)}"
         except OSError:
             at = ""
-        lines = [_clip(line) for line in verdict.diff.splitlines()]
+        lines = [_clip(line) for line in found.diff.splitlines()]
         short = "\n".join(lines[:_DIFF_LINES])
         if len(lines) > _DIFF_LINES:
             short += f"\n... ({len(lines) - _DIFF_LINES} more diff lines)"
         message += f":\n{short}{at}"
-        if not verdict.ended_wrong and status != "truncated":
+        if found.status is Status.DRIFT:  # a new output to record (not an ending or a cut output)
             hint = rec.snippet is not None and seed_hint(rec.snippet, state.settings.seed)
             if hint:
                 message += f"\n{hint}"

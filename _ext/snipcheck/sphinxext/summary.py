@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from sphinx.util import logging
 
 from snipcheck.engine.cache import write_atomic
-from snipcheck.engine.chain_job import NO_RESULT, STOPPED_BY
+from snipcheck.engine.chain_job import NO_RESULT
 from snipcheck.run import sandbox
 from snipcheck.run.requirements import why_unmet
 from snipcheck.sources.chains import with_later
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("snipcheck")
 #: The format of ``report.json`` and its version (``schemas/build-report.schema.json``).
-BUILD_SCHEMA = "snipcheck-build/2"
+BUILD_SCHEMA = "snipcheck-build/3"
 
 
 def summarize(app: Sphinx, exception: BaseException | None) -> None:
@@ -55,12 +55,10 @@ def summarize(app: Sphinx, exception: BaseException | None) -> None:
     if not recs:
         return
     # A cell an earlier cell of its chain kept from running is no environment's lack: counted apart.
-    stopped = [r for r in recs if r.status == "not-run" and r.outcome is not None and r.outcome.stopped]
+    stopped = [r for r in recs if r.status == "stopped"]
     counts = Counter(r.status for r in recs)
-    counts["not-run"] -= len(stopped)
-    origins = Counter(r.origin for r in recs if r.status != "not-run" and r.docname in state.read_now)
-    kept_from = {id(r) for r in stopped}
-    missing = Counter(m for r in recs if id(r) not in kept_from for m in r.missing)
+    origins = Counter(r.origin for r in recs if r.status not in ("not-run", "stopped") and r.docname in state.read_now)
+    missing = Counter(m for r in recs for m in r.missing)
     pages = len({r.docname for r in recs})
     parts = [f"{len(recs)} snippets on {pages} page{'s' if pages != 1 else ''}: {counts['ok']} match their stated output"]
     names = {"drift": "drift", "exec": "failed", "timeout": "timed out", "truncated": "cut at the output limit",
@@ -72,7 +70,7 @@ def summarize(app: Sphinx, exception: BaseException | None) -> None:
     if counts["not-run"]:
         parts.append(f"{counts['not-run']} not run here (needs " + ", ".join(sorted(missing)) + ")")
     if stopped:
-        by = sorted({m.removeprefix(STOPPED_BY) for r in stopped for m in r.missing})
+        by = sorted({r.outcome.stopped_at for r in stopped if r.outcome is not None})
         parts.append(f"{len(stopped)} not run because an earlier cell of their chain failed or ended it ({', '.join(by)})")
     line = "snipcheck: " + ", ".join(parts)
     if state.read_now:
