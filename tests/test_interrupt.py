@@ -27,7 +27,7 @@ from conftest import fresh_cache
 from gates import Gate, as_a_terminal_starts_it, ctrl_c
 from snipcheck import files
 from snipcheck.app import cli
-from snipcheck.pending import rules
+from snipcheck.judge import verdict
 
 CONF = """\
 extensions = ["myst_parser", "snipcheck"]
@@ -230,7 +230,7 @@ def test_a_second_ctrl_c_while_the_runs_stop_ends_at_once_without_a_traceback(
 ) -> None:
     from snipcheck.run import capture
 
-    interrupt_at(monkeypatch, rules, "judge")
+    interrupt_at(monkeypatch, verdict, "judge")
     exits: list[int] = []
 
     def stopping(grace: float = 1.0) -> None:
