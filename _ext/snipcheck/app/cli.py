@@ -11,6 +11,7 @@ Commands::
     snipcheck accept               rewrite drifted stated outputs, move the reference pin
     snipcheck review               go through drifted outputs one by one: accept, reject or skip
     snipcheck new ID               create a snippet file, print the directive to paste
+    snipcheck cache ACTION         the result cache and the CI cache: key, show, plan, prune, save, restore
     snipcheck normalizers          list the normalizers
 
 Every command reads the project through its ``conf.py`` (``--conf-dir``,
@@ -42,6 +43,7 @@ from typing import TextIO
 
 from snipcheck import __version__
 from snipcheck.app import accept as accept_mod
+from snipcheck.app import cache_command
 from snipcheck.app import scaffold
 from snipcheck.app.project import Project, ProjectError
 from snipcheck.app.review import Review, walk
@@ -172,6 +174,7 @@ def _parser() -> argparse.ArgumentParser:
         f"difference (default {shard_check.DEFAULT}; 0: none; all: every one this machine can run)",
     )  # fmt: skip
     p.add_argument("--check-seed", dest="check_seed", type=int, metavar="S", help="draw the --check units with this seed (the merge prints the one it used)")
+    p.add_argument("--ci-cache", dest="ci_cache", type=Path, metavar="DIR", help="the CI cache restored here (snipcheck cache): --shard leaves out the units whose results it holds, --merge takes them from it")
     p = sub.add_parser("accept", parents=[common], help="rewrite drifted stated outputs, move the reference pin")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--python", help="verify on this interpreter first (default: snipcheck_python)")
@@ -192,6 +195,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--requires", action="append", default=[], help="a requirement, e.g. cuda (repeatable)")
     p.add_argument("--cell", action="store_true", help="write no file: print a cell (code, then '--- output ---') to paste into a page")
     sub.add_parser("normalizers", parents=[common], help="list the normalizers and what each does")
+    cache_command.register(sub, common)
     return parser
 
 
@@ -304,6 +308,8 @@ def _command(args: argparse.Namespace) -> int:
             return _emit(report, args.json, args.html, quiet=args.quiet)
         if args.command == "execute":
             return _execute(project, args)
+        if args.command == "cache":
+            return cache_command.run(project, args)
         if args.command == "accept":
             return _accept(project, args, use_cache=use_cache)
         if args.command == "review":
@@ -722,11 +728,13 @@ def _execute(project: Project, args: argparse.Namespace) -> int:
             "start this shard on a machine with a GPU, or route a feature of your own (snipcheck_requirements)",
             USAGE_ERROR,
         )
+    if running and args.ci_cache is not None and not args.shard:
+        return _fail("--ci-cache is for --shard K/N and --merge: a shard outside the N runs what it provides every time", USAGE_ERROR)
     if running:
-        return run_shard(project, stamp, shard if args.shard else None, args.out, args.provides, make, args.shard_key)
+        return run_shard(project, stamp, shard if args.shard else None, args.out, args.provides, make, args.shard_key, args.ci_cache)
     check = shard_check.DEFAULT if args.check == _NOT_GIVEN else args.check
     try:
-        return merge_shards(project, stamp, args.merge, args.not_run, make, args.shard_key, check, args.check_seed)
+        return merge_shards(project, stamp, args.merge, args.not_run, make, args.shard_key, check, args.check_seed, args.ci_cache)
     except MergeError as exc:
         return _fail(f"cannot merge: {exc}")
     except OSError as exc:
