@@ -58,7 +58,7 @@ def test_the_verify_schema_names_the_schema_verify_writes() -> None:
 
 
 def test_the_build_schema_names_the_schema_the_build_writes() -> None:
-    assert BUILD_FORMAT == "snipcheck-build/2"
+    assert BUILD_FORMAT == "snipcheck-build/3"
     assert schema(BUILD_SCHEMA)["properties"]["schema"] == {
         "const": BUILD_FORMAT,
         "description": "The format and its version.",
