@@ -165,6 +165,11 @@ def _entries(folder: Path, made: dict[str, float] | None = None) -> list[_Found]
     return found
 
 
+def _n(count: int, word: str, plural: str = "") -> str:
+    """``1 unit``, ``2 units``; ``1 entry``, ``3 entries`` (with ``plural``)."""
+    return f"{count} {word if count == 1 else plural or word + 's'}"
+
+
 def _size(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB"):
         if n < 1024 or unit == "GiB":
@@ -201,21 +206,25 @@ def _show(project: Project, stamp: Stamp, here: View, used: set[str], ci_cache: 
         found = [f for f in _entries(ci_cache, made) if f.key in restored.entries]
         saved = f", saved {_age(now - restored.saved)} ago" if restored.saved else ""
         under = f" under key {restored.environment}" if restored.environment else ""
-        print(f"CI cache {ci_cache}{under}{saved}: {len(found)} entries, {_size(sum(f.bytes for f in found))}")
+        print(f"CI cache {ci_cache}{under}{saved}: {_n(len(found), 'entry', 'entries')}, {_size(sum(f.bytes for f in found))}")
         if restored.environment and restored.environment != ci.environment_key(stamp):
             print(f"  saved in another environment than this one ({ci.environment_key(stamp)}): a build here takes nothing from it")
     else:
         folder = project.settings.cache_dir
         found = _entries(folder)
-        print(f"result cache {folder}: {len(found)} entries, {_size(sum(f.bytes for f in found))}" + (f", {_ages(found, now)}" if found else ""))
+        print(
+            f"result cache {folder}: {_n(len(found), 'entry', 'entries')}, {_size(sum(f.bytes for f in found))}"
+            + (f", {_ages(found, now)}" if found else "")
+        )
     groups: dict[str, list[_Found]] = defaultdict(list)
     for f in found:
         groups[f.env].append(f)
     for env, items in sorted(groups.items(), key=lambda g: (g[0] != stamp.env, -len(g[1]), g[0])):
         mine = sum(1 for f in items if f.key in used)
         which = ", this one" if env == stamp.env else ""
+        name = f"environment {env}" if env != "none" else "no environment id"
         print(
-            f"  environment {env} ({items[0].label}{which}): {len(items)} entries, {mine} used by a placement here, "
+            f"  {name} ({items[0].label}{which}): {_n(len(items), 'entry', 'entries')}, {mine} used by a placement here, "
             f"{_size(sum(f.bytes for f in items))}, {_ages(items, now)}"
         )
     keys = {k for k in here.keys.values()}
@@ -256,8 +265,8 @@ def _plan(project: Project, here: View, ci_cache: Path | None, key: bytes | None
     rest = [u for u in here.units if u.id not in taken]
     routed = [u for u in rest if u.requires]
     print(
-        f"{name}: a build would take {got} of {cells} results from it ({len(taken)} of {len(here.units)} units) "
-        f"and run {cells - got} ({len(rest)} units)" + (":" if rest else "")
+        f"{name}: a build would take {got} of {_n(cells, 'result')} from it ({len(taken)} of {_n(len(here.units), 'unit')}) "
+        f"and run {cells - got} ({_n(len(rest), 'unit')})" + (":" if rest else "")
     )
     for unit in rest[:20]:
         needs = f" (needs {', '.join(unit.requires)}: runs where that is provided)" if unit.requires else ""
@@ -270,7 +279,7 @@ def _plan(project: Project, here: View, ci_cache: Path | None, key: bytes | None
         durations = shard_files.read_timings(settings.timings_file or settings.root / "snipcheck-timings.json")
         planned = plan(rest, shards, durations)
         loads = ", ".join(
-            f"shard {k}/{shards} {len(planned.of(k))} unit(s), {planned.loads[k - 1]:.2f} s" for k in range(1, shards + 1)
+            f"shard {k}/{shards} {_n(len(planned.of(k)), 'unit')}, {planned.loads[k - 1]:.2f} s" for k in range(1, shards + 1)
         )
         left = f"; {len(routed)} unit(s) need a requirement shard" if routed else ""
         print(f"with {shards} shard(s): {loads} (planned from the timing file){left}")
@@ -291,7 +300,7 @@ def _prune(cache: ResultCache, stamp: Stamp, used: set[str], dry_run: bool, ever
         f"; kept {kept_other} made in other environments (--all-environments removes them)" if kept_other else ""
     )
     print(
-        f"result cache {cache.directory}: {verb} {len(gone)} of {len(found)} entries ({_size(sum(f.bytes for f in gone))}) "
+        f"result cache {cache.directory}: {verb} {len(gone)} of {_n(len(found), 'entry', 'entries')} ({_size(sum(f.bytes for f in gone))}) "
         f"that no placement uses here{other}"
     )
     return 0
