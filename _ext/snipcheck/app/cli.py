@@ -43,8 +43,7 @@ from typing import TextIO
 
 from snipcheck import __version__
 from snipcheck.app import accept as accept_mod
-from snipcheck.app import cache_command
-from snipcheck.app import scaffold
+from snipcheck.app import cache_command, scaffold
 from snipcheck.app.project import Project, ProjectError
 from snipcheck.app.review import Review, walk
 from snipcheck.app.shard_command import FromShard, shard_results

@@ -189,8 +189,8 @@ def run_shard(
     count = sum(len(u.snippets) for u in ran)
     loads = f"planned {planned.loads[k - 1]:.2f} s, shards' planned spread {planned.spread:.2f} s; " if shard else ""
     if restored is not None:
-        cells = sum(len(c) for c in taken.values())
-        loads += f"left out {len(taken)} unit(s) ({cells} snippet(s)) whose results the CI cache {ci_cache} holds; "
+        carried = sum(len(c) for c in taken.values())
+        loads += f"left out {len(taken)} unit(s) ({carried} snippet(s)) whose results the CI cache {ci_cache} holds; "
     print(
         f"{name}: {len(mine)} unit(s), {count} snippet(s) ({executor.ran} ran, {executor.cached} already in {out}), "
         f"{wall:.2f} s wall; {loads}manifest: {path}"

@@ -168,8 +168,8 @@ def load(folder: Path, key: bytes | None) -> CICache:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        problem = [] if not folder.exists() else [f"{folder} holds no {INDEX}: no result is taken from it"]
-        return CICache(folder, problems=problem)
+        absent = [] if not folder.exists() else [f"{folder} holds no {INDEX}: no result is taken from it"]
+        return CICache(folder, problems=absent)
     except OSError as exc:
         return CICache(folder, problems=[f"cannot read {path} ({exc.strerror or exc}): no result is taken from it"])
     cache = CICache(folder, id=hashlib.sha256(raw).hexdigest()[:16])
@@ -372,7 +372,7 @@ def check_shards(shards: Iterable[tuple[Path, Any]], taken: Collection[str], cac
         theirs = list(m.carried or ())
         if theirs == ours:
             continue
-        unit = sorted(set(theirs) ^ set(ours))[0]
+        unit = min(set(theirs) ^ set(ours))
         if m.carried is None:
             what = f"shard {k}/{n} was given no CI cache (--ci-cache DIR) and ran or planned every unit"
         else:
