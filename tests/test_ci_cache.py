@@ -485,3 +485,20 @@ def test_the_environment_key_follows_the_whole_stamp() -> None:
         Stamp("3.11.7", "2.14.1+cpu", "CPU", "Linux x86_64", None, "abc"),
     ):
         assert environment_key(other) != key
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("save",), "cache save needs --ci-cache DIR: the CI cache's folder"),
+        (("restore",), "cache restore needs --ci-cache DIR: the CI cache's folder"),
+        (("prune", "--ci-cache", "ci"), "cache prune takes no --ci-cache"),
+        (("show", "--shards", "2"), "--shards is plan's"),
+        (("plan", "--shards", "0"), "--shards needs at least 1, not 0"),
+        (("plan", "--dry-run"), "--dry-run and --all-environments are prune's"),
+    ],
+)
+def test_cache_usage_errors_name_what_to_give(project: Path, tmp_path: Path, args: tuple[str, ...], message: str) -> None:
+    proc = cli(project, "cache", *args, cache=tmp_path / "cache")
+    assert proc.returncode == 2 and f"error: {message}" in proc.stderr, proc.stderr
+    assert not (tmp_path / "cache" / "results").exists()

@@ -13,6 +13,9 @@ The CI cache's format, its checks on load and its signature are
 :mod:`snipcheck.shard.carried`'s; the units and keys are those a sharded build
 computes (:func:`snipcheck.app.shard_command.view`).  :func:`register` adds the
 command to the command line's parser, :func:`run` runs it.
+
+App layer: imports the layers below it (``shard``, ``settings``, ``engine``,
+``run``, the foundation modules) and :mod:`snipcheck.app.shard_command`; no Sphinx.
 """
 
 from __future__ import annotations
@@ -75,8 +78,12 @@ def run(project: Project, args: argparse.Namespace) -> int:
         return _fail(args.shard_key_problem, 2)
     if args.action in ("save", "restore") and args.ci_cache is None:
         return _fail(f"cache {args.action} needs --ci-cache DIR: the CI cache's folder", 2)
+    if args.action in ("key", "prune") and args.ci_cache is not None:
+        return _fail(f"cache {args.action} takes no --ci-cache (prune works on the build's cache; save writes only what is used)", 2)
     if args.action != "plan" and args.shards is not None:
         return _fail("--shards is plan's", 2)
+    if args.action != "prune" and (args.dry_run or args.all_environments):
+        return _fail("--dry-run and --all-environments are prune's", 2)
     if args.shards is not None and args.shards < 1:
         return _fail(f"--shards needs at least 1, not {args.shards}", 2)
     settings = project.settings
