@@ -19,7 +19,7 @@ A round, on a fresh copy of the subject:
    cache (``--ci-cache``).
 
 Every run gets a fresh result cache and a fresh compile cache
-(``XDG_CACHE_HOME``), as a fresh CI machine has. Printed per subject: each
+(``SNIPCHECK_COMPILE_CACHE_DIR``), as a fresh CI machine has. Printed per subject: each
 run's critical path (the slowest shard + merge + final build, what a matrix
 of separate machines waits for), its parts, how many units the shards ran,
 whether the second run's output panels equal the cold run's, and the ratio;
@@ -71,7 +71,7 @@ def ci_run(project: Path, work: Path, shards: int, ci_cache: Path | None, not_ru
     """One run of docs.yml's shard and build jobs on ``project`` in ``work``: its figures."""
     work.mkdir(parents=True)
     # no compile cache of an earlier run, as on a fresh machine (run/compile_cache.py)
-    env = dict(os.environ, XDG_CACHE_HOME=str(work / "xdg"), SNIPCHECK_COMPILE_CACHE_DIR=str(work / "compile"))
+    env = dict(os.environ, SNIPCHECK_COMPILE_CACHE_DIR=str(work / "compile"))
     given = ["--ci-cache", str(ci_cache)] if ci_cache is not None else []
     walls, ran = [], 0
     for k in range(1, shards + 1):
