@@ -508,3 +508,23 @@ def test_cache_usage_errors_name_what_to_give(project: Path, tmp_path: Path, arg
     proc = cli(project, "cache", *args, cache=tmp_path / "cache")
     assert proc.returncode == 2 and f"error: {message}" in proc.stderr, proc.stderr
     assert not (tmp_path / "cache" / "results").exists()
+
+
+def test_cache_save_never_replaces_what_is_not_a_ci_cache(project: Path, tmp_path: Path, probes: Path) -> None:
+    cache = fresh_cache(tmp_path / "cache", probes)
+    assert sphinx_build(project, tmp_path / "one", cache).statuscode == 0
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "todo.txt").write_text("mine\n")
+    a_file = tmp_path / "a-file"
+    a_file.write_text("mine too\n")
+    for target in (notes, a_file):
+        proc = cli(project, "cache", "save", "--ci-cache", str(target), cache=cache)
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert f"error: cache save: {target} is not a CI cache folder (no index.json in it) and not an empty folder" in proc.stderr
+    assert (notes / "todo.txt").read_text() == "mine\n" and a_file.read_text() == "mine too\n"
+    # a CI cache is replaced whole, and an empty folder filled
+    (tmp_path / "empty").mkdir()
+    for target in (tmp_path / "empty", tmp_path / "empty", tmp_path / "new"):
+        assert "saved 7 result(s)" in ok(cli(project, "cache", "save", "--ci-cache", str(target), cache=cache)).stdout
+        assert (target / INDEX).is_file() and sorted(p.name for p in target.iterdir()) == [INDEX, "results"]

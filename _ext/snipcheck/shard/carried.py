@@ -282,9 +282,15 @@ def save(
 
     :param previous: the cache restored before this run: an entry it held
         keeps the time it was first made (the age ``snipcheck cache`` shows).
-    :raises OSError: if ``folder`` cannot be written.
+    :raises OSError: if ``folder`` cannot be written, or is something else
+        than a CI cache or an empty folder (it is never replaced then).
     """
     folder = Path(folder)
+    if folder.is_symlink() or folder.exists() and not (folder.is_dir() and (not any(folder.iterdir()) or (folder / INDEX).is_file())):
+        raise OSError(
+            f"{folder} is not a CI cache folder (no {INDEX} in it) and not an empty folder: nothing was written, "
+            "so that nothing else is replaced; give a new folder's path"
+        )
     folder.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
     try:
