@@ -8,6 +8,7 @@
     nox -s verify -- 2.14.1 [--shard k/n]   run the chapter on another torch: drift report
     nox -s accept -- 2.14.1 [--dry-run]     accept its new outputs, move the reference pin
     nox -s merge -- R1.json R2.json …       combine shard reports
+    nox -s cache -- ACTION   the result cache and the CI cache (key, show, plan, prune, save, restore)
     nox -s lint              ruff, and mypy --strict on the extension
     nox -s bench             the benchmark of design §10 (figures and ratios)
 
@@ -204,6 +205,18 @@ def docs_merged(session: nox.Session) -> None:
     env = reference_env(session, "chapter")
     env.run(session, "python", "-m", "snipcheck", "execute", "--merge", *folders, *session.posargs)
     env.run(session, "sphinx-build", "-W", *SPHINX, "-D", "snipcheck_execute=merged")
+
+
+@nox.session
+def cache(session: nox.Session) -> None:
+    """The result cache and the CI cache (`snipcheck cache`): `nox -s cache -- key` prints the CI
+    cache's key for the reference environment (what docs.yml keys actions/cache on); `-- plan
+    --ci-cache _build/ci-cache` says what a build would take from it and what would run; `-- show`,
+    `-- prune`, `-- save --ci-cache DIR`, `-- restore --ci-cache DIR`."""
+    if not session.posargs:
+        session.error("give an action: nox -s cache -- key (or show, plan, prune, save, restore)")
+    env = reference_env(session, "chapter")  # the environment the shards and docs-merged run in: the same key
+    env.run(session, "python", "-m", "snipcheck", "cache", *session.posargs)
 
 
 @nox.session

@@ -32,6 +32,10 @@ that drifts, many long lines, colours, mixed streams, a 2 GB flood);
 And the read of one page of 2,000, 8,000 and 50,000 snippets with nothing
 run (:mod:`bench_pages`; with ``--before``, that revision's too, up to 8,000);
 ``--one-page [SIZES]`` prints that table alone.
+And a CI run of the chapter and of the 1,000-snippet corpus after a
+one-snippet change, given the CI cache the cold run before it saved, against
+that cold run (:mod:`bench_ci_cache`; issue 38); ``--ci-cache`` prints that
+table alone.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # SNIPCHECK_BENCH_EXT: measure another checkout's snipcheck (its _ext folder) with this benchmark.
 sys.path.insert(0, os.environ.get("SNIPCHECK_BENCH_EXT") or str(ROOT / "_ext"))
 
+import bench_ci_cache
 import bench_outputs
 import bench_pages
 from bench_breakdown import fork_times
@@ -597,6 +602,10 @@ def main() -> None:
     parser.add_argument("--breakdown", action="store_true", help="only measure where a snippet's time goes")
     parser.add_argument("--outputs", action="store_true", help="only measure what large outputs cost a build")
     parser.add_argument("--overhead", action="store_true", help="only measure the fork runner's overhead above its floor")
+    parser.add_argument(
+        "--ci-cache", dest="ci_cache", action="store_true",
+        help="only measure a CI run after a one-snippet change with the CI cache against a cold one (tests/bench_ci_cache.py)",
+    )  # fmt: skip
     parser.add_argument("--before", metavar="REV", help="also break down the snipcheck of git revision REV")
     parser.add_argument("--rounds", type=int, default=3, help="with --before: rounds of the two checkouts in turn (default 3)")
     parser.add_argument(
@@ -615,6 +624,9 @@ def main() -> None:
         return
     if args.outputs:
         bench_outputs.report()
+        return
+    if args.ci_cache:
+        bench_ci_cache.report(args.rounds)
         return
     if args.overhead:
         with tempfile.TemporaryDirectory(prefix="snipcheck-bench-") as tmp:
@@ -655,6 +667,7 @@ def main() -> None:
     bench_outputs.report()
     print_breakdown(args.before, args.rounds)
     bench_pages.report([int(s) for s in ONE_PAGE.split(",")], args.rounds, args.before)
+    bench_ci_cache.report(args.rounds)
     if len(scaling) > 1:
         print("\n== scaling of the cold build")
         (n0, c0, o0) = scaling[0]

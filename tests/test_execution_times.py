@@ -82,8 +82,8 @@ def test_the_report_and_the_summary_tell_the_cache_a_same_output_and_a_new_one_a
     assert "of its runs" not in warm.status and "execution took" not in warm.status
     rows = report(warm)["execution"]["rows"]
     assert [row["origin"] for row in rows] == [
-        {"cache": 3, "same": 0, "new": 0, "kept": 0, "none": 0},
-        {"cache": 2, "same": 0, "new": 0, "kept": 0, "none": 0},
+        {"cache": 3, "ci-cache": 0, "same": 0, "new": 0, "kept": 0, "none": 0},
+        {"cache": 2, "ci-cache": 0, "same": 0, "new": 0, "kept": 0, "none": 0},
     ]
 
 
@@ -94,7 +94,7 @@ def test_the_execution_table_has_a_row_per_page_and_chain_slowest_first_and_wall
     page, chain = execution["rows"]
     assert (page["page"], page["chain"], page["snippets"]) == ("index", None, 3)
     assert (chain["page"], chain["chain"], chain["snippets"]) == ("index", "steps", 2)
-    assert page["origin"] == {"cache": 0, "same": 2, "new": 1, "kept": 0, "none": 0}
+    assert page["origin"] == {"cache": 0, "ci-cache": 0, "same": 2, "new": 1, "kept": 0, "none": 0}
     assert page["seconds"] == pytest.approx(durations["t/slow-a"] + durations["t/slow-b"] + durations["t/drifts"], abs=2e-3)
     assert chain["seconds"] == pytest.approx(durations["t/one"] + durations["t/two"], abs=2e-3)
     assert page["seconds"] >= 1.0 > chain["seconds"]  # two 0.5 s sleeps: slowest first

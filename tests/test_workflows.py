@@ -135,10 +135,10 @@ def test_docs_workflow_is_a_matrix_of_cpu_shards_an_optional_gpu_shard_and_a_mer
     assert gpu["env"]["PIP_EXTRA_INDEX_URL"] == ""  # PyPI's CUDA build of the pinned torch
     # the build: every shard's folder, the merge and a build that runs nothing, then Pages
     build = jobs["build"]
-    assert build["needs"] == ["plan", "shard", "gpu"] and build["container"] == shard["container"]
+    assert build["needs"] == ["plan", "cache", "shard", "gpu"] and build["container"] == shard["container"]
     download = next(s for s in build["steps"] if s.get("uses", "").startswith("actions/download-artifact@"))
     assert download["with"] == {"pattern": "shard-*", "path": "_build/shards"}
-    assert "nox -s docs-merged -- ${{ needs.plan.outputs.not_run }}" in steps_text(build)
+    assert 'nox -s docs-merged -- ${{ needs.plan.outputs.not_run }} --ci-cache "$CI_CACHE"' in steps_text(build)
     assert "skipped" in build["if"]  # a workflow without a GPU runner still builds
 
 
@@ -170,7 +170,8 @@ def test_workflows_use_pip_and_cache_it() -> None:
 def test_docs_workflow_gives_the_shards_key_to_the_shard_and_merge_steps_only() -> None:
     """issue 33 §4: the shards sign their manifests and the merge checks them
     with the secret SNIPCHECK_SHARD_KEY; only the steps that run a shard or
-    the merge get it (no other step, no action, no job-wide variable), and a
+    the merge get it (no other step, no action, no job-wide variable), and
+    the one that packs the CI cache a push saves (issue 38: it signs it); a
     push whose repository lacks it is flagged."""
     workflow = load("docs.yml")
     secret = "${{ secrets.SNIPCHECK_SHARD_KEY }}"
@@ -183,10 +184,12 @@ def test_docs_workflow_gives_the_shards_key_to_the_shard_and_merge_steps_only() 
                 assert step["env"]["SNIPCHECK_SHARD_KEY"] == secret and "uses" not in step, (name, step)
                 holders.append((name, step["run"].strip().splitlines()[-1] if "nox" in step["run"] else "check"))
     assert holders == [
-        ("shard", 'nox -s shard -- "${{ matrix.shard }}"'),
+        ("shard", 'nox -s shard -- "${{ matrix.shard }}" --ci-cache "$CI_CACHE"'),
         ("gpu", "nox -s shard -- --provides cuda"),
         ("build", "check"),
-        ("build", "nox -s docs-merged -- ${{ needs.plan.outputs.not_run }}"),
+        ("build", 'nox -s docs-merged -- ${{ needs.plan.outputs.not_run }} --ci-cache "$CI_CACHE"'),
+        # issue 38: the CI cache a push to the default branch saves is signed
+        ("build", "nox -s cache -- save --ci-cache _build/ci-cache-next"),
     ]
     warn = next(s for s in workflow["jobs"]["build"]["steps"] if s.get("name") == "Published pages come from signed shards")
     assert warn["if"] == "github.event_name == 'push'"

@@ -37,6 +37,7 @@ from snipcheck.run import requirements
 from snipcheck.run.environment import ProbeError, probe_environment
 from snipcheck.run.fingerprint import describe
 from snipcheck.settings import Settings
+from snipcheck.shard import carried as ci
 from snipcheck.shard import check as shard_check
 from snipcheck.shard import files as shard_files
 from snipcheck.shard import key as shard_key
@@ -124,13 +125,17 @@ def run_shard(
     provides: Sequence[str],
     make: MakeExecutor,
     key: bytes | None = None,
+    ci_cache: Path | None = None,
 ) -> int:
     """Run shard ``shard`` (``(k, n)``) of ``project`` into ``out``, or, for
     ``None``, the requirement shard of ``provides`` (the units that need what
     it provides, and nothing else: :func:`snipcheck.shard.plan.for_provided`);
     print what it did; return the exit status (1 when a snippet of the shard
     has no result, 0 otherwise).  With ``key`` (the shards' shared key, see
-    :mod:`snipcheck.shard.key`) its manifest is signed.
+    :mod:`snipcheck.shard.key`) its manifest is signed.  With ``ci_cache``
+    (the CI cache restored here, :mod:`snipcheck.shard.carried`), the units
+    whose every result it holds are left out of the plan, and the manifest
+    names them; the merge takes them from the same cache.
 
     :raises snipcheck.app.project.ProjectError: if the project cannot be read.
     """
@@ -144,7 +149,10 @@ def run_shard(
     try:
         here = view(project, stamp, executor)
         durations = shard_files.read_timings(settings.timings_file or settings.root / "snipcheck-timings.json")
-        planned = plan(here.units, n or 1, durations, {k: provides} if shard else {})
+        restored = ci.load(ci_cache, key) if ci_cache is not None else None
+        taken = ci.carried_units(here.units, here.keys, restored.take if restored is not None else None)
+        _say(restored)
+        planned = plan([u for u in here.units if u.id not in taken], n or 1, durations, {k: provides} if shard else {})
         mine = planned.of(k) if shard else for_provided(here.units, provides)
         started = time.monotonic()
         wanted = [s for uid in mine for s in here.snippets[uid]]
@@ -174,13 +182,16 @@ def run_shard(
     manifest = shard_files.Manifest(
         (k, n), here.fingerprint, dataclasses.asdict(stamp), planned.digest if shard else "",
         tuple(sorted(set(provides))), wall, tuple(ran), durations if shard else None,
-        _environment(project, stamp),
+        _environment(project, stamp), tuple(sorted(taken)) if restored is not None else None,
     )  # fmt: skip
     path = shard_files.write_manifest(out, manifest, key)
     for line in failed:
         print(f"error: {line}", file=sys.stderr)
     count = sum(len(u.snippets) for u in ran)
     loads = f"planned {planned.loads[k - 1]:.2f} s, shards' planned spread {planned.spread:.2f} s; " if shard else ""
+    if restored is not None:
+        carried = sum(len(c) for c in taken.values())
+        loads += f"left out {len(taken)} unit(s) ({carried} snippet(s)) whose results the CI cache {ci_cache} holds; "
     print(
         f"{name}: {len(mine)} unit(s), {count} snippet(s) ({executor.ran} ran, {executor.cached} already in {out}), "
         f"{wall:.2f} s wall; {loads}manifest: {path}"
@@ -218,6 +229,14 @@ def _keys_in(here: View, executor: Executor) -> Callable[[Mapping[str, Any]], di
     return keys
 
 
+def _say(restored: ci.CICache | None) -> None:
+    """Print, once, what loading the CI cache and checking its entries found (on stderr)."""
+    for problem in restored.problems if restored is not None else ():
+        print(f"warning: CI cache: {problem}", file=sys.stderr)
+    for note in restored.notes if restored is not None else ():
+        print(f"note: CI cache: {note}", file=sys.stderr)
+
+
 #: What a merge without the shards' key says, once.
 NO_KEY_NOTE = (
     f"note: no {shard_key.KEY_VARIABLE}: this merge checks that the shards fit together and were made from this "
@@ -236,6 +255,7 @@ def merge_shards(
     key: bytes | None = None,
     check: int | None = shard_check.DEFAULT,
     seed: int | None = None,
+    ci_cache: Path | None = None,
 ) -> int:
     """Check the shards in ``folders`` and copy their results into the build's
     cache; print each shard's wall time and the spread; return the exit status.
@@ -246,6 +266,10 @@ def merge_shards(
     :param check: how many of the shards' units to run again here before
         anything is written (:mod:`snipcheck.shard.check`); ``None``: all.
     :param seed: the seed of that draw; ``None``: a fresh one (printed).
+    :param ci_cache: the CI cache the shards restored (:mod:`snipcheck.shard.carried`):
+        the units they left out for it must be those whose results it holds
+        here; their entries are copied too, and named in the build cache's
+        :data:`snipcheck.shard.carried.RECORD`.
     :raises snipcheck.shard.files.MergeError: on the first thing wrong
         (a result that a run here does not give among them); nothing is
         written then.
@@ -264,8 +288,12 @@ def merge_shards(
         executor.close()
     timings = settings.timings_file or settings.root / "snipcheck-timings.json"
     durations = shard_files.read_timings(timings)
+    restored = ci.load(ci_cache, key) if ci_cache is not None else None
+    taken = ci.carried_units(here.units, here.keys, restored.take if restored is not None else None)
+    _say(restored)
+    ci.check_shards(shards, taken, restored)
     merged = manifest_check.check(
-        shards, here.units, here.keys, here.fingerprint, dataclasses.asdict(stamp), durations, not_run, keys_in,
+        shards, [u for u in here.units if u.id not in taken], here.keys, here.fingerprint, dataclasses.asdict(stamp), durations, not_run, keys_in,
         _environment(project, stamp),
     )  # fmt: skip
     # the seconds the shards planned with (their timing file), so that a seed draws the same units again
@@ -277,6 +305,12 @@ def merge_shards(
         raise OSError(why)
     for entry_key, snippet_id, _, result in merged.results:
         cache.put(entry_key, snippet_id, result)
+    carried_keys: list[tuple[str, str]] = []
+    for cells in taken.values():
+        for sid, entry_key, result in cells:
+            cache.put(entry_key, sid, result)
+            carried_keys.append((entry_key, sid))
+    ci.write_record(settings.cache_dir, restored, carried_keys)
     record = shard_files.merged_record(merged, here.fingerprint)
     write_atomic(settings.cache_dir / shard_files.MERGED, (json.dumps(record, indent=1) + "\n").encode("utf-8"))
     changed = shard_files.write_timings(timings, durations, merged.measured, [u.id for u in here.units])
@@ -290,11 +324,18 @@ def merge_shards(
         print(f"signatures: every shard's manifest is signed with this merge's key (key id {shard_key.key_id(key)})")
     if checked:
         print(checked)
+    if restored is not None:
+        print(
+            f"CI cache {ci_cache}: {len(carried_keys)} result(s) of {len(taken)} unit(s) taken from it "
+            f"(no shard ran them), {len(restored.entries)} entr{'y' if len(restored.entries) == 1 else 'ies'} in it"
+        )
     walls = [merged.walls[k] for k in every if k <= merged.count]
     print(f"spread: {merged.spread:.2f} s (slowest shard {max(walls):.2f} s, fastest {min(walls):.2f} s)")
     left = f"; not run here on purpose: {', '.join(merged.not_run)}" if merged.not_run else ""
     print(
-        f"merged {len(merged.results)} result(s) from {len(every)} shard(s) into {settings.cache_dir}{left}; "
+        f"merged {len(merged.results)} result(s) from {len(every)} shard(s)"
+        + (f" and {len(carried_keys)} from the CI cache" if restored is not None else "")
+        + f" into {settings.cache_dir}{left}; "
         f"timing file {timings} {'updated' if changed else 'unchanged'}"
     )
     return 0

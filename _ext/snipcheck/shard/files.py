@@ -101,6 +101,9 @@ class Manifest:
     #: what its environment id was made from (:func:`snipcheck.run.fingerprint.describe`),
     #: for the merge to say how another environment differs; ``None`` in older manifests
     environment: Mapping[str, Any] | None = None
+    #: the units it left out of its plan because the CI cache it restored holds
+    #: their results (:mod:`snipcheck.shard.carried`), sorted; ``None``: it was given no CI cache
+    carried: tuple[str, ...] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -114,6 +117,7 @@ class Manifest:
             # the seconds it planned with (the timing file, as the shard read it)
             **({"timings": dict(sorted(self.timings.items()))} if self.timings is not None else {}),
             **({"environment": dict(self.environment)} if self.environment is not None else {}),
+            **({"carried": list(self.carried)} if self.carried is not None else {}),
             "units": [
                 {"id": u.id, "seconds": round(u.seconds, 3),
                  "snippets": [{"id": r.id, "key": r.key, "status": r.status, "problem": r.problem,
@@ -141,11 +145,13 @@ class Manifest:
         shard = (int(data["shard"]["index"]), int(data["shard"]["count"]))
         timings = data.get("timings")
         environment = data.get("environment")
+        carried = data.get("carried")
         return cls(
             shard, str(data["fingerprint"]), dict(data["stamp"]), str(data["plan"]),
             tuple(str(p) for p in data["provides"]), float(data["wall"]), units,
             {str(k): float(v) for k, v in timings.items()} if isinstance(timings, dict) else None,
             environment if isinstance(environment, dict) else None,
+            tuple(str(u) for u in carried) if isinstance(carried, list) else None,
         )  # fmt: skip
 
 

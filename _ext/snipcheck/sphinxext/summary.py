@@ -30,6 +30,7 @@ from snipcheck.engine.cache import write_atomic
 from snipcheck.engine.chain_job import NO_RESULT
 from snipcheck.run import sandbox
 from snipcheck.run.requirements import why_unmet
+from snipcheck.shard.carried import read_record
 from snipcheck.sources.chains import with_later
 from snipcheck.sphinxext import state as state_mod
 from snipcheck.sphinxext import times
@@ -43,7 +44,9 @@ if TYPE_CHECKING:
     from snipcheck.model import Stamp
 
 logger = logging.getLogger("snipcheck")
-#: The format of ``report.json`` and its version (``schemas/build-report.schema.json``).
+#: The format of ``report.json`` and its version (``schemas/build-report.schema.json``;
+#: 3: status ``stopped``, a cell an earlier cell of its chain kept from running, and
+#: origin ``ci-cache``, a result a CI cache carried in, counted apart from the cache's).
 BUILD_SCHEMA = "snipcheck-build/3"
 
 
@@ -57,7 +60,12 @@ def summarize(app: Sphinx, exception: BaseException | None) -> None:
     # A cell an earlier cell of its chain kept from running is no environment's lack: counted apart.
     stopped = [r for r in recs if r.status == "stopped"]
     counts = Counter(r.status for r in recs)
-    origins = Counter(r.origin for r in recs if r.status not in ("not-run", "stopped") and r.docname in state.read_now)
+    carried = from_ci_cache(state, recs)
+    origins = Counter(
+        "ci-cache" if id(r) in carried else r.origin
+        for r in recs
+        if r.status not in ("not-run", "stopped") and r.docname in state.read_now
+    )
     missing = Counter(m for r in recs for m in r.missing)
     pages = len({r.docname for r in recs})
     parts = [f"{len(recs)} snippets on {pages} page{'s' if pages != 1 else ''}: {counts['ok']} match their stated output"]
@@ -77,6 +85,7 @@ def summarize(app: Sphinx, exception: BaseException | None) -> None:
         kept = sum(1 for r in recs if r.docname not in state.read_now)
         line += (
             f"; this build ran {origins['run']}, took {origins['cache']} from the cache"
+            + (f" and {origins['ci-cache']} from the CI cache" if origins["ci-cache"] else "")
             + (f" and kept {kept} from pages it did not re-read" if kept else "")
         )
         if origins["run"]:
@@ -85,14 +94,14 @@ def summarize(app: Sphinx, exception: BaseException | None) -> None:
     else:
         line += "; this build re-read no page"
     if state.settings.merged:
-        line += "; " + from_shards(state, recs)
+        line += "; " + from_shards(state, recs, carried)
     lacking = sandbox.caveats() if origins["run"] else None
     if lacking:
         line += f"; {lacking}"
     logger.info(line)
     if counts["not-run"] and missing:
         logger.info(unmet(missing, state.stamp, state.settings.requirement_notes))
-    table = times.rows(recs, state.read_now)
+    table = times.rows(recs, state.read_now, carried)
     wall = round(state.wall, 3)
     runs = times.run_seconds(recs, state.read_now)
     if origins["run"]:
@@ -102,7 +111,7 @@ def summarize(app: Sphinx, exception: BaseException | None) -> None:
         "stamp": dataclasses.asdict(state.stamp) if state.stamp else None,
         "reference": state.settings.reference,
         "execution": times.report(table, wall, runs),
-        "snippets": [r.summary() for r in recs],
+        "snippets": [{**r.summary(), **({"origin": "ci-cache"} if id(r) in carried else {})} for r in recs],
     }
     try:
         write_atomic(state.settings.report_dir / "report.json", json.dumps(report, ensure_ascii=False, indent=1).encode())
@@ -123,14 +132,30 @@ def unmet(missing: Counter[str], stamp: Stamp | None, notes: tuple[tuple[str, st
     return "snipcheck: not run here: " + "; ".join(parts)
 
 
-def from_shards(state: state_mod.BuildState, recs: list[SnippetRecord]) -> str:
+def from_ci_cache(state: state_mod.BuildState, recs: list[SnippetRecord]) -> frozenset[int]:
+    """The ``id()`` of each record of a page read now whose result this build
+    took from the cache and whose key the last merge (or ``snipcheck cache
+    restore``) took from a CI cache (:data:`snipcheck.shard.carried.RECORD`)."""
+    keys = read_record(state.settings.cache_dir)
+    taken = [r for r in recs if r.origin == "cache" and r.snippet is not None and r.docname in state.read_now]
+    if not keys or not taken or state.stamp is None:
+        return frozenset()
+    linked = with_later([r.snippet for r in taken if r.snippet is not None])  # a chain cell's key: as its chain ran
+    return frozenset(id(r) for r, snippet in zip(taken, linked, strict=True) if state.executor.key(snippet) in keys)
+
+
+def from_shards(state: state_mod.BuildState, recs: list[SnippetRecord], carried: frozenset[int] = frozenset()) -> str:
     """How many of the records' results came from which shard of the merge
     (``snipcheck_execute = "merged"``): each cached result's key, looked up in
-    the merge's record (:data:`snipcheck.shard.files.MERGED`), and how many
-    runnable snippets have none."""
+    the merge's record (:data:`snipcheck.shard.files.MERGED`), how many from
+    the CI cache the merge took them from (``carried``: see
+    :func:`from_ci_cache`), and how many runnable snippets have none."""
     keys = state.merge.get("keys", {}) if state.merge else {}
     count = int(state.merge.get("count", 0)) if state.merge else 0
-    taken = [r for r in recs if r.origin == "cache" and r.snippet is not None and r.docname in state.read_now]
+    taken = [
+        r for r in recs
+        if r.origin == "cache" and r.snippet is not None and r.docname in state.read_now and id(r) not in carried
+    ]  # fmt: skip
     linked = with_later([r.snippet for r in taken if r.snippet is not None])  # a chain cell's key: as its chain ran
     shards = Counter(keys.get(state.executor.key(snippet)) for snippet in linked) if taken else Counter()
     where = state.merge.get("elsewhere", {}) if state.merge else {}
@@ -143,6 +168,8 @@ def from_shards(state: state_mod.BuildState, recs: list[SnippetRecord]) -> str:
         + (f" (run in {there[k]})" if k in there else "")
         for k in every
     ]
+    if carried:
+        parts.append(f"{len(carried)} result{'s' if len(carried) != 1 else ''} from the CI cache")
     if shards[None]:
         parts.append(f"{shards[None]} from the cache, not from this merge")
     absent = sum(1 for r in recs if r.outcome is not None and NO_RESULT in r.outcome.notes)

@@ -23,11 +23,12 @@ if TYPE_CHECKING:
     from snipcheck.sphinxext.collector import SnippetRecord
 
 #: Where a snippet's result came from, as the rows count it: taken from the
-#: cache; run in this build with the stated output, or with a new one;
+#: cache; taken from the cache, which a CI cache carried it into
+#: (:mod:`snipcheck.shard.carried`); run in this build with the stated output, or with a new one;
 #: kept from a page this build did not re-read; no result (not run here,
 #: stopped by its chain, not loaded, execution off).
-ORIGINS = ("cache", "same", "new", "kept", "none")
-_WORDS = {"cache": "from the cache", "same": "same", "new": "new", "kept": "kept", "none": "no result"}
+ORIGINS = ("cache", "ci-cache", "same", "new", "kept", "none")
+_WORDS = {"cache": "from the cache", "ci-cache": "from the CI cache", "same": "same", "new": "new", "kept": "kept", "none": "no result"}
 #: Rows the build summary shows.
 SLOWEST = 3
 
@@ -63,27 +64,29 @@ class Row:
         return f"{where} {self.seconds:.2f} s ({self.snippets} snippet{plural}: {counts})"
 
 
-def origin(rec: SnippetRecord, read_now: frozenset[str]) -> str:
-    """Which of :data:`ORIGINS` ``rec``'s result came from."""
+def origin(rec: SnippetRecord, read_now: frozenset[str], carried: frozenset[int] = frozenset()) -> str:
+    """Which of :data:`ORIGINS` ``rec``'s result came from (``carried``: the
+    ``id()`` of the records whose result a CI cache carried in)."""
     if rec.docname not in read_now:
         return "kept"
     if rec.origin == "cache":
-        return "cache"
+        return "ci-cache" if id(rec) in carried else "cache"
     if rec.origin == "run":
         return "new" if rec.output == "new" else "same"
     return "none"
 
 
-def rows(recs: Iterable[SnippetRecord], read_now: frozenset[str]) -> list[Row]:
+def rows(recs: Iterable[SnippetRecord], read_now: frozenset[str], carried: frozenset[int] = frozenset()) -> list[Row]:
     """The table: a row per chain and per page (its snippets outside chains),
-    slowest first (then by page and chain, so equal times keep one order)."""
+    slowest first (then by page and chain, so equal times keep one order);
+    ``carried`` as :func:`origin` takes it."""
     groups: dict[tuple[str, str | None], list[SnippetRecord]] = {}
     for rec in recs:
         chain = rec.snippet.chain.partition(":")[2] if rec.snippet is not None and rec.snippet.chain else None
         groups.setdefault((rec.docname, chain), []).append(rec)
     table = []
     for (page, chain), group in groups.items():
-        counted = Counter(origin(r, read_now) for r in group)
+        counted = Counter(origin(r, read_now, carried) for r in group)
         seconds = sum(r.duration for r in group)  # 0 without a result
         # rounded once, so the summary and report.json show the same figure
         table.append(Row(page, chain, len(group), round(seconds, 3), {name: counted[name] for name in ORIGINS}))

@@ -11,6 +11,7 @@ Commands::
     snipcheck accept               rewrite drifted stated outputs, move the reference pin
     snipcheck review               go through drifted outputs one by one: accept, reject or skip
     snipcheck new ID               create a snippet file, print the directive to paste
+    snipcheck cache ACTION         the result cache and the CI cache: key, show, plan, prune, save, restore
     snipcheck normalizers          list the normalizers
 
 Every command reads the project through its ``conf.py`` (``--conf-dir``,
@@ -41,7 +42,19 @@ from pathlib import Path
 from typing import TypeAlias
 
 from snipcheck import __version__
-from snipcheck.app.cli import accept, execute, merge, new, normalizers, record, review, run, session, verify
+from snipcheck.app.cli import (
+    accept,
+    cache,
+    execute,
+    merge,
+    new,
+    normalizers,
+    record,
+    review,
+    run,
+    session,
+    verify,
+)
 from snipcheck.app.cli.output import USAGE_ERROR, fail
 from snipcheck.app.cli.session import INTERRUPTED
 from snipcheck.app.project import Project, ProjectError
@@ -59,6 +72,7 @@ COMMANDS: dict[str, Callable[[Project, argparse.Namespace], int]] = {
     "accept": accept.command,
     "review": review.command,
     "record": record.command,
+    "cache": cache.run,
 }
 
 
@@ -157,6 +171,7 @@ def _execute_parser(sub: _Commands, common: argparse.ArgumentParser) -> None:
         f"difference (default {shard_check.DEFAULT}; 0: none; all: every one this machine can run)",
     )  # fmt: skip
     p.add_argument("--check-seed", dest="check_seed", type=int, metavar="S", help="draw the --check units with this seed (the merge prints the one it used)")
+    p.add_argument("--ci-cache", dest="ci_cache", type=Path, metavar="DIR", help="the CI cache restored here (snipcheck cache): --shard leaves out the units whose results it holds, --merge takes them from it")
 
 
 def _writing_parsers(sub: _Commands, common: argparse.ArgumentParser) -> None:
@@ -181,6 +196,7 @@ def _writing_parsers(sub: _Commands, common: argparse.ArgumentParser) -> None:
     p.add_argument("--requires", action="append", default=[], help="a requirement, e.g. cuda (repeatable)")
     p.add_argument("--cell", action="store_true", help="write no file: print a cell (code, then '--- output ---') to paste into a page")
     sub.add_parser("normalizers", parents=[common], help="list the normalizers and what each does")
+    cache.register(sub, common)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

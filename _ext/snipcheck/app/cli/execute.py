@@ -83,11 +83,13 @@ def command(project: Project, args: argparse.Namespace) -> int:
             "start this shard on a machine with a GPU, or route a feature of your own (snipcheck_requirements)",
             USAGE_ERROR,
         )
+    if running and args.ci_cache is not None and not args.shard:
+        return fail("--ci-cache is for --shard K/N and --merge: a shard outside the N runs what it provides every time", USAGE_ERROR)
     if running:
-        return run_shard(project, stamp, shard if args.shard else None, args.out, args.provides, make, args.shard_key)
+        return run_shard(project, stamp, shard if args.shard else None, args.out, args.provides, make, args.shard_key, args.ci_cache)
     check = shard_check.DEFAULT if args.check == NOT_GIVEN else args.check
     try:
-        return merge_shards(project, stamp, args.merge, args.not_run, make, args.shard_key, check, args.check_seed)
+        return merge_shards(project, stamp, args.merge, args.not_run, make, args.shard_key, check, args.check_seed, args.ci_cache)
     except MergeError as exc:
         return fail(f"cannot merge: {exc}")
     except OSError as exc:
