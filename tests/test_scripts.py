@@ -33,19 +33,20 @@ def project(tmp_path: Path) -> Path:
 # --- the parser ----------------------------------------------------------------------
 
 
-def test_percent_cells_with_markdown_ids_and_prose_after_a_marker() -> None:
+def test_percent_cells_read_as_jupytext_reads_them() -> None:
+    """A jupytext script: ``[markdown]`` cells are Markdown prose, comment
+    lines in a code cell are code (as in the notebook jupytext makes)."""
     script = (
         "# %% [markdown]\n# ## Title\n#\n# Words.\n\n"
-        "# %% id=\"make\"\n# Prose right after the marker.\n\nimport os\nx = 1\n\n"
+        "# %% id=\"make\"\n# A comment of the code.\n\nimport os\nx = 1\n\n"
         "# %%\n# /// snipcheck\n# seed = 3\n# ///\nprint(x)\n"
         "# %% [md]\n# Last words.\n"
     )
     assert parse(script) == [
-        Cell("prose", "## Title\n\nWords.", 2),
-        Cell("prose", "Prose right after the marker.", 7),
-        Cell("code", "import os\nx = 1", 9, "make"),
+        Cell("prose", "## Title\n\nWords.", 2, markup="md"),
+        Cell("code", "# A comment of the code.\n\nimport os\nx = 1", 7, "make"),
         Cell("code", "# /// snipcheck\n# seed = 3\n# ///\nprint(x)", 13, "2"),
-        Cell("prose", "Last words.", 18),
+        Cell("prose", "Last words.", 18, markup="md"),
     ]
 
 
@@ -53,18 +54,21 @@ def test_gallery_docstring_and_hash_blocks() -> None:
     script = (
         '# a leading comment\n"""\n    Title\n    =====\n\n    Intro.\n"""\nimport torch\n\n'
         + "#" * 79 + "\n# Section\n# -------\nx = torch.ones(1)\n"
+        + "# %% id=\"last\"\n# Prose after a percent marker.\n\nprint(x)\n"
     )  # fmt: skip
     assert parse(script) == [
-        Cell("prose", "Title\n=====\n\nIntro.", 2),
+        Cell("prose", "Title\n=====\n\nIntro.", 2, markup="rst"),
         Cell("code", "import torch", 8, "1"),
-        Cell("prose", "Section\n-------", 11),
+        Cell("prose", "Section\n-------", 11, markup="rst"),
         Cell("code", "x = torch.ones(1)", 13, "2"),
+        Cell("prose", "Prose after a percent marker.", 15, markup="rst"),
+        Cell("code", "print(x)", 17, "last"),
     ]
 
 
 def test_a_script_with_a_syntax_error_still_has_its_docstring_as_prose() -> None:
     cells = parse('"""Intro."""\n# %%\nprint(1\n')
-    assert cells == [Cell("prose", "Intro.", 1), Cell("code", "print(1", 3, "1")]
+    assert cells == [Cell("prose", "Intro.", 1, markup="rst"), Cell("code", "print(1", 3, "1")]
 
 
 def test_a_string_expression_first_is_code_not_a_docstring() -> None:
@@ -75,7 +79,7 @@ def test_a_string_expression_first_is_code_not_a_docstring() -> None:
     ("script", "message", "line"),
     [
         ("# %% id=a\nx=1\n# %% id=a\ny=2\n", "two code cells are named 'a' (lines 1 and 3)", 3),
-        ("# %% [raw]\n# x\n", "cell kind [raw] is not known", 1),
+        ("# %% [python]\n# x\n", "cell kind [python] is not known", 1),
         ("# %% id='bad name!'\nx=1\n", "cell id 'bad name!' is not a name", 1),
         ("x=1\n# %% id=empty\n\n", "cell 'empty' holds no code", 2),
         ("# %% id=2\nx=1\n# %%\ny=2\n", "two code cells are named '2'", 3),
@@ -104,25 +108,29 @@ _CELL = st.one_of(
 @given(st.lists(_CELL, min_size=1, max_size=8), st.booleans())
 def test_a_written_script_reads_back_as_the_cells_it_was_written_from(cells: list, gallery: bool) -> None:
     """Property: cells written in either format (one marker each) parse back
-    to the same prose and code, in order, with their lines."""
+    to the same prose and code, in order, with their lines: sphinx-gallery's
+    text blocks as reStructuredText, jupytext's as Markdown cells."""
     lines: list[str] = []
     expected: list[Cell] = []
     ordinal = 0
+    markup = "rst" if gallery else "md"
+    if not gallery:
+        lines.append("# %% [markdown]")  # says it is jupytext's, whatever the cells drawn
+        lines.append("# Notes.")
+        expected.append(Cell("prose", "Notes.", 2, markup="md"))
     for kind, body in cells:
-        if kind == "prose":
-            lines.append("# %% [markdown]")
-            expected.append(Cell("prose", "\n".join(body), len(lines) + 1))
-            lines += [f"# {w}" for w in body]
-            continue
-        prose, code = (body if kind == "both" else ([], body))
-        lines.append("#" * 30 if gallery else "# %%")
+        prose, code = (body if kind == "both" else (body, []) if kind == "prose" else ([], body))
         if prose:
-            expected.append(Cell("prose", "\n".join(prose), len(lines) + 1))
+            lines.append("#" * 30 if gallery else "# %% [markdown]")
+            expected.append(Cell("prose", "\n".join(prose), len(lines) + 1, markup=markup))
             lines += [f"# {w}" for w in prose]
-        ordinal += 1
-        expected.append(Cell("code", "\n".join(code), len(lines) + 1, str(ordinal)))
-        lines += code
-        lines.append("")
+            lines.append("")
+        if code:
+            lines.append("#" * 30 if gallery else "# %%")
+            ordinal += 1
+            expected.append(Cell("code", "\n".join(code), len(lines) + 1, str(ordinal)))
+            lines += code
+            lines.append("")
     assert parse("\n".join(lines) + "\n") == expected
 
 
@@ -162,7 +170,8 @@ def test_a_gallery_script_and_a_percent_script_verify_cell_by_cell(project: Path
     assert stamps[0].endswith(f"tutorials/tensors.py:{lines.index('# /// snipcheck') + 1}")
     assert stamps[6].endswith(f"tutorials/tensors.py:{lines.index('before = data._version') + 1}")
     percent = html(built.outdir / "page.html")
-    assert any("Comment lines right after the marker are prose" in p.get_text() for p in percent.find_all("p"))
+    # a jupytext script: the comment lines of a code cell are code, as in the notebook jupytext makes
+    assert "# Comment lines right after the marker are code" in percent.find(id="snippet-code-tutorials-percent-reshape").get_text()
     # in MyST too, the cells sit in the section their script's heading opened, in order
     section = heading(percent, "h2", "A percent-format script").find_parent("section")
     before = [p.get_text() for p in section.find_previous_siblings("p")]

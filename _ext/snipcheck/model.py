@@ -48,6 +48,11 @@ class Tags:
         resolves it: a snippet it runs has an ``int`` or ``None`` here.
     :param output_limit: bytes of output kept of its run, or ``None`` for the
         configured default (``snipcheck_output_limit``).
+    :param display: what a cell of a tutorial script shows besides what it
+        prints, as a notebook or sphinx-gallery shows it: ``"repr"``, the
+        value of its last bare expression; ``"figures"``, the matplotlib
+        figures still open at its end (see :mod:`snipcheck.sources.scripts`).
+        Not a key of the tag block: the script sets it.
     """
 
     expect: str = "ok"
@@ -59,6 +64,7 @@ class Tags:
     depends: tuple[str, ...] = ()
     seed: int | str | None = None
     output_limit: int | None = None
+    display: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

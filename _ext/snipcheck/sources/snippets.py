@@ -381,10 +381,14 @@ def from_page(block: CodeBlock, project_root: Path) -> Snippet:
     """
     check_id(block.snippet_id)
     suffix = next(s for s, lang in SUFFIXES.items() if lang == block.language)
-    return from_text(
+    snippet = from_text(
         block.snippet_id, block.text + "\n", block.language, block.snippet_id + suffix, Path(block.source),
         project_root, line=block.body_line,
     )  # fmt: skip
+    if block.display or block.expect:
+        expect = block.expect if block.expect and snippet.tags.expect == "ok" else snippet.tags.expect
+        snippet = dataclasses.replace(snippet, tags=dataclasses.replace(snippet.tags, display=block.display, expect=expect))
+    return snippet
 
 
 def find(snippet_id: str, code: CodeBlock | None, snippets_dir: Path, project_root: Path) -> Snippet:
