@@ -48,11 +48,13 @@ class Tags:
         resolves it: a snippet it runs has an ``int`` or ``None`` here.
     :param output_limit: bytes of output kept of its run, or ``None`` for the
         configured default (``snipcheck_output_limit``).
-    :param display: what a cell of a tutorial script shows besides what it
-        prints, as a notebook or sphinx-gallery shows it: ``"repr"``, the
-        value of its last bare expression; ``"figures"``, the matplotlib
-        figures still open at its end (see :mod:`snipcheck.sources.scripts`).
-        Not a key of the tag block: the script sets it.
+    :param script_cell: for a cell of a tutorial script, how it runs as a
+        notebook's or sphinx-gallery's cell runs: ``"repr"``, the value of
+        its last bare expression is shown; ``"figures"``, the matplotlib
+        figures still open at its end are; ``"folder"``, the script's folder
+        is first on ``sys.path`` (its modules beside it are importable).
+        Empty for any other snippet; not a key of the tag block: the
+        ``snippet-script`` directive sets it.
     """
 
     expect: str = "ok"
@@ -64,7 +66,7 @@ class Tags:
     depends: tuple[str, ...] = ()
     seed: int | str | None = None
     output_limit: int | None = None
-    display: tuple[str, ...] = ()
+    script_cell: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

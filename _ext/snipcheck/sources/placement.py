@@ -131,8 +131,8 @@ class CodeBlock:
     :param language: ``"python"`` or ``"rust"``.
     :param text: the code as written, tag block included (the same syntax
         as a snippet file).
-    :param display: for a cell of a tutorial script, what it shows besides
-        its output (:attr:`snipcheck.model.Tags.display`).
+    :param script_cell: for a cell of a tutorial script, how it runs
+        (:attr:`snipcheck.model.Tags.script_cell`).
     :param expect: for a cell of a tutorial script, the ``expect`` its cell
         metadata gives (``"exception"`` for jupytext's ``raises-exception``
         tag) where its tag block gives none; ``""`` otherwise.
@@ -147,7 +147,7 @@ class CodeBlock:
     body_line: int
     language: str
     text: str
-    display: tuple[str, ...] = ()
+    script_cell: tuple[str, ...] = ()
     expect: str = ""
     modules: bool = False
 

@@ -117,7 +117,7 @@ class ScriptDirective(SphinxDirective):
             if index.code_in(self.env, docname, cell_id) is not None:
                 return self._fail("missing", f"snippet-script {script_id!r} is placed twice in this page; keep one")
             block = CodeBlock(
-                cell_id, docname, str(path.resolve()), line, cell.line, "python", cell.text, display=cell.display,
+                cell_id, docname, str(path.resolve()), line, cell.line, "python", cell.text, script_cell=(*cell.display, "folder"),
                 expect="exception" if RAISES in cell.tags else "", modules=True,
             )  # fmt: skip
             try:

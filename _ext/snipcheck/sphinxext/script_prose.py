@@ -218,11 +218,59 @@ def parse_markdown(document: nodes.document, text: str, path: str, line: int) ->
     config = getattr(env, "myst_config", None)
     if not isinstance(config, MdParserConfig):
         config = MdParserConfig()
-    parser = create_md_parser(config, SphinxRenderer)
+    parser = create_md_parser(config, _cell_renderer(SphinxRenderer))
     parser.options["document"] = document
-    with _into(document, source=path) as new:
+    with _into(document, source=path) as new, _page_kept(document, env):
         parser.render("\n" * (line - 1) + text)
     return new
+
+
+def _cell_renderer(base: Any) -> Any:
+    """myst-parser's renderer for one cell: a cell is not a document, so its
+    first heading may be of any level (its headings nest by level across
+    cells, see :func:`_nest`), with no warning that the document's headings
+    do not start at H1."""
+
+    class CellRenderer(base):  # type: ignore[misc]
+        def update_section_level_state(self, section: nodes.section, level: int) -> None:
+            levels = getattr(self, "_level_to_section", None)
+            if isinstance(levels, dict):
+                for missing in range(1, level):
+                    if missing not in levels:
+                        levels[missing] = levels[max(k for k in levels if k < missing)]
+            super().update_section_level_state(section, level)
+
+    return CellRenderer
+
+
+#: What myst-parser's renderer sets for a whole document at the end of each
+#: render: the page's own, kept.
+_WORDCOUNT = ("wordcount-words", "wordcount-minutes")
+
+
+@contextlib.contextmanager
+def _page_kept(document: nodes.document, env: Any) -> Iterator[None]:
+    """Keep what a render of one cell would change for the whole page: the
+    word count myst-parser defines as substitutions and metadata."""
+    defs = {name: document.substitution_defs.pop(name, None) for name in _WORDCOUNT}
+    names = {name: document.substitution_names.pop(name, None) for name in _WORDCOUNT}
+    metadata = env.metadata.get(env.docname, {}) if env is not None else {}
+    count = metadata.get("wordcount")
+    try:
+        yield
+    finally:
+        for name in _WORDCOUNT:
+            document.substitution_defs.pop(name, None)
+            document.substitution_names.pop(name, None)
+            kept_def, kept_name = defs[name], names[name]
+            if kept_def is not None:
+                document.substitution_defs[name] = kept_def
+            if kept_name is not None:
+                document.substitution_names[name] = kept_name
+        if count is not None:
+            metadata["wordcount"] = count
+        elif env is not None:
+            env.metadata.get(env.docname, {}).pop("wordcount", None)
 
 
 def _markdown_level(cell: Cell) -> Any:
