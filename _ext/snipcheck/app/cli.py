@@ -65,7 +65,7 @@ from snipcheck.shard import check as shard_check
 from snipcheck.shard import key as shard_key
 from snipcheck.shard.files import MergeError
 from snipcheck.sources.placement import Placement
-from snipcheck.sources.rewrite import Edit, Unwritable, holdable
+from snipcheck.sources.rewrite import Edit, Unwritable
 from snipcheck.sources.snippets import SnippetError, load
 
 USAGE_ERROR = 2
@@ -570,7 +570,7 @@ def _record(
             print(f"{where}: not recorded: {exc}", file=sys.stderr)
             status = 1
             continue
-        why = p.writable or holdable(body, p.markup, cell=p.code_lines > 0)
+        why = p.writable  # any body can be stated: in the escaped form where the plain one cannot hold it
         if why:
             print(f"{where}: not recorded: {why}", file=sys.stderr)
             status = 1
