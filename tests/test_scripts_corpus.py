@@ -69,7 +69,7 @@ def words(text: str) -> str:
     """The first plain words of a prose cell, as the page shows them (markup aside)."""
     for line in text.split("\n"):
         line = re.sub(r"[#*`=~\-]+", " ", line).strip()
-        if line.startswith(".. ") or line.startswith("_") or not line:
+        if line.startswith((".. ", "_")) or not line:
             continue
         line = re.sub(r"<[^>]*>`_|:ref:`|`", "", line)
         return " ".join(line.split()[:3])
