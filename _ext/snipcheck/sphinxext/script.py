@@ -50,7 +50,7 @@ from sphinx.util.docutils import SphinxDirective
 from snipcheck.sources import gallery_comments, scripts
 from snipcheck.sources.placement import CodeBlock
 from snipcheck.sources.snippets import SnippetError, check_id, from_page
-from snipcheck.sphinxext import index, render, script_check, script_prose
+from snipcheck.sphinxext import index, render, script_check, script_links, script_prose
 from snipcheck.sphinxext import state as state_mod
 from snipcheck.sphinxext.collector import SnippetRecord, add
 from snipcheck.sphinxext.directive import is_myst, missing_id
@@ -147,6 +147,8 @@ class ScriptDirective(SphinxDirective):
             rendered = script_prose.render(self, cells, str(path), made)
         except script_prose.ProseError as exc:
             return self._fail("tag", f"snippet-script {script_id!r} ({shown}:{exc.line}): {exc.message}")
+        script_links.rebase(rendered, path, Path(self.env.doc2path(docname)))
+        rendered = [script_links.target(self.state.document, script_id), *rendered]
         where = f"{_shown(Path(self.get_source_info()[0] or ''), Path(self.env.srcdir))}:{line}"
         cells_shown = tuple((f"{script_id}/{c.name}", c.line, SKIP not in c.tags) for c in code)
         script_check.expect(self.env, script_check.Placed(script_id, str(path), where, line, cells_shown))
@@ -246,3 +248,4 @@ def _shown(path: Path, root: Path) -> str:
 def register(app: Sphinx) -> None:
     app.add_directive("snippet-script", ScriptDirective)
     script_check.register(app)
+    script_links.register(app)

@@ -25,6 +25,7 @@ May import Sphinx, docutils and (for Markdown) myst-parser (Sphinx layer).
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -220,9 +221,42 @@ def parse_markdown(document: nodes.document, text: str, path: str, line: int) ->
         config = MdParserConfig()
     parser = create_md_parser(config, _cell_renderer(SphinxRenderer))
     parser.options["document"] = document
-    with _into(document, source=path) as new, _page_kept(document, env):
+    with _into(document, source=path) as new, _page_kept(document, env), _located(env, path):
         parser.render("\n" * (line - 1) + text)
     return new
+
+
+#: The logger myst-parser's warnings go through (``myst_parser.warnings_``), in Sphinx's tree.
+_MYST_LOGGER = "sphinx.myst_parser.warnings_"
+
+
+class _AtScript(logging.Filter):
+    """Name the script, not the page, in a warning myst-parser locates by the
+    page's docname and a line of the text it parses (the script's line)."""
+
+    def __init__(self, docname: str, path: str) -> None:
+        super().__init__()
+        self.docname, self.path = docname, path
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        location = getattr(record, "location", None)
+        if isinstance(location, tuple) and len(location) == 2 and location[0] == self.docname and location[1]:
+            record.location = f"{self.path}:{location[1]}"
+        return True
+
+
+@contextlib.contextmanager
+def _located(env: Any, path: str) -> Iterator[None]:
+    if env is None:
+        yield
+        return
+    logger = logging.getLogger(_MYST_LOGGER)
+    at = _AtScript(env.docname, path)
+    logger.addFilter(at)
+    try:
+        yield
+    finally:
+        logger.removeFilter(at)
 
 
 def _cell_renderer(base: Any) -> Any:
