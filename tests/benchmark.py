@@ -32,6 +32,8 @@ that drifts, many long lines, colours, mixed streams, a 2 GB flood);
 And the read of one page of 2,000, 8,000 and 50,000 snippets with nothing
 run (:mod:`bench_pages`; with ``--before``, that revision's too, up to 8,000);
 ``--one-page [SIZES]`` prints that table alone.
+And the script corpus built by snipcheck and by sphinx-gallery, cold and
+with nothing changed (:mod:`bench_gallery`); ``--gallery`` prints that row alone.
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # SNIPCHECK_BENCH_EXT: measure another checkout's snipcheck (its _ext folder) with this benchmark.
 sys.path.insert(0, os.environ.get("SNIPCHECK_BENCH_EXT") or str(ROOT / "_ext"))
 
+import bench_gallery
 import bench_outputs
 import bench_pages
 from bench_breakdown import fork_times
@@ -597,6 +600,7 @@ def main() -> None:
     parser.add_argument("--breakdown", action="store_true", help="only measure where a snippet's time goes")
     parser.add_argument("--outputs", action="store_true", help="only measure what large outputs cost a build")
     parser.add_argument("--overhead", action="store_true", help="only measure the fork runner's overhead above its floor")
+    parser.add_argument("--gallery", action="store_true", help="only build the script corpus by snipcheck and sphinx-gallery")
     parser.add_argument("--before", metavar="REV", help="also break down the snipcheck of git revision REV")
     parser.add_argument("--rounds", type=int, default=3, help="with --before: rounds of the two checkouts in turn (default 3)")
     parser.add_argument(
@@ -615,6 +619,9 @@ def main() -> None:
         return
     if args.outputs:
         bench_outputs.report()
+        return
+    if args.gallery:
+        bench_gallery.report(args.rounds)
         return
     if args.overhead:
         with tempfile.TemporaryDirectory(prefix="snipcheck-bench-") as tmp:
@@ -655,6 +662,7 @@ def main() -> None:
     bench_outputs.report()
     print_breakdown(args.before, args.rounds)
     bench_pages.report([int(s) for s in ONE_PAGE.split(",")], args.rounds, args.before)
+    bench_gallery.report(args.rounds)
     if len(scaling) > 1:
         print("\n== scaling of the cold build")
         (n0, c0, o0) = scaling[0]
