@@ -522,6 +522,10 @@ def _record(
     # an address, unseeded randomness) would drift on the next build, and one
     # that changes with the seed (a set's order) varies under plain python.
     rerun = Rerun(lambda hash_seed: _executor(settings, stamp, False, hash_seed), settings.normalizers)
+    # What may be written is run again all at once: the cells of a chain (a
+    # tutorial script's) then run again in one process per hash seed, not one
+    # process per cell, each repeating the cells before it.
+    rerun.submit([s for p, s in loaded if p.snippet_id not in taken and _may_change(executor.outcome(s), p, s, settings)])
     for p, snippet in loaded:
         where = f"{_where(project, p)}: {p.snippet_id}"
         shard_run = taken.get(p.snippet_id)
@@ -630,6 +634,13 @@ def _record(
         for path in drawn_files:
             print(f"{_rel(path)}: {'written' if path.exists() else 'removed'}")
     return _record_summary(status, len(edits), len(loaded), dry_run, quiet)
+
+
+def _may_change(outcome: Outcome, p: Placement, snippet: Snippet, settings: Settings) -> bool:
+    """Whether ``record`` may write ``p``'s stated output or figures (its run's output or figures differ)."""
+    if outcome.result is None:
+        return False
+    return bool(outcome.result.figures) or bool(judge(snippet.tags, outcome.result, p.stated, settings.normalizers).diff)
 
 
 def _record_summary(status: int, edits: int, loaded: int, dry_run: bool, quiet: int) -> int:
