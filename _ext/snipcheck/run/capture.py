@@ -44,11 +44,14 @@ from typing import Protocol
 
 from snipcheck.model import Event, ExceptionInfo, Figure, RunResult, Stamp
 from snipcheck.run.channel import TOKEN_BYTES, Channel, Reader, Sink, empty_stdin
+from snipcheck.run.cputime import WALL_FACTOR, TreeClock
 
 __all__ = ["Captured", "RunError", "Spawner", "Streams", "Supervisor", "empty_stdin", "run_captured", "run_captured_cells"]
 
 #: Seconds a supervisor gets to stop a run before it is killed itself.
 _STOP_GRACE = 2.0
+#: Seconds between two looks at a run's CPU time (sooner when its limit is near).
+_LOOK_EVERY = 0.25
 
 
 class RunError(OSError):
@@ -143,6 +146,10 @@ class Captured:
         margin, and ``exit_status``, ``signal`` and ``exception`` are ``None``).
     :param forged: what the run did to mark the end of a cell itself (see
         the module docstring), ``""`` if nothing; the run was stopped there.
+    :param limit: for a run stopped at its timeout, which limit it reached:
+        ``"cpu"`` (its CPU seconds) or ``"wall"`` (the wall-clock cap, see
+        :mod:`.cputime`); ``""`` otherwise.
+    :param cpu: CPU seconds its processes used, where ``/proc`` tells (else ``None``).
     """
 
     events: tuple[Event, ...]
@@ -155,6 +162,8 @@ class Captured:
     figures: tuple[Figure, ...] = ()
     stopped_by_output: bool = False
     forged: str = ""
+    limit: str = ""
+    cpu: float | None = None
 
     def result(
         self,
@@ -199,6 +208,8 @@ class Captured:
             figures=self.figures,
             stopped_by_output=self.stopped_by_output,
             forged=self.forged,
+            limit=self.limit,
+            cpu=None if self.cpu is None else round(self.cpu, 3),
         )
 
 
@@ -257,8 +268,10 @@ def run_captured_cells(
 
     :param chain: make the feed the cells are handed over on
         (:attr:`Streams.feed`); the spawner gives the supervisor the cells.
-    :param timeouts: each cell's limit in seconds, counted from the end of
-        the cell before it.
+    :param timeouts: each cell's limit, counted from the end of the cell
+        before it: CPU seconds of the run's processes, with a wall-clock cap
+        of :data:`.cputime.WALL_FACTOR` times as many seconds; where ``/proc``
+        cannot tell the CPU time, wall-clock seconds.
     :param output_limit: bytes kept per cell; a cell whose output passes it
         by as much again stops the run there (see the module docstring).
     :return: one :class:`Captured` per cell that ran, in order; the last one
@@ -299,12 +312,28 @@ def run_captured_cells(
     selector.register(control, selectors.EVENT_READ)
     last = len(timeouts) - 1
 
+    clock = TreeClock(supervisor.pid) if isinstance(getattr(supervisor, "pid", None), int) else None
+    if clock is not None and not clock.available:
+        clock = None
+    cpu_base = 0.0  # the clock's reading when the current cell began
+    next_look = start
+
+    def began() -> float:
+        return reader.cells[-1].received if reader.cells else start
+
+    def limit() -> float:
+        return timeouts[min(len(reader.cells), last)]
+
     def deadline() -> float:
-        """The current cell's: its limit after the previous cell's end."""
-        cell = min(len(reader.cells), last)
-        return (reader.cells[-1].received if reader.cells else start) + timeouts[cell]
+        """The current cell's wall-clock deadline: its cap (its limit, without a CPU clock)."""
+        return began() + limit() * (WALL_FACTOR if clock is not None else 1.0)
+
+    def cpu_now() -> float:
+        found = clock.seconds() if clock is not None else None
+        return found if found is not None else 0.0
 
     timed_out = flooded = False
+    limit_hit = ""
     stop_until: float | None = None
     status: int | None = None
     errors: list[str] = []
@@ -326,8 +355,17 @@ def run_captured_cells(
     try:
         while not ended:
             now = time.monotonic()
-            if stop_until is None and now >= deadline():
-                timed_out = True
+            over = ""
+            if stop_until is None and clock is not None and now >= next_look:
+                used = cpu_now() - cpu_base
+                if used >= limit():
+                    over = "cpu"
+                # look again when the limit could be reached, however many cores the run keeps busy
+                next_look = now + min(_LOOK_EVERY, max(0.01, (limit() - used) / (os.cpu_count() or 1)))
+            if stop_until is None and not over and now >= deadline():
+                over = "wall" if clock is not None else "cpu"
+            if over:
+                timed_out, limit_hit = True, over
                 end = now
                 stop_until = now + _STOP_GRACE
                 try:
@@ -337,17 +375,20 @@ def run_captured_cells(
             if stop_until is not None and now >= stop_until:
                 supervisor.kill()
                 break
-            wait = (deadline() if stop_until is None else stop_until) - now
+            wait = (min(deadline(), next_look) if stop_until is None and clock is not None else
+                    deadline() if stop_until is None else stop_until) - now  # fmt: skip
             for key, _ in selector.select(max(0.0, wait)):
                 if key.fileobj is control:
                     message = _receive(control)
                     if message.startswith(b"exit "):
                         status = int(message[5:])
                         ended = True
+                        cpu_now()  # while the supervisor, which reaped the run, is still there to read
                     elif message.startswith(b"error "):
                         errors.append(message[6:].decode("utf-8", "replace"))
                     elif message.startswith(b"cell "):
                         _cell_ended(reader, message, len(timeouts), control)
+                        cpu_base = cpu_now()
                     elif message.startswith(b"forged "):
                         _refused(reader, message)
                     else:  # b"stopped", or end-of-file: the supervisor is gone
@@ -405,7 +446,8 @@ def run_captured_cells(
         )
         for cell in reader.cells[:last]
     ]
-    began = reader.cells[-1].received if reader.cells else start
+    last_began = began()
+    cpu_used = cpu_now() - cpu_base if clock is not None else None
     return [
         *done,
         Captured(
@@ -413,12 +455,14 @@ def run_captured_cells(
             exit_status=exit_status,
             signal=sig,
             exception=None if flooded or reader.forged else reader.exception,
-            duration=end - began,
+            duration=end - last_began,
             timed_out=timed_out and not reader.forged,
             truncated_bytes=reader.sink.dropped,
             figures=tuple(reader.sink.figures),
             stopped_by_output=flooded,
             forged=reader.forged,
+            limit=limit_hit if timed_out and not reader.forged else "",
+            cpu=cpu_used,
         ),
     ]
 
