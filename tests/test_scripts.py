@@ -290,3 +290,92 @@ def test_record_fills_the_cells_and_verify_agrees(project: Path, cache_dir: Path
     assert (project / "page.md").read_text() == (ROOTS / "test-script" / "page.md").read_text()
     verified = snipcheck_cli(project, "verify", cache=cache_dir)
     assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+# --- sphinx-gallery's configuration comments, jupytext's header and cells (issue 36 §2, §4) ------------
+
+
+def test_gallery_configuration_comments_set_what_a_block_shows() -> None:
+    from snipcheck.sources.gallery_comments import hide_in_code
+    from snipcheck.sources.scripts import read
+
+    script = read(
+        '"""Doc."""\n# sphinx_gallery_capture_repr = ()\nx = 1\nx\n'
+        "# %%\n# Text.\n\n# sphinx_gallery_capture_repr_block = ('__repr__',)\nx\n"
+        "# %%\n\n# sphinx_gallery_defer_figures\nx\n"
+        "# %%\n# sphinx_gallery_colour = 'red'\nx\n"
+    )
+    displays = [c.display for c in script.code]
+    assert displays == [("figures",), ("repr", "figures"), (), ("figures",)]
+    assert script.notes == ((15, "'# sphinx_gallery_colour' is not a sphinx-gallery setting snipcheck knows: it is "
+                                 "hidden and has no effect here; remove it, or fix its name"),)  # fmt: skip
+    shown, flags = hide_in_code("a = 1\n# sphinx_gallery_start_ignore\nb = 2\n# sphinx_gallery_end_ignore\nc = 3")
+    assert shown == "a = 1\nc = 3" and set(flags) == {"start_ignore", "end_ignore"}
+
+
+def test_a_jupytext_header_is_metadata_and_a_kernel_of_another_language_is_refused() -> None:
+    from snipcheck.sources.scripts import read
+
+    header = "# ---\n# jupyter:\n#   kernelspec:\n#     language: {lang}\n#     name: k\n# ---\n\n"
+    script = read(header.format(lang="python") + "# %%\nx = 1\n")
+    assert script.flavor == "percent" and script.header is not None and script.header.language == "python"
+    assert [(c.kind, c.text, c.line) for c in script.cells] == [("code", "x = 1", 9)]
+    with pytest.raises(ScriptError) as caught:
+        read(header.format(lang="R") + "# %%\nx <- 1\n")
+    assert caught.value.line == 1 and "'R' kernel" in caught.value.message
+
+
+def test_raw_cells_are_never_an_error_and_their_mimetype_says_how_they_show() -> None:
+    from snipcheck.sources.scripts import read
+
+    script = read(
+        '# %% [raw]\n# plain raw\n\n# %% [raw] raw_mimetype="text/restructuredtext"\n# **rst**\n\n'
+        '# %% [markdown] tags=["a", "b"]\n# Words.\n\n# %% tags=["raises-exception"] id="boom"\n1/0\n'
+    )
+    assert [(c.kind, c.markup, c.tags) for c in script.cells] == [
+        ("raw", "", ()), ("raw", "rst", ()), ("prose", "md", ("a", "b")), ("code", "", ("raises-exception",)),
+    ]  # fmt: skip
+    assert script.code[0].name == "boom"
+
+
+def test_a_light_script_is_read_by_jupytext_with_its_lines() -> None:
+    from snipcheck.sources.scripts import read
+
+    script = read(
+        "# ---\n# jupyter:\n#   jupytext:\n#     text_representation:\n#       format_name: light\n# ---\n\n"
+        "# Some prose.\n\nx = 1\nx\n\n# +\ny = 2\n\nprint(y)\n# -\n"
+    )
+    assert script.flavor == "light"
+    assert [(c.kind, c.text, c.line, c.display) for c in script.cells] == [
+        ("prose", "Some prose.", 8, ()),
+        ("code", "x = 1\nx", 10, ("repr", "figures")),
+        ("code", "y = 2\n\nprint(y)", 14, ("repr", "figures")),
+    ]
+
+
+_PERCENT_CELL = st.one_of(
+    st.tuples(st.just("markdown"), st.lists(_WORD, min_size=1, max_size=3)),
+    st.tuples(st.just("raw"), st.lists(_WORD, min_size=1, max_size=2)),
+    st.tuples(st.just("code"), _CODE),
+    st.tuples(st.just("tagged"), _CODE),
+)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(st.lists(_PERCENT_CELL, min_size=1, max_size=7))
+def test_percent_scripts_read_as_jupytext_reads_them(cells: list) -> None:
+    """Property: a generated percent script (markdown, raw, code and tagged
+    cells) gives the cells jupytext's own reader gives, kind, text and tags."""
+    import jupytext
+
+    lines = ["# %% [markdown]", "# Start."]
+    for kind, body in cells:
+        head = {"markdown": "# %% [markdown]", "raw": "# %% [raw]", "code": "# %%",
+                "tagged": '# %% tags=["raises-exception"]'}[kind]  # fmt: skip
+        lines += ["", head, *([f"# {w}" for w in body] if kind in ("markdown", "raw") else body)]
+    text = "\n".join(lines) + "\n"
+    ours = [(c.kind, c.text, c.tags) for c in parse(text)]
+    notebook = jupytext.reads(text, fmt="py:percent")
+    kinds = {"markdown": "prose", "raw": "raw", "code": "code"}
+    theirs = [(kinds[c.cell_type], c.source, tuple(c.metadata.get("tags", ()))) for c in notebook.cells]
+    assert ours == theirs

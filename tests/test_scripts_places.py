@@ -95,3 +95,23 @@ def test_a_gallery_label_no_script_has_says_what_to_write(project: Path, tmp_pat
     (warning,) = [w for w in built.warnings if "sphx_glr_plot_other.py" in w]
     assert "page.md:3" in warning
     assert "write one of these labels instead: sphx_glr_gallery_notebook.py, sphx_glr_gallery_plot_demo.py" in warning
+
+
+def test_a_module_beside_the_script_is_imported_and_keys_its_cells(tmp_path: Path, cache_dir: Path) -> None:
+    """§3: ``from units import N`` finds ``units.py`` beside the script (and
+    what it imports from there); editing it runs the cell again, with no
+    declaration: the page is read again and the cell's result is not reused."""
+    root = tmp_path / "m"
+    (root / "snippets" / "gallery").mkdir(parents=True)
+    (root / "conf.py").write_text(CONF)
+    (root / "snippets" / "gallery" / "units.py").write_text("from base import N\n")
+    (root / "snippets" / "gallery" / "base.py").write_text("N = 3\n")
+    (root / "snippets" / "gallery" / "uses.py").write_text('"""\nUses\n====\n"""\nfrom units import N\nprint(N)\n')
+    (root / "index.rst").write_text("I\n=\n\n.. snippet-script:: gallery/uses\n\n   .. snippet:: gallery/uses/1\n\n      3\n")
+    first = sphinx_build(root, tmp_path / "one", cache_dir)
+    assert first.statuscode == 0 and first.warnings == [], first.warnings_text
+    (root / "snippets" / "gallery" / "base.py").write_text("N = 4\n")
+    again = sphinx_build(root, tmp_path / "one", cache_dir)
+    assert again.statuscode == 1
+    (drift,) = again.about("gallery/uses/1")
+    assert "[snipcheck.drift]" in drift and "+4" in drift
