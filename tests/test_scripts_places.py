@@ -115,3 +115,40 @@ def test_a_module_beside_the_script_is_imported_and_keys_its_cells(tmp_path: Pat
     assert again.statuscode == 1
     (drift,) = again.about("gallery/uses/1")
     assert "[snipcheck.drift]" in drift and "+4" in drift
+
+
+LOSE_AN_OUTPUT = '''
+from docutils import nodes
+from sphinx.transforms import SphinxTransform
+
+
+class LoseAnOutput(SphinxTransform):
+    """What a broken extension or theme might do: drop one cell's output."""
+
+    default_priority = 500
+
+    def apply(self):
+        for node in list(self.document.findall(nodes.Element)):
+            if "snippet-gallery-plot-demo-2" in node.get("ids", ()):
+                node.parent.remove(node)
+
+
+def setup(app):
+    app.add_transform(LoseAnOutput)
+'''
+
+
+def test_a_page_that_lost_a_cell_s_output_fails_naming_script_and_cell(project: Path, tmp_path: Path, cache_dir: Path) -> None:
+    """§1: whatever removed it, a page that lacks a cell's output once read
+    fails the build, naming the script, the cell and its line."""
+    (project / "snippets" / "gallery" / "plot_demo.py").write_text(GALLERY.replace(" :nosuchrole:`here`", " none"))
+    (project / "snippets" / "gallery" / "notebook.py").write_text(NOTEBOOK.split("# %% [markdown]\n# ```")[0])
+    (project / "conf.py").write_text(CONF + "\nimport sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n"
+                                     "extensions.append('lose')\n")  # fmt: skip
+    (project / "lose.py").write_text(LOSE_AN_OUTPUT)
+    built = sphinx_build(project, tmp_path, cache_dir)
+    assert built.statuscode == 1
+    (warning,) = [w for w in built.warnings if "is missing from the page" in w]
+    script = project / "snippets" / "gallery" / "plot_demo.py"
+    assert f"{script}:13:" in warning
+    assert "snippet-script 'gallery/plot_demo': the output of cell 'gallery/plot_demo/2' (line 13) is missing" in warning
