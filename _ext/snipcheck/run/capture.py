@@ -315,8 +315,8 @@ def run_captured_cells(
     clock = TreeClock(supervisor.pid) if isinstance(getattr(supervisor, "pid", None), int) else None
     if clock is not None and not clock.available:
         clock = None
+    cores = os.cpu_count() or 1
     cpu_base = 0.0  # the clock's reading when the current cell began
-    next_look = start
 
     def began() -> float:
         return reader.cells[-1].received if reader.cells else start
@@ -328,9 +328,18 @@ def run_captured_cells(
         """The current cell's wall-clock deadline: its cap (its limit, without a CPU clock)."""
         return began() + limit() * (WALL_FACTOR if clock is not None else 1.0)
 
+    # Before this, the cell cannot have used its CPU seconds, however many cores it kept busy.
+    next_look = start + limit() / cores
+
     def cpu_now() -> float:
-        found = clock.seconds() if clock is not None else None
+        found = clock.seconds() if clock is not None and clock.started else None
         return found if found is not None else 0.0
+
+    def cell_began() -> None:
+        """A new cell: its CPU counts from here (read only if the clock runs already)."""
+        nonlocal cpu_base, next_look
+        cpu_base = cpu_now()
+        next_look = began() + limit() / cores
 
     timed_out = flooded = False
     limit_hit = ""
@@ -357,11 +366,15 @@ def run_captured_cells(
             now = time.monotonic()
             over = ""
             if stop_until is None and clock is not None and now >= next_look:
+                if not clock.started:
+                    clock.seconds()
+                    # what this cell used so far, at most: all its cores' time since it began
+                    cpu_base = max(0.0, cpu_now() - cores * (now - began()))
                 used = cpu_now() - cpu_base
                 if used >= limit():
                     over = "cpu"
                 # look again when the limit could be reached, however many cores the run keeps busy
-                next_look = now + min(_LOOK_EVERY, max(0.01, (limit() - used) / (os.cpu_count() or 1)))
+                next_look = now + max(_LOOK_EVERY, (limit() - used) / cores)
             if stop_until is None and not over and now >= deadline():
                 over = "wall" if clock is not None else "cpu"
             if over:
@@ -388,7 +401,7 @@ def run_captured_cells(
                         errors.append(message[6:].decode("utf-8", "replace"))
                     elif message.startswith(b"cell "):
                         _cell_ended(reader, message, len(timeouts), control)
-                        cpu_base = cpu_now()
+                        cell_began()
                     elif message.startswith(b"forged "):
                         _refused(reader, message)
                     else:  # b"stopped", or end-of-file: the supervisor is gone
@@ -447,7 +460,7 @@ def run_captured_cells(
         for cell in reader.cells[:last]
     ]
     last_began = began()
-    cpu_used = cpu_now() - cpu_base if clock is not None else None
+    cpu_used = cpu_now() - cpu_base if clock is not None and clock.started else None
     return [
         *done,
         Captured(

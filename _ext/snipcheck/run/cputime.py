@@ -30,29 +30,46 @@ _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 class TreeClock:
-    """CPU seconds used by the processes under ``root`` (its descendants) since this clock started.
+    """CPU seconds used by the processes under ``root`` (its descendants) during a run.
+
+    Reading it scans ``/proc`` (a few milliseconds, more on a busy machine),
+    so a run is read only where its limit could be near: not before it has
+    run ``limit / cores`` seconds of wall-clock time, which is every short
+    run (see :func:`snipcheck.run.capture.run_captured_cells`).  The first
+    reading counts the supervisor's reaped time from then on (a fork server's
+    slot reaped earlier runs) and every live descendant's whole time.
 
     :param root: the run's supervisor's PID.
     """
 
     def __init__(self, root: int) -> None:
         self.root = root
-        start = self._ticks()
-        self.available = start is not None
-        self._start = start or 0
-        self._last = self._start
+        self.available = os.path.isdir(f"/proc/{root}")
+        self._base: int | None = None
+        self._last = 0
+
+    @property
+    def started(self) -> bool:
+        """Whether it has been read once."""
+        return self._base is not None
 
     def seconds(self) -> float | None:
-        """CPU seconds of the tree since the clock started (the last reading
-        once the supervisor is gone); ``None`` if ``/proc`` cannot tell."""
+        """CPU seconds of the tree (the last reading once the supervisor is
+        gone); ``None`` if ``/proc`` cannot tell."""
         if not self.available:
             return None
-        ticks = self._ticks()
-        if ticks is not None:
-            self._last = max(self._last, ticks)
-        return max(0, self._last - self._start) / _TICK
+        found = self._ticks()
+        if found is not None:
+            reaped, below = found
+            if self._base is None:
+                self._base = reaped
+            self._last = max(self._last, reaped - self._base + below)
+        elif self._base is None:
+            return None
+        return self._last / _TICK
 
-    def _ticks(self) -> int | None:
+    def _ticks(self) -> tuple[int, int] | None:
+        """``(ticks the root reaped, ticks of its live descendants and what they reaped)``."""
         try:
             names = os.listdir("/proc")
         except OSError:
@@ -76,11 +93,11 @@ class TreeClock:
             times[pid] = (int(fields[11]) + int(fields[12]), int(fields[13]) + int(fields[14]))
         if self.root not in times:
             return None
-        total = times[self.root][1]
+        below = 0
         todo = list(parents.get(self.root, ()))
         while todo:
             pid = todo.pop()
             own, reaped = times.get(pid, (0, 0))
-            total += own + reaped
+            below += own + reaped
             todo += parents.get(pid, ())
-        return total
+        return times[self.root][1], below
