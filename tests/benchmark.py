@@ -36,6 +36,8 @@ And a CI run of the chapter and of the 1,000-snippet corpus after a
 one-snippet change, given the CI cache the cold run before it saved, against
 that cold run (:mod:`bench_ci_cache`; issue 38); ``--ci-cache`` prints that
 table alone.
+And the script corpus built by snipcheck and by sphinx-gallery, cold and
+with nothing changed (:mod:`bench_gallery`); ``--gallery`` prints that row alone.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, os.environ.get("SNIPCHECK_BENCH_EXT") or str(ROOT / "_ext"))
 
 import bench_ci_cache
+import bench_gallery
 import bench_outputs
 import bench_pages
 from bench_breakdown import fork_times
@@ -606,6 +609,7 @@ def main() -> None:
         "--ci-cache", dest="ci_cache", action="store_true",
         help="only measure a CI run after a one-snippet change with the CI cache against a cold one (tests/bench_ci_cache.py)",
     )  # fmt: skip
+    parser.add_argument("--gallery", action="store_true", help="only build the script corpus by snipcheck and sphinx-gallery")
     parser.add_argument("--before", metavar="REV", help="also break down the snipcheck of git revision REV")
     parser.add_argument("--rounds", type=int, default=3, help="with --before: rounds of the two checkouts in turn (default 3)")
     parser.add_argument(
@@ -627,6 +631,9 @@ def main() -> None:
         return
     if args.ci_cache:
         bench_ci_cache.report(args.rounds)
+        return
+    if args.gallery:
+        bench_gallery.report(args.rounds)
         return
     if args.overhead:
         with tempfile.TemporaryDirectory(prefix="snipcheck-bench-") as tmp:
@@ -668,6 +675,7 @@ def main() -> None:
     print_breakdown(args.before, args.rounds)
     bench_pages.report([int(s) for s in ONE_PAGE.split(",")], args.rounds, args.before)
     bench_ci_cache.report(args.rounds)
+    bench_gallery.report(args.rounds)
     if len(scaling) > 1:
         print("\n== scaling of the cold build")
         (n0, c0, o0) = scaling[0]

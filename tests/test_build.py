@@ -135,8 +135,11 @@ def test_timeout_warns_keeps_printed_output_and_the_page_builds(app) -> None:
     (warning,) = snipcheck_warnings(app.warning.getvalue())
     assert re.fullmatch(
         rf"{re.escape(str(index))}:{directive_line(index, 'slow/sleep')}: WARNING: snippet 'slow/sleep': "
-        r"timed out after \d+\.\d s and was killed with its process group; the output printed until then "
-        r"is shown; make it faster or raise 'timeout' in its tag block \[snipcheck\.timeout\]",
+        r"timed out after \d+\.\d s of wall-clock time, the cap of a run that waits \(10 times its timeout, "
+        r"which counts CPU seconds\), and was killed with its processes; it spent that time waiting \(a sleep, "
+        r"I/O, a lock, a process it started\), not computing; the output printed until then is shown; if the "
+        r"wait is meant, raise 'timeout' in its tag block \(or snipcheck_timeout\): the cap grows with it "
+        r"\[snipcheck\.timeout\]",
         warning,
     )
     assert output_blocks(page, "slow/sleep") == [(["snipcheck-stdout"], "started\n")]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from helpers import html, placements_in, snipcheck_cli, write_project
-from snipcheck.sources.rewrite import Edit, Unwritable, apply
+from snipcheck.sources.rewrite import Edit, apply
 from snipcheck.sources.sourcetext import SourceText
 from test_faults_support import sphinx_build
 
@@ -118,11 +118,16 @@ def test_an_option_set_on_a_cell_goes_before_its_code(cells: Path) -> None:
     assert written.endswith("not a fence closing\n~~~\n") and written.count("print(") == 2
 
 
-def test_a_cell_output_the_markup_cannot_hold_is_refused_without_a_write(cells: Path) -> None:
+def test_a_cell_output_the_markup_cannot_hold_as_it_is_is_written_escaped(cells: Path) -> None:
+    """Issue 36 §5: a cell's output ending with a blank line, which an rST
+    body cannot hold as it is, is written in the escaped form and reads back."""
     page = cells / "other.rst"
     (one,) = placements_in(page)
-    with pytest.raises(Unwritable, match="ends with a blank line"):
-        apply(SourceText.read(page, "rst"), [Edit(one, "end\n")])
+    text = SourceText.read(page, "rst")
+    apply(text, [Edit(one, "end\n")])
+    page.write_bytes(text.to_bytes())
+    (again,) = placements_in(page)
+    assert again.stated == "end\n" and again.option("escapes") == ""
 
 
 def test_a_cell_with_a_broken_tag_block_warns_once(tmp_path: Path, cache_dir: Path) -> None:

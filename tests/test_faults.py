@@ -197,8 +197,9 @@ def test_infinite_loop_times_out_with_its_printed_output_kept(faults: Faults) ->
         re.escape(f"{faults.at('fault/loop')}: WARNING: snippet 'fault/loop': timed out after ")
         + r"\d+\.\d s"
         + re.escape(
-            " and was killed with its process group; the output printed until then is shown; "
-            "make it faster or raise 'timeout' in its tag block [snipcheck.timeout]"
+            ": it reached its timeout, counted in CPU seconds of its processes, and was killed with its "
+            "processes; the output printed until then is shown; make it faster or raise 'timeout' in its tag "
+            "block (or snipcheck_timeout) [snipcheck.timeout]"
         ),
         warning,
     )

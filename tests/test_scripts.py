@@ -33,19 +33,20 @@ def project(tmp_path: Path) -> Path:
 # --- the parser ----------------------------------------------------------------------
 
 
-def test_percent_cells_with_markdown_ids_and_prose_after_a_marker() -> None:
+def test_percent_cells_read_as_jupytext_reads_them() -> None:
+    """A jupytext script: ``[markdown]`` cells are Markdown prose, comment
+    lines in a code cell are code (as in the notebook jupytext makes)."""
     script = (
         "# %% [markdown]\n# ## Title\n#\n# Words.\n\n"
-        "# %% id=\"make\"\n# Prose right after the marker.\n\nimport os\nx = 1\n\n"
+        "# %% id=\"make\"\n# A comment of the code.\n\nimport os\nx = 1\n\n"
         "# %%\n# /// snipcheck\n# seed = 3\n# ///\nprint(x)\n"
         "# %% [md]\n# Last words.\n"
     )
     assert parse(script) == [
-        Cell("prose", "## Title\n\nWords.", 2),
-        Cell("prose", "Prose right after the marker.", 7),
-        Cell("code", "import os\nx = 1", 9, "make"),
+        Cell("prose", "## Title\n\nWords.", 2, markup="md"),
+        Cell("code", "# A comment of the code.\n\nimport os\nx = 1", 7, "make"),
         Cell("code", "# /// snipcheck\n# seed = 3\n# ///\nprint(x)", 13, "2"),
-        Cell("prose", "Last words.", 18),
+        Cell("prose", "Last words.", 18, markup="md"),
     ]
 
 
@@ -53,18 +54,21 @@ def test_gallery_docstring_and_hash_blocks() -> None:
     script = (
         '# a leading comment\n"""\n    Title\n    =====\n\n    Intro.\n"""\nimport torch\n\n'
         + "#" * 79 + "\n# Section\n# -------\nx = torch.ones(1)\n"
+        + "# %% id=\"last\"\n# Prose after a percent marker.\n\nprint(x)\n"
     )  # fmt: skip
     assert parse(script) == [
-        Cell("prose", "Title\n=====\n\nIntro.", 2),
+        Cell("prose", "Title\n=====\n\nIntro.", 2, markup="rst"),
         Cell("code", "import torch", 8, "1"),
-        Cell("prose", "Section\n-------", 11),
+        Cell("prose", "Section\n-------", 11, markup="rst"),
         Cell("code", "x = torch.ones(1)", 13, "2"),
+        Cell("prose", "Prose after a percent marker.", 15, markup="rst"),
+        Cell("code", "print(x)", 17, "last"),
     ]
 
 
 def test_a_script_with_a_syntax_error_still_has_its_docstring_as_prose() -> None:
     cells = parse('"""Intro."""\n# %%\nprint(1\n')
-    assert cells == [Cell("prose", "Intro.", 1), Cell("code", "print(1", 3, "1")]
+    assert cells == [Cell("prose", "Intro.", 1, markup="rst"), Cell("code", "print(1", 3, "1")]
 
 
 def test_a_string_expression_first_is_code_not_a_docstring() -> None:
@@ -75,7 +79,7 @@ def test_a_string_expression_first_is_code_not_a_docstring() -> None:
     ("script", "message", "line"),
     [
         ("# %% id=a\nx=1\n# %% id=a\ny=2\n", "two code cells are named 'a' (lines 1 and 3)", 3),
-        ("# %% [raw]\n# x\n", "cell kind [raw] is not known", 1),
+        ("# %% [python]\n# x\n", "cell kind [python] is not known", 1),
         ("# %% id='bad name!'\nx=1\n", "cell id 'bad name!' is not a name", 1),
         ("x=1\n# %% id=empty\n\n", "cell 'empty' holds no code", 2),
         ("# %% id=2\nx=1\n# %%\ny=2\n", "two code cells are named '2'", 3),
@@ -104,25 +108,29 @@ _CELL = st.one_of(
 @given(st.lists(_CELL, min_size=1, max_size=8), st.booleans())
 def test_a_written_script_reads_back_as_the_cells_it_was_written_from(cells: list, gallery: bool) -> None:
     """Property: cells written in either format (one marker each) parse back
-    to the same prose and code, in order, with their lines."""
+    to the same prose and code, in order, with their lines: sphinx-gallery's
+    text blocks as reStructuredText, jupytext's as Markdown cells."""
     lines: list[str] = []
     expected: list[Cell] = []
     ordinal = 0
+    markup = "rst" if gallery else "md"
+    if not gallery:
+        lines.append("# %% [markdown]")  # says it is jupytext's, whatever the cells drawn
+        lines.append("# Notes.")
+        expected.append(Cell("prose", "Notes.", 2, markup="md"))
     for kind, body in cells:
-        if kind == "prose":
-            lines.append("# %% [markdown]")
-            expected.append(Cell("prose", "\n".join(body), len(lines) + 1))
-            lines += [f"# {w}" for w in body]
-            continue
-        prose, code = (body if kind == "both" else ([], body))
-        lines.append("#" * 30 if gallery else "# %%")
+        prose, code = (body if kind == "both" else (body, []) if kind == "prose" else ([], body))
         if prose:
-            expected.append(Cell("prose", "\n".join(prose), len(lines) + 1))
+            lines.append("#" * 30 if gallery else "# %% [markdown]")
+            expected.append(Cell("prose", "\n".join(prose), len(lines) + 1, markup=markup))
             lines += [f"# {w}" for w in prose]
-        ordinal += 1
-        expected.append(Cell("code", "\n".join(code), len(lines) + 1, str(ordinal)))
-        lines += code
-        lines.append("")
+            lines.append("")
+        if code:
+            lines.append("#" * 30 if gallery else "# %%")
+            ordinal += 1
+            expected.append(Cell("code", "\n".join(code), len(lines) + 1, str(ordinal)))
+            lines += code
+            lines.append("")
     assert parse("\n".join(lines) + "\n") == expected
 
 
@@ -162,7 +170,8 @@ def test_a_gallery_script_and_a_percent_script_verify_cell_by_cell(project: Path
     assert stamps[0].endswith(f"tutorials/tensors.py:{lines.index('# /// snipcheck') + 1}")
     assert stamps[6].endswith(f"tutorials/tensors.py:{lines.index('before = data._version') + 1}")
     percent = html(built.outdir / "page.html")
-    assert any("Comment lines right after the marker are prose" in p.get_text() for p in percent.find_all("p"))
+    # a jupytext script: the comment lines of a code cell are code, as in the notebook jupytext makes
+    assert "# Comment lines right after the marker are code" in percent.find(id="snippet-code-tutorials-percent-reshape").get_text()
     # in MyST too, the cells sit in the section their script's heading opened, in order
     section = heading(percent, "h2", "A percent-format script").find_parent("section")
     before = [p.get_text() for p in section.find_previous_siblings("p")]
@@ -281,3 +290,92 @@ def test_record_fills_the_cells_and_verify_agrees(project: Path, cache_dir: Path
     assert (project / "page.md").read_text() == (ROOTS / "test-script" / "page.md").read_text()
     verified = snipcheck_cli(project, "verify", cache=cache_dir)
     assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+# --- sphinx-gallery's configuration comments, jupytext's header and cells (issue 36 §2, §4) ------------
+
+
+def test_gallery_configuration_comments_set_what_a_block_shows() -> None:
+    from snipcheck.sources.gallery_comments import hide_in_code
+    from snipcheck.sources.scripts import read
+
+    script = read(
+        '"""Doc."""\n# sphinx_gallery_capture_repr = ()\nx = 1\nx\n'
+        "# %%\n# Text.\n\n# sphinx_gallery_capture_repr_block = ('__repr__',)\nx\n"
+        "# %%\n\n# sphinx_gallery_defer_figures\nx\n"
+        "# %%\n# sphinx_gallery_colour = 'red'\nx\n"
+    )
+    displays = [c.display for c in script.code]
+    assert displays == [("figures",), ("repr", "figures"), (), ("figures",)]
+    assert script.notes == ((15, "'# sphinx_gallery_colour' is not a sphinx-gallery setting snipcheck knows: it is "
+                                 "hidden and has no effect here; remove it, or fix its name"),)  # fmt: skip
+    shown, flags = hide_in_code("a = 1\n# sphinx_gallery_start_ignore\nb = 2\n# sphinx_gallery_end_ignore\nc = 3")
+    assert shown == "a = 1\nc = 3" and set(flags) == {"start_ignore", "end_ignore"}
+
+
+def test_a_jupytext_header_is_metadata_and_a_kernel_of_another_language_is_refused() -> None:
+    from snipcheck.sources.scripts import read
+
+    header = "# ---\n# jupyter:\n#   kernelspec:\n#     language: {lang}\n#     name: k\n# ---\n\n"
+    script = read(header.format(lang="python") + "# %%\nx = 1\n")
+    assert script.flavor == "percent" and script.header is not None and script.header.language == "python"
+    assert [(c.kind, c.text, c.line) for c in script.cells] == [("code", "x = 1", 9)]
+    with pytest.raises(ScriptError) as caught:
+        read(header.format(lang="R") + "# %%\nx <- 1\n")
+    assert caught.value.line == 1 and "'R' kernel" in caught.value.message
+
+
+def test_raw_cells_are_never_an_error_and_their_mimetype_says_how_they_show() -> None:
+    from snipcheck.sources.scripts import read
+
+    script = read(
+        '# %% [raw]\n# plain raw\n\n# %% [raw] raw_mimetype="text/restructuredtext"\n# **rst**\n\n'
+        '# %% [markdown] tags=["a", "b"]\n# Words.\n\n# %% tags=["raises-exception"] id="boom"\n1/0\n'
+    )
+    assert [(c.kind, c.markup, c.tags) for c in script.cells] == [
+        ("raw", "", ()), ("raw", "rst", ()), ("prose", "md", ("a", "b")), ("code", "", ("raises-exception",)),
+    ]  # fmt: skip
+    assert script.code[0].name == "boom"
+
+
+def test_a_light_script_is_read_by_jupytext_with_its_lines() -> None:
+    from snipcheck.sources.scripts import read
+
+    script = read(
+        "# ---\n# jupyter:\n#   jupytext:\n#     text_representation:\n#       format_name: light\n# ---\n\n"
+        "# Some prose.\n\nx = 1\nx\n\n# +\ny = 2\n\nprint(y)\n# -\n"
+    )
+    assert script.flavor == "light"
+    assert [(c.kind, c.text, c.line, c.display) for c in script.cells] == [
+        ("prose", "Some prose.", 8, ()),
+        ("code", "x = 1\nx", 10, ("repr", "figures")),
+        ("code", "y = 2\n\nprint(y)", 14, ("repr", "figures")),
+    ]
+
+
+_PERCENT_CELL = st.one_of(
+    st.tuples(st.just("markdown"), st.lists(_WORD, min_size=1, max_size=3)),
+    st.tuples(st.just("raw"), st.lists(_WORD, min_size=1, max_size=2)),
+    st.tuples(st.just("code"), _CODE),
+    st.tuples(st.just("tagged"), _CODE),
+)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(st.lists(_PERCENT_CELL, min_size=1, max_size=7))
+def test_percent_scripts_read_as_jupytext_reads_them(cells: list) -> None:
+    """Property: a generated percent script (markdown, raw, code and tagged
+    cells) gives the cells jupytext's own reader gives, kind, text and tags."""
+    import jupytext
+
+    lines = ["# %% [markdown]", "# Start."]
+    for kind, body in cells:
+        head = {"markdown": "# %% [markdown]", "raw": "# %% [raw]", "code": "# %%",
+                "tagged": '# %% tags=["raises-exception"]'}[kind]  # fmt: skip
+        lines += ["", head, *([f"# {w}" for w in body] if kind in ("markdown", "raw") else body)]
+    text = "\n".join(lines) + "\n"
+    ours = [(c.kind, c.text, c.tags) for c in parse(text)]
+    notebook = jupytext.reads(text, fmt="py:percent")
+    kinds = {"markdown": "prose", "raw": "raw", "code": "code"}
+    theirs = [(kinds[c.cell_type], c.source, tuple(c.metadata.get("tags", ()))) for c in notebook.cells]
+    assert ours == theirs

@@ -116,33 +116,54 @@ def test_4_a_read_only_folder_is_refused_before_any_file_is_written(tmp_path: Pa
 
 
 @pytest.mark.parametrize(
-    ("char", "name"),
-    [("\f", "a form feed (U+000C)"), ("\u2028", "a line separator (U+2028)"), ("\x85", "a next-line character (U+0085)")],
+    ("char", "escaped"),
+    [("\f", "\\x0c"), ("\u2028", "\\u2028"), ("\x85", "\\x85")],
 )
-def test_7_a_character_the_parser_reads_as_a_line_break_is_refused_not_recorded(
-    tmp_path: Path, char: str, name: str
+def test_7_a_character_the_parser_reads_as_a_line_break_is_recorded_escaped(
+    tmp_path: Path, char: str, escaped: str
 ) -> None:
+    """Issue 36 §5: what the plain form cannot hold is stated in the escaped
+    form (``escapes`` option), and reads back as the very output."""
     root = make(tmp_path / "p", {"t.md": "# T\n\n```{snippet} f/a\n```\n"}, {"f/a": prints(f"left{char}right")})
-    before = every_file(root)
     out = cli(root, "record")
-    assert out.returncode == 1
-    assert f"docs/t.md:3: f/a: not recorded: line 1 of the output holds {name}, which the page's parser reads" in out.stderr
-    assert every_file(root) == before
+    assert out.returncode == 0, out.stderr
+    page = (root / "docs" / "t.md").read_text(encoding="utf-8")
+    assert f"```{{snippet}} f/a\n:escapes:\n\nleft{escaped}right\n```" in page
+    verified = cli(root, "verify")
+    assert verified.returncode == 0, verified.stdout + verified.stderr
 
 
-def test_rst_cannot_hold_trailing_whitespace_and_says_so(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("printed", "stated"),
+    [
+        ("spaces after   ", "spaces after   \\&"),
+        ("a\tb", "a\\tb"),
+        ("\nblank first", "\\&\nblank first"),
+        ("\tindented by a tab  ", "\\tindented by a tab  \\&"),
+        ("    all\n    indented", "\\&    all\n    indented"),
+        ("back\\slash, then a space ", "back\\\\slash, then a space \\&"),
+    ],
+)
+def test_rst_states_what_it_could_not_hold_escaped(tmp_path: Path, printed: str, stated: str) -> None:
+    """Issue 36 §5: trailing spaces, a tab, blank lines at the ends, a first
+    line that reads as an option, indentation the body's would swallow:
+    recorded in an rST page in the escaped form, and verified identical."""
     root = make(
         tmp_path / "p",
         {"index.rst": "Index\n=====\n\n.. snippet:: f/a\n\nafter\n"},
-        {"f/a": prints("spaces after   ")},
+        {"f/a": f"print({printed!r}, end='')\n"},
         conf=CONF.replace('"myst_parser", ', ""),
     )
     (root / "docs" / "index.md").unlink()
-    before = every_file(root)
     out = cli(root, "record")
-    assert out.returncode == 1
-    assert "line 1 of the output ends with whitespace, which reStructuredText drops" in out.stderr
-    assert every_file(root) == before
+    assert out.returncode == 0, out.stderr
+    page = (root / "docs" / "index.rst").read_text()
+    body = "\n".join("   " + line for line in stated.split("\n"))
+    assert f".. snippet:: f/a\n   :escapes:\n\n{body}\n\nafter\n" in page, page
+    verified = cli(root, "verify")
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    again = cli(root, "record")
+    assert again.returncode == 0 and (root / "docs" / "index.rst").read_text() == page  # nothing left to record
 
 
 def test_rst_body_is_written_indented_and_read_back(tmp_path: Path) -> None:

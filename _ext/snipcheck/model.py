@@ -32,8 +32,9 @@ class Tags:
         ``"panic"`` (Rust), ``"exit N"`` or ``"signal NAME"``.
     :param requires: what the run needs, e.g. ``("cuda",)``, ``("burn",)`` or
         ``("torch>=2.14",)``; a snippet whose requirements are unmet is not run.
-    :param timeout: wall-clock limit in seconds, or ``None`` for the configured
-        default.
+    :param timeout: limit in CPU seconds of the run's processes (with a
+        wall-clock cap of :data:`snipcheck.sources.tags.WALL_FACTOR` times as
+        many seconds), or ``None`` for the configured default.
     :param refutes: for a refuted-claim snippet, the belief it tests.
     :param memory: memory limit of the run in bytes, or ``None`` for the
         configured default (``snipcheck_memory_limit``).
@@ -48,6 +49,13 @@ class Tags:
         resolves it: a snippet it runs has an ``int`` or ``None`` here.
     :param output_limit: bytes of output kept of its run, or ``None`` for the
         configured default (``snipcheck_output_limit``).
+    :param script_cell: for a cell of a tutorial script, how it runs as a
+        notebook's or sphinx-gallery's cell runs: ``"repr"``, the value of
+        its last bare expression is shown; ``"figures"``, the matplotlib
+        figures still open at its end are; ``"folder"``, the script's folder
+        is first on ``sys.path`` (its modules beside it are importable).
+        Empty for any other snippet; not a key of the tag block: the
+        ``snippet-script`` directive sets it.
     """
 
     expect: str = "ok"
@@ -59,6 +67,7 @@ class Tags:
     depends: tuple[str, ...] = ()
     seed: int | str | None = None
     output_limit: int | None = None
+    script_cell: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -297,6 +306,13 @@ class RunResult:
         code, so the run was stopped there, and how it would have ended is
         unknown.  Such a result fails (:func:`snipcheck.judge.compare.outcome_problem`)
         and is never cached.
+    :param limit: for a run stopped at its timeout, the limit it reached:
+        ``"cpu"``, the CPU seconds of its processes (its ``timeout``), or
+        ``"wall"``, the wall-clock cap of a run that waits
+        (:data:`snipcheck.run.cputime.WALL_FACTOR` times as many seconds);
+        ``""`` otherwise.
+    :param cpu: CPU seconds its processes used, where the runner could tell
+        (``None`` otherwise, and for results cached before it was kept).
     """
 
     events: tuple[Event, ...]
@@ -314,6 +330,8 @@ class RunResult:
     ended_chain: tuple[str, ...] = ()
     stopped_by_output: bool = False
     forged: str = ""
+    limit: str = ""
+    cpu: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Plain-data form for the cache and reports (figures' bytes in base64)."""
@@ -345,6 +363,8 @@ class RunResult:
             ended_chain=tuple(str(i) for i in data.get("ended_chain", ())),
             stopped_by_output=bool(data.get("stopped_by_output", False)),
             forged=str(data.get("forged", "")),
+            limit=str(data.get("limit", "")),
+            cpu=None if data.get("cpu") is None else float(data["cpu"]),
         )
 
 

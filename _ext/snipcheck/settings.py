@@ -75,7 +75,7 @@ VALUES: dict[str, Value] = {
     "snipcheck_execute": Value(True, (bool, str), "env", "run snippets; False shows the stated outputs only; 'merged' runs none and takes every result from a merge of shards (snipcheck execute --merge): a runnable snippet without one fails the build", _execute_value),
     "snipcheck_cache_dir": Value("", (str,), "", "directory of the result cache, relative to conf.py; default: snipcheck-cache in the build's doctree directory (the command line: BUILDDIR/doctrees, see build_dir)"),
     "snipcheck_report_dir": Value("", (str,), "", "directory for full diffs and the build report, relative to conf.py; default: snipcheck-report beside the cache"),
-    "snipcheck_timeout": Value(60.0, (int, float), "env", "default per-snippet timeout, in seconds (more than 0, at most 86400)", _number),
+    "snipcheck_timeout": Value(60.0, (int, float), "env", "default per-snippet timeout, in CPU seconds, with a wall-clock cap of 10 times as many (more than 0, at most 86400)", _number),
     "snipcheck_output_limit": Value(1 << 20, (int,), "env", "bytes of output kept per run", _integer),
     "snipcheck_jobs": Value(0, (int,), "", "parallel runs; 0 means one per CPU core", _integer),
     "snipcheck_normalizers": Value(list(normalize.DEFAULT), (list, tuple), "env", "normalizer names, in order", _names),

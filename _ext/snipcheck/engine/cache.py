@@ -70,6 +70,8 @@ def cache_key(
         tags.pop("timeout", None)  # a run that finished in time is valid under any longer limit
         if tags.get("output_limit") is None:
             tags.pop("output_limit", None)  # the limit in force is keyed below; keys made before the tag stay
+        if not tags.get("script_cell"):
+            tags.pop("script_cell", None)  # set for a script's cells only: the keys of every other snippet stay
         return {
             "language": cell.language,
             "path": cell.path,

@@ -42,6 +42,7 @@ from snipcheck.judge import alignment
 from snipcheck.judge.normalize import Normalizer, for_compare, for_display
 from snipcheck.judge.wildcards import only_wildcards, uses_wildcards
 from snipcheck.model import Event, RunResult, Tags
+from snipcheck.sources.tags import WALL_FACTOR
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 
@@ -176,7 +177,8 @@ def ending(result: RunResult) -> str:
     if result.forged:
         return "marked the end of a cell itself (and was stopped)"
     if result.timed_out:
-        return f"timed out after {result.duration:.1f} s"
+        reached = {"cpu": " (its CPU-time limit)", "wall": " (its wall-clock cap)"}.get(result.limit, "")
+        return f"timed out after {result.duration:.1f} s{reached}"
     if result.stopped_by_output:
         return "was stopped when its output passed the output limit"
     if result.signal:
@@ -276,10 +278,7 @@ def judge(
     ended_wrong = False
     if result.timed_out:
         status, ended_wrong = "timeout", True
-        problems.append(
-            f"timed out after {result.duration:.1f} s and was killed with its process group; "
-            "the output printed until then is shown; make it faster or raise 'timeout' in its tag block"
-        )
+        problems.append(timeout_problem(result))
     else:
         found = outcome_problem(tags, result)
         if found:
@@ -373,7 +372,33 @@ def masking_normalizers(stated: str, actual: str, normalizers: Sequence[Normaliz
     return tuple(needed)
 
 
+#: The ``expect`` of a tutorial script's cell tagged ``raises-exception``
+#: (jupytext, nbclient): it may end with an exception of any type, and its
+#: chain goes on (:attr:`snipcheck.sources.placement.CodeBlock.expect`).
+ANY_EXCEPTION = "exception"
+
+
+def timeout_problem(result: RunResult) -> str:
+    """What a run that timed out did, which limit it reached, and which to raise."""
+    if result.limit == "wall":
+        return (
+            f"timed out after {result.duration:.1f} s of wall-clock time, the cap of a run that waits "
+            f"({WALL_FACTOR:g} times its timeout, which counts CPU seconds), and was killed with its "
+            "processes; it spent that time waiting (a sleep, I/O, a lock, a process it started), not "
+            "computing; the output printed until then is shown; if the wait is meant, raise 'timeout' in "
+            "its tag block (or snipcheck_timeout): the cap grows with it"
+        )
+    counted = "CPU seconds of its processes" if result.limit == "cpu" and result.cpu is not None else "seconds"
+    return (
+        f"timed out after {result.duration:.1f} s: it reached its timeout, counted in {counted}, and was "
+        "killed with its processes; the output printed until then is shown; make it faster or raise "
+        "'timeout' in its tag block (or snipcheck_timeout)"
+    )
+
+
 def _type_matches(expected: str, actual: str) -> bool:
+    if expected == ANY_EXCEPTION:
+        return actual not in ("SystemExit", "KeyboardInterrupt")
     return expected == actual or actual.rsplit(".", 1)[-1] == expected
 
 

@@ -7,9 +7,7 @@ output may become the stated one, and says why not when it may not:
 * a run that could not start, a cell its chain stopped, a run that ended
   otherwise than its ``expect`` tag says, or an output cut at its limit is
   refused; a snippet this environment lacks a requirement for is skipped;
-* an output the page cannot hold where its directive sits
-  (:func:`snipcheck.sources.rewrite.holdable`), or that would turn into a
-  wildcard (:func:`snipcheck.pending.recording.to_record`), is refused;
+* an output that would turn into a wildcard (:func:`snipcheck.pending.recording.to_record`), is refused;
 * an output that varies between runs, or with the hash seed, is refused
   (the stability re-runs of :class:`snipcheck.pending.variation.Rerun`), and
   so are figures that differ between two runs;
@@ -32,6 +30,7 @@ from typing import Protocol
 
 from snipcheck.judge import figures as figure_files
 from snipcheck.judge.normalize import Normalizer
+from snipcheck.judge.compare import judge
 from snipcheck.judge.verdict import ENDED_BADLY, Status, check
 from snipcheck.model import Outcome, RunResult, Snippet
 from snipcheck.pending import change
@@ -39,7 +38,6 @@ from snipcheck.pending.change import Change
 from snipcheck.pending.recording import Unrecordable, to_record
 from snipcheck.pending.variation import VARIES
 from snipcheck.sources.placement import Placement
-from snipcheck.sources.rewrite import holdable
 
 #: What every refusal of ``record`` starts with.
 NOT_RECORDED = "not recorded: "
@@ -93,7 +91,7 @@ def record_change(
         body = to_record(p.stated, verdict.actual, normalizers)
     except Unrecordable as exc:
         return change.refuse(p.snippet_id, p, NOT_RECORDED + str(exc))
-    why = p.writable or holdable(body, p.markup, cell=p.code_lines > 0)
+    why = p.writable  # any body can be stated: in the escaped form where the plain one cannot hold it
     if why:
         return change.refuse(p.snippet_id, p, NOT_RECORDED + why)
     # What is written must hold on the second run too (its wildcards, if the
@@ -103,6 +101,15 @@ def record_change(
         return change.refuse(p.snippet_id, p, NOT_RECORDED + unstable)
     options = {"stated-env": f"{result.stamp.label()} · {result.stamp.platform}"} if snippet.tags.requires else {}
     return change.accept(p, body, options=options, figures=result.figures, diff=verdict.diff)
+
+
+def may_change(outcome: Outcome, placement: Placement, snippet: Snippet, normalizers: Sequence[Normalizer]) -> bool:
+    """Whether ``record`` may write ``placement``'s stated output or figures
+    (its run's output differs, or it drew figures): the snippets whose
+    stability re-runs are submitted together."""
+    if outcome.result is None:
+        return False
+    return bool(outcome.result.figures) or bool(judge(snippet.tags, outcome.result, placement.stated, normalizers).diff)
 
 
 def figures_change(

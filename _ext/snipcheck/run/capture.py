@@ -124,6 +124,10 @@ class Captured:
         margin, and ``exit_status``, ``signal`` and ``exception`` are ``None``).
     :param forged: what the run did to mark the end of a cell itself (see
         the module docstring), ``""`` if nothing; the run was stopped there.
+    :param limit: for a run stopped at its timeout, which limit it reached:
+        ``"cpu"`` (its CPU seconds) or ``"wall"`` (the wall-clock cap, see
+        :mod:`.cputime`); ``""`` otherwise.
+    :param cpu: CPU seconds its processes used, where ``/proc`` tells (else ``None``).
     """
 
     events: tuple[Event, ...]
@@ -136,6 +140,8 @@ class Captured:
     figures: tuple[Figure, ...] = ()
     stopped_by_output: bool = False
     forged: str = ""
+    limit: str = ""
+    cpu: float | None = None
 
     def result(
         self,
@@ -180,6 +186,8 @@ class Captured:
             figures=self.figures,
             stopped_by_output=self.stopped_by_output,
             forged=self.forged,
+            limit=self.limit,
+            cpu=None if self.cpu is None else round(self.cpu, 3),
         )
 
 
@@ -238,8 +246,10 @@ def run_captured_cells(
 
     :param chain: make the feed the cells are handed over on
         (:attr:`Streams.feed`); the spawner gives the supervisor the cells.
-    :param timeouts: each cell's limit in seconds, counted from the end of
-        the cell before it.
+    :param timeouts: each cell's limit, counted from the end of the cell
+        before it: CPU seconds of the run's processes, with a wall-clock cap
+        of :data:`.cputime.WALL_FACTOR` times as many seconds; where ``/proc``
+        cannot tell the CPU time, wall-clock seconds.
     :param output_limit: bytes kept per cell; a cell whose output passes it
         by as much again stops the run there (see the module docstring).
     :return: one :class:`Captured` per cell that ran, in order; the last one
@@ -345,5 +355,7 @@ def _captured(
             figures=tuple(reader.sink.figures),
             stopped_by_output=flooded,
             forged=reader.forged,
+            limit=watch.limit_hit if watch.timed_out and not reader.forged else "",
+            cpu=watch.cpu_used(),
         ),
     ]

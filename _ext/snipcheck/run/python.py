@@ -214,9 +214,12 @@ def remove_run_dir(run_dir: str) -> None:
 
 
 def chain_cells(scripts: Sequence[str], cells: Sequence[Snippet]) -> list[list[str]]:
-    """What the supervisor hands over, cell by cell: each cell's script and
-    the exception its tags expect (``_snipcheck_supervise.Cells``)."""
-    return [[script, cell.tags.expect] for script, cell in zip(scripts, cells, strict=True)]
+    """What the supervisor hands over, cell by cell: each cell's script, the
+    exception its tags expect and, for a tutorial script's cell, how it runs
+    (:attr:`snipcheck.model.Tags.script_cell`; ``_snipcheck_supervise.Cells``)."""
+    return [
+        [script, cell.tags.expect, ",".join(cell.tags.script_cell)] for script, cell in zip(scripts, cells, strict=True)
+    ]
 
 
 def chain_inputs(cells: Sequence[Snippet], default: int | None) -> tuple[tuple[str, ...], int | None]:

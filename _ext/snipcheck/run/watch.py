@@ -9,7 +9,7 @@ current cell's deadline, or once the output passed its limit by the margin
 or forged the end of a cell; a supervisor that does not stop within
 :data:`STOP_GRACE` seconds is killed.
 
-Pure core: standard library and :mod:`snipcheck.run.channel`.
+Pure core: standard library, :mod:`snipcheck.run.channel` and :mod:`snipcheck.run.cputime`.
 """
 
 from __future__ import annotations
@@ -20,10 +20,15 @@ import time
 from collections.abc import Sequence
 from typing import Protocol
 
+import os
+
 from snipcheck.run.channel import Channel, Reader
+from snipcheck.run.cputime import WALL_FACTOR, TreeClock
 
 #: Seconds a supervisor gets to stop a run before it is killed itself.
 STOP_GRACE = 2.0
+#: Seconds between two looks at a run's CPU time (sooner when its limit is near).
+LOOK_EVERY = 0.25
 
 
 class Supervisor(Protocol):
@@ -50,7 +55,10 @@ class Watch:
     After :meth:`wait`: :attr:`status` (the supervisor's wait status of the
     snippet, ``None`` if it reported none), :attr:`errors` (why it could
     not start the run), :attr:`timed_out`, :attr:`end` (when the run ended
-    or was stopped).
+    or was stopped), :attr:`limit_hit` (``"cpu"``: the cell's CPU seconds,
+    ``"wall"``: its wall-clock cap, :data:`~snipcheck.run.cputime.WALL_FACTOR`
+    times its limit; without a CPU clock the limit is wall-clock seconds and
+    reads ``"cpu"``).
     """
 
     def __init__(
@@ -78,16 +86,64 @@ class Watch:
         self.status: int | None = None
         self.errors: list[str] = []
         self.end: float | None = None
+        self.limit_hit = ""
+        pid = getattr(supervisor, "pid", None)
+        clock = TreeClock(pid) if isinstance(pid, int) else None
+        self._clock = clock if clock is not None and clock.available else None
+        self._cores = os.cpu_count() or 1
+        self._cpu_base = 0.0  # the clock's reading when the current cell began
+        # Before this, the cell cannot have used its CPU seconds, however many cores it kept busy.
+        self._next_look = start + self._limit() / self._cores
 
     def close(self) -> None:
         """Release the selector (the sockets are the caller's)."""
         self._selector.close()
 
-    def deadline(self) -> float:
-        """The current cell's: its limit after the previous cell's end."""
+    def began(self) -> float:
+        """When the current cell began (``time.monotonic()``)."""
         reader = self._reader
-        cell = min(len(reader.cells), self._last)
-        return (reader.cells[-1].received if reader.cells else self._start) + self._timeouts[cell]
+        return reader.cells[-1].received if reader.cells else self._start
+
+    def _limit(self) -> float:
+        return self._timeouts[min(len(self._reader.cells), self._last)]
+
+    def deadline(self) -> float:
+        """The current cell's wall-clock deadline: its cap (its limit, without a CPU clock)."""
+        return self.began() + self._limit() * (WALL_FACTOR if self._clock is not None else 1.0)
+
+    def _cpu_now(self) -> float:
+        clock = self._clock
+        found = clock.seconds() if clock is not None and clock.started else None
+        return found if found is not None else 0.0
+
+    def cpu_used(self) -> float | None:
+        """CPU seconds the current (last) cell's processes used, ``None`` without a clock."""
+        if self._clock is None or not self._clock.started:
+            return None
+        return self._cpu_now() - self._cpu_base
+
+    def _cell_began(self) -> None:
+        """A new cell: its CPU counts from here (read only if the clock runs already)."""
+        self._cpu_base = self._cpu_now()
+        self._next_look = self.began() + self._limit() / self._cores
+
+    def _over(self, now: float) -> str:
+        """``"cpu"`` or ``"wall"`` when the current cell passed a limit, else ``""``."""
+        clock = self._clock
+        over = ""
+        if clock is not None and now >= self._next_look:
+            if not clock.started:
+                clock.seconds()
+                # what this cell used so far, at most: all its cores' time since it began
+                self._cpu_base = max(0.0, self._cpu_now() - self._cores * (now - self.began()))
+            used = self._cpu_now() - self._cpu_base
+            if used >= self._limit():
+                over = "cpu"
+            # look again when the limit could be reached, however many cores the run keeps busy
+            self._next_look = now + max(LOOK_EVERY, (self._limit() - used) / self._cores)
+        if not over and now >= self.deadline():
+            over = "wall" if clock is not None else "cpu"
+        return over
 
     def wait(self) -> bool:
         """Read the run until it ends, or is stopped and its supervisor is
@@ -99,15 +155,21 @@ class Watch:
         reader = self._reader
         while not self._ended:
             now = time.monotonic()
-            if self._stop_until is None and now >= self.deadline():
-                self.timed_out = True
+            over = self._over(now) if self._stop_until is None else ""
+            if over:
+                self.timed_out, self.limit_hit = True, over
                 self.end = now
                 self._stop_until = now + STOP_GRACE
                 self._shut()
             if self._stop_until is not None and now >= self._stop_until:
                 self._supervisor.kill()
                 break
-            wait = (self.deadline() if self._stop_until is None else self._stop_until) - now
+            if self._stop_until is not None:
+                wait = self._stop_until - now
+            elif self._clock is not None:
+                wait = min(self.deadline(), self._next_look) - now
+            else:
+                wait = self.deadline() - now
             for key, _ in self._selector.select(max(0.0, wait)):
                 if key.fileobj is self._control:
                     self._take(_receive(self._control))
@@ -129,10 +191,12 @@ class Watch:
         if message.startswith(b"exit "):
             self.status = int(message[5:])
             self._ended = True
+            self._cpu_now()  # while the supervisor, which reaped the run, is still there to read
         elif message.startswith(b"error "):
             self.errors.append(message[6:].decode("utf-8", "replace"))
         elif message.startswith(b"cell "):
             _cell_ended(self._reader, message, len(self._timeouts), self._control)
+            self._cell_began()
         elif message.startswith(b"forged "):
             _refused(self._reader, message)
         else:  # b"stopped", or end-of-file: the supervisor is gone

@@ -131,6 +131,13 @@ class CodeBlock:
     :param language: ``"python"`` or ``"rust"``.
     :param text: the code as written, tag block included (the same syntax
         as a snippet file).
+    :param script_cell: for a cell of a tutorial script, how it runs
+        (:attr:`snipcheck.model.Tags.script_cell`).
+    :param expect: for a cell of a tutorial script, the ``expect`` its cell
+        metadata gives (``"exception"`` for jupytext's ``raises-exception``
+        tag) where its tag block gives none; ``""`` otherwise.
+    :param modules: for a cell of a tutorial script, whether the modules
+        beside the script that its code imports go with its run.
     """
 
     snippet_id: str
@@ -140,6 +147,9 @@ class CodeBlock:
     body_line: int
     language: str
     text: str
+    script_cell: tuple[str, ...] = ()
+    expect: str = ""
+    modules: bool = False
 
 
 def fingerprint(placements: Iterable[Placement], sources: Iterable[tuple[str, str]] = ()) -> str:

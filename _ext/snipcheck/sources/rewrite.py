@@ -6,19 +6,20 @@ placement index), the new stated output and the options to set.
 :class:`~snipcheck.sources.sourcetext.SourceText`, bottom-up so that earlier line
 numbers stay valid, keeping every other line and every line end as it was.
 
-What the markup cannot hold exactly is refused with :class:`Unwritable`
-rather than written approximately: a line break the parser would see where
-the output has none (a form feed, ``\\u2028``), and for reStructuredText a
-tab, trailing whitespace or a leading or trailing blank line (docutils
-drops or rewrites them).  A stated output the page cannot hold would drift on
-every build; refusing it says why.
+What the markup cannot hold as it is (:func:`holdable`: a line break the
+parser would see where the output has none, a form feed or ``\\u2028``; for
+reStructuredText a tab, trailing whitespace or a leading or trailing blank
+line, which docutils drops or rewrites) is written in the escaped form, with
+the directive's ``escapes`` option (:mod:`snipcheck.sources.escapes`), which
+every markup holds; so is every body of a directive that has the option.  A
+stated output is never written approximately.
 
 The caller reads the rewritten text back through the page's own parser before
 writing anything (see :func:`snipcheck.app.index_reader.read_back`): this module decides
 the bytes, the parser has the last word on what they mean.
 
 Pure core: standard library and :mod:`snipcheck.sources.placement`,
-:mod:`snipcheck.sources.sourcetext`.
+:mod:`snipcheck.sources.sourcetext`, :mod:`snipcheck.sources.escapes`.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from snipcheck.sources import escapes
 from snipcheck.sources.placement import Placement
 from snipcheck.sources.sourcetext import UNICODE_BREAKS, SourceText
 
@@ -52,7 +54,8 @@ class Edit:
 
 
 def holdable(body: str, markup: str, cell: bool = False) -> str | None:
-    """Why ``markup`` cannot state ``body`` exactly, or ``None`` if it can.
+    """Why ``markup`` cannot state ``body`` exactly as it is, or ``None`` if
+    it can (where it cannot, :func:`apply` writes the escaped form).
 
     :param cell: the body follows a cell's output separator, not the
         directive's head: a reStructuredText cell keeps a leading blank line
@@ -108,9 +111,8 @@ def holdable(body: str, markup: str, cell: bool = False) -> str | None:
 def apply(text: SourceText, edits: Sequence[Edit]) -> None:
     """Apply ``edits`` (all in ``text``'s file) to ``text``, bottom-up.
 
-    :raises Unwritable: if a placement is not writable, two edits overlap, or
-        a body cannot be held (see :func:`holdable`); ``text`` may then be
-        partly changed, so callers work on a copy.
+    :raises Unwritable: if a placement is not writable or two edits
+        overlap; ``text`` may then be partly changed, so callers work on a copy.
     """
     ordered = sorted(edits, key=lambda e: e.placement.line, reverse=True)
     for later, earlier in itertools.pairwise(ordered):
@@ -120,9 +122,8 @@ def apply(text: SourceText, edits: Sequence[Edit]) -> None:
         p = edit.placement
         if p.writable:
             raise Unwritable(f"{p.location}: snippet {p.snippet_id!r} cannot be rewritten: {p.writable}")
-        why = holdable(edit.body, p.markup, cell=p.code_lines > 0)
-        if why:
-            raise Unwritable(f"{p.location}: snippet {p.snippet_id!r}: {why}")
+        if p.option(escapes.OPTION) is not None or holdable(edit.body, p.markup, cell=p.code_lines > 0):
+            edit = Edit(p, escapes.encode(edit.body), {**edit.options, escapes.OPTION: ""})
         if p.markup == "rst":
             _apply_rst(text, edit)
         else:

@@ -1,45 +1,62 @@
-"""Tutorial scripts: a ``.py`` file of prose and code cells, read into cells.
+"""Tutorial scripts: a ``.py`` file of prose and code cells, read as its tool reads it.
 
-Two formats that docs teams already write are read, and may be mixed:
+Two kinds of script that docs teams already write are read, each by its own
+rules (its *flavor*):
 
-* jupytext's *percent* format: ``# %%`` starts a cell; ``# %% [markdown]``
-  (or ``[md]``) starts a prose cell whose lines are comments;
-  ``id="name"`` after the marker names the cell (``# %% id="create"``);
-* sphinx-gallery's: the module docstring is the title and introduction, and a
-  line of 20 or more ``#`` starts a text block of comment lines.
+* **sphinx-gallery** (``"gallery"``): the module docstring is the title and
+  introduction; a line of 20 or more ``#``, or ``# %%``, starts a block, and
+  the comment lines right after it (up to the first line that is not a
+  comment) are a text block; the rest, up to the next such line, is code.
+  Text blocks are reStructuredText.  ``# sphinx_gallery_<name>`` comments
+  are configuration, hidden from the page (see :mod:`.gallery_comments`).
+* **jupytext** (``"percent"``, ``"light"``): ``# %%`` starts a code cell and
+  ``# %% [markdown]`` (or ``[md]``) a Markdown cell, ``# %% [raw]`` a raw
+  cell, whose lines are comments; after the marker come the cell's title and
+  metadata (``tags=["raises-exception"]``, ``id="name"``); comment lines in a
+  code cell are code.  The YAML header at the top (``# ---`` … ``# ---``)
+  is the notebook's metadata, never a cell.  The light format
+  (:mod:`.light`) is read by jupytext itself.
 
-After a marker, the comment lines that follow it at once are prose (as in
-sphinx-gallery, where ``# %%`` also starts a text block); a blank line or a
-code line ends the prose, and what follows up to the next marker is the code
-cell.  A cell's code may begin with its own tag block (``# /// snipcheck``
-… ``# ///``), which is code, never prose.  Code before the first marker
-(after the docstring) is a cell of its own, the imports, say.  Blank cells
-are dropped.
+A script is jupytext's when it has a jupytext header, a cell kind
+(``[markdown]``, ``[md]``, ``[raw]``) or light-format ``# +`` markers;
+otherwise it is sphinx-gallery's.  A cell's code may begin with its own tag
+block (``# /// snipcheck`` … ``# ///``), which is code, never prose.  Blank
+cells are dropped.
 
 A code cell is named by its ``id`` or else by its ordinal among the code
 cells (``1``, ``2``, …); naming cells keeps their stated outputs in place
 when a cell is inserted before them.
 
-Pure core: standard library only.
+Pure core: standard library, :mod:`.script_header` and :mod:`.gallery_comments`.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import inspect
 import io
 import re
+import textwrap
 import tokenize
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-__all__ = ["Cell", "ScriptError", "parse"]
+from snipcheck.sources import gallery_comments
+from snipcheck.sources.script_header import Header, cell_options, read_header
 
-_PERCENT = re.compile(r"#\s?%%(?P<rest>.*)$")
-_GALLERY = re.compile(r"#{20,}\s*$")
-_KIND = re.compile(r"^\s*\[(?P<kind>[A-Za-z]+)\]")
-_ID = re.compile(r"""(?:^|\s)id=(?:"(?P<q>[^"]*)"|'(?P<s>[^']*)'|(?P<bare>[^\s"']+))""")
+__all__ = ["Cell", "Script", "ScriptError", "parse", "read"]
+
+_PERCENT = re.compile(r"^\s*#\s*%%(?!%)(?P<rest>.*)$")
+_GALLERY_PERCENT = re.compile(r"^# ?%%.*$")
+_GALLERY = re.compile(r"^#{20,}.*$")
+_KIND = re.compile(r"^\s*(?P<title>.*?)\s*\[(?P<kind>[A-Za-z]+)\](?P<rest>.*)$")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _TAG_START = re.compile(r"#\s*///\s*snipcheck\s*$")
+_LIGHT = re.compile(r"^# [+-]($|\s)")
+
+#: What a code cell shows besides what it prints: its last bare expression's
+#: value (``"repr"``) and the figures still open at its end (``"figures"``).
+DISPLAYS = ("repr", "figures")
 
 
 class ScriptError(ValueError):
@@ -59,129 +76,287 @@ class ScriptError(ValueError):
 class Cell:
     """One cell of a script.
 
-    :param kind: ``"prose"`` or ``"code"``.
+    :param kind: ``"prose"``, ``"code"`` or ``"raw"``.
     :param text: the prose with its comment marks removed (or the
-        docstring's text), or the code as written.
+        docstring's text), or the code as written (what runs).
     :param line: 1-based line of the script where the text starts.
-    :param name: a code cell's name (its ``id`` or its ordinal); ``""`` for prose.
+    :param name: a code cell's name (its ``id`` or its ordinal); ``""`` otherwise.
+    :param markup: prose: ``"rst"`` (sphinx-gallery) or ``"md"`` (jupytext);
+        raw: the markup its ``raw_mimetype`` names, ``""`` for none (not shown).
+    :param tags: a jupytext cell's ``tags`` metadata.
+    :param display: what the cell shows besides its output (:data:`DISPLAYS`).
+    :param head: 1-based line of the marker that starts the cell, 0 for none.
     """
 
     kind: str
     text: str
     line: int
     name: str = ""
+    markup: str = ""
+    tags: tuple[str, ...] = ()
+    display: tuple[str, ...] = field(default=(), compare=False)
+    head: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True)
+class Script:
+    """A script read into cells.
+
+    :param flavor: ``"gallery"``, ``"percent"`` or ``"light"``.
+    :param cells: its cells, in order.
+    :param header: a jupytext script's header, if it has one.
+    :param notes: ``(line, message)`` of what the reader could not honour
+        (an unknown ``sphinx_gallery`` comment): worth a warning.
+    """
+
+    flavor: str
+    cells: tuple[Cell, ...]
+    header: Header | None = None
+    notes: tuple[tuple[int, str], ...] = ()
+
+    @property
+    def code(self) -> list[Cell]:
+        """The code cells."""
+        return [c for c in self.cells if c.kind == "code"]
 
 
 def parse(text: str) -> list[Cell]:
-    """Split a script into prose and code cells, in order.
+    """The cells of a script (:func:`read`'s)."""
+    return list(read(text).cells)
+
+
+def read(text: str) -> Script:
+    """Split a script into cells, in order, by the rules of its flavor.
 
     :param text: the script's text (``\\n`` line ends).
-    :return: the cells; every code cell has a name, unique in the script.
-    :raises ScriptError: for an ``id`` that is not a name, one used twice, or
-        a cell kind other than ``markdown``/``md``.
+    :return: every code cell has a name, unique in the script.
+    :raises ScriptError: for an ``id`` that is not a name, one used twice, a
+        cell kind other than ``markdown``/``md``/``raw``, malformed cell
+        metadata, or a kernel of another language.
     """
     lines = text.split("\n")
+    header = read_header(lines)
+    if header is not None and header.language and header.language != "python":
+        raise ScriptError(
+            f"its jupytext header names the {header.language!r} kernel; a snippet-script runs Python", header.line
+        )
+    flavor = _flavor(lines, header)
+    if flavor == "light":
+        from snipcheck.sources.light import read as read_light  # it needs jupytext, and imports this module
+
+        return _named(read_light(text, header))
+    if flavor == "percent":
+        return _named(Script("percent", tuple(_percent(lines, header.end if header else 0)), header))
+    cells, notes = _gallery(text, lines)
+    return _named(Script("gallery", tuple(cells), None, tuple(notes)))
+
+
+def _flavor(lines: list[str], header: Header | None) -> str:
+    said = header.format_name if header is not None else ""
+    if said in ("percent", "light"):
+        return said
+    percent = [m for line in lines if (m := _PERCENT.match(line))]
+    if any(_kind_of(m.group("rest"))[0] for m in percent):
+        return "percent"
+    if header is not None:
+        return "percent" if percent else "light"
+    if not percent and any(_LIGHT.match(line) for line in lines):
+        return "light"
+    return "gallery"
+
+
+def _kind_of(rest: str) -> tuple[str, str, str]:
+    """``(kind, title, options)`` of a percent marker's rest; kind ``""`` for code."""
+    m = _KIND.match(rest)
+    if m is None:
+        return "", "", rest
+    return m.group("kind"), m.group("title"), m.group("rest")
+
+
+# --- jupytext's percent format --------------------------------------------------------
+
+
+def _percent(lines: list[str], start: int) -> list[Cell]:
+    """The cells of a percent script whose header (if any) ends before ``start``."""
     cells: list[Cell] = []
+    marker, rest = -1, ""
+    first = start
+    bounds: list[tuple[int, str, int, int]] = []
+    for i in range(start, len(lines)):
+        m = _PERCENT.match(lines[i])
+        if m is None:
+            continue
+        bounds.append((marker, rest, first, i))
+        marker, rest, first = i, m.group("rest"), i + 1
+    bounds.append((marker, rest, first, len(lines)))
+    for marker, rest, first, end in bounds:
+        kind, _, options = _kind_of(rest)
+        kind = kind.lower()
+        if kind not in ("", "markdown", "md", "raw"):
+            raise ScriptError(
+                f"cell kind [{kind}] is not known: write [markdown] (or [md]) for prose, [raw] for raw text, "
+                "or nothing for code",
+                marker + 1,
+            )
+        try:
+            _, metadata = cell_options(options)
+        except ValueError as exc:
+            raise ScriptError(f"cell metadata: {exc}; write key=value with a JSON value", marker + 1) from None
+        chunk = _trim(lines, first, end)
+        if chunk is None:
+            if metadata.get("id") and kind == "":
+                raise ScriptError(f"cell {metadata['id']!r} holds no code; remove its id or give it code", marker + 1)
+            continue
+        at, body = chunk
+        tags = metadata.get("tags")
+        tag_list = tuple(str(t) for t in tags) if isinstance(tags, list) else ()
+        if kind in ("markdown", "md"):
+            cells.append(Cell("prose", _uncomment(body), at + 1, markup="md", tags=tag_list))
+        elif kind == "raw":
+            mimetype = str(metadata.get("raw_mimetype") or metadata.get("format") or "")
+            markup = {"text/restructuredtext": "rst", "text/x-rst": "rst", "text/markdown": "md"}.get(mimetype, "")
+            cells.append(Cell("raw", _uncomment(body), at + 1, markup=markup, tags=tag_list))
+        else:
+            name = str(metadata.get("id") or "")
+            display = ("repr", "figures") if not ends_quiet(body) else ("figures",)
+            cells.append(Cell("code", "\n".join(body), at + 1, name, tags=tag_list, display=display, head=marker + 1))
+    return cells
+
+
+def _trim(lines: list[str], first: int, end: int) -> tuple[int, list[str]] | None:
+    """``lines[first:end]`` without leading and trailing blank lines, with
+    the index of its first line; ``None`` when nothing is left."""
+    while first < end and not lines[first].strip():
+        first += 1
+    while end > first and not lines[end - 1].strip():
+        end -= 1
+    return (first, [line.rstrip() if not line.strip() else line for line in lines[first:end]]) if end > first else None
+
+
+def ends_quiet(body: list[str]) -> bool:
+    """Whether a jupytext code cell ends with ``;`` (IPython then shows no value)."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO("\n".join(body) + "\n").readline))
+    except (tokenize.TokenError, SyntaxError):
+        return False
+    meaningful = [t for t in tokens if t.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE,
+                                                     tokenize.ENDMARKER, tokenize.DEDENT, tokenize.INDENT)]  # fmt: skip
+    return bool(meaningful) and meaningful[-1].string == ";"
+
+
+def _uncomment(lines: list[str]) -> str:
+    """jupytext's uncommenting: ``# `` (or ``#``) removed from each line."""
+    out = []
+    for line in lines:
+        if line.startswith("# "):
+            out.append(line[2:])
+        elif line.startswith("#"):
+            out.append(line[1:])
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+# --- sphinx-gallery ------------------------------------------------------------------
+
+
+def _gallery(text: str, lines: list[str]) -> tuple[list[Cell], list[tuple[int, str]]]:
+    """The cells of a sphinx-gallery script, and what to warn about."""
+    cells: list[Cell] = []
+    notes: list[tuple[int, str]] = []
     start = 0
     doc = _docstring(text)
     if doc is not None:
         body, line, end = doc
-        if body.strip():
-            cells.append(Cell("prose", body, line))
+        prose = gallery_comments.hide_in_text(body)
+        if prose.strip():
+            cells.append(Cell("prose", prose, line, markup="rst"))
         start = end
-    # (line index of the marker or -1, kind, id) per block
-    blocks: list[tuple[int, str, str, int, int]] = []  # (marker, kind, id, first, end)
-    marker, kind, name = -1, "code", ""
-    first = start
-    for i in range(start, len(lines)):
-        found = _marker(lines[i], i + 1)
-        if found is None:
-            continue
-        blocks.append((marker, kind, name, first, i))
-        kind, name = found
-        marker, first = i, i + 1
-    blocks.append((marker, kind, name, first, len(lines)))
+    settings = gallery_comments.file_settings(lines, start)
+    notes += settings.notes
+    markers = [i for i in range(start, len(lines)) if _GALLERY.match(lines[i]) or _GALLERY_PERCENT.match(lines[i])]
+    first, head, name = start, 0, ""
+    for k, marker in enumerate([*markers, len(lines)]):
+        _code_cell(cells, lines, first, marker, settings, head, name)
+        if marker == len(lines):
+            break
+        head, name = marker + 1, _gallery_id(lines[marker], marker + 1)
+        text_end = marker + 1
+        while (
+            text_end < len(lines)
+            and lines[text_end].startswith("#")
+            and not _TAG_START.match(lines[text_end].strip())
+            and text_end not in markers[k + 1 : k + 2]
+        ):
+            text_end += 1
+        prose_lines = [line[1:] for line in lines[marker + 1 : text_end]]
+        prose = gallery_comments.hide_in_text(textwrap.dedent("\n".join(prose_lines)))
+        lead = len(prose) - len(prose.lstrip("\n"))
+        if prose.strip():
+            cells.append(Cell("prose", prose.strip("\n"), marker + 2 + lead, markup="rst"))
+        first = text_end
+    return cells, notes
 
+
+def _gallery_id(line: str, number: int) -> str:
+    """The ``id`` a ``# %%`` line of a sphinx-gallery script gives the code after it."""
+    m = _PERCENT.match(line)
+    if m is None:
+        return ""
+    try:
+        _, metadata = cell_options(m.group("rest"))
+    except ValueError as exc:
+        raise ScriptError(f"cell metadata: {exc}; write key=value with a JSON value", number) from None
+    return str(metadata.get("id") or "")
+
+
+def _code_cell(
+    cells: list[Cell], lines: list[str], first: int, end: int, settings: gallery_comments.Settings, head: int, name: str
+) -> None:
+    chunk = _trim(lines, first, end)
+    if chunk is None:
+        if name:
+            raise ScriptError(f"cell {name!r} holds no code; remove its id or give it code", head)
+        return
+    at, body = chunk
+    code = "\n".join(body)
+    shown, flags = gallery_comments.hide_in_code(code)  # what the page shows: see the directive
+    if not shown.strip() and not flags:
+        # only configuration comments: sphinx-gallery shows an empty block; nothing to run or show
+        return
+    display = []
+    if settings.capture_repr(flags):
+        display.append("repr")
+    if "defer_figures" not in flags:
+        display.append("figures")
+    cells.append(Cell("code", code, at + 1, name, display=tuple(display), head=head))
+
+
+def _named(script: Script) -> Script:
+    """``script`` with every code cell named, each name checked and unique."""
     ordinal = 0
     names: dict[str, int] = {}
-    for marker, kind, name, first, end in blocks:
-        chunk = lines[first:end]
-        if kind == "prose":
-            prose = _uncomment(chunk)
-            if prose.strip():
-                cells.append(Cell("prose", prose.strip("\n"), first + 1))
-            continue
-        cut = 0
-        if marker >= 0:  # comment lines right after a marker are prose
-            while cut < len(chunk) and chunk[cut].lstrip().startswith("#") and not _TAG_START.match(chunk[cut].strip()):
-                cut += 1
-            prose = _uncomment(chunk[:cut])
-            if prose.strip():
-                cells.append(Cell("prose", prose.strip("\n"), first + 1))
-        code = chunk[cut:]
-        lead = 0
-        while lead < len(code) and not code[lead].strip():
-            lead += 1
-        body = "\n".join(code[lead:]).rstrip()
-        if not body:
-            if name:
-                raise ScriptError(f"cell {name!r} holds no code; remove its id or give it code", marker + 1)
-            continue
-        ordinal += 1
-        cell_name = name or str(ordinal)
-        if cell_name in names:
-            raise ScriptError(
-                f"two code cells are named {cell_name!r} (lines {names[cell_name]} and {marker + 1}); "
-                "give each cell its own id",
-                marker + 1,
-            )
-        names[cell_name] = marker + 1
-        cells.append(Cell("code", body, first + cut + lead + 1, cell_name))
-    return cells
-
-
-def _marker(line: str, number: int) -> tuple[str, str] | None:
-    """``(kind, id)`` when ``line`` starts a cell, else ``None``."""
-    stripped = line.strip()
-    if _GALLERY.fullmatch(stripped):
-        return "code", ""
-    m = _PERCENT.fullmatch(stripped)
-    if m is None:
-        return None
-    rest = m.group("rest")
-    kind = "code"
-    k = _KIND.match(rest)
-    if k is not None:
-        if k.group("kind").lower() not in ("markdown", "md"):
-            raise ScriptError(
-                f"cell kind [{k.group('kind')}] is not known: write [markdown] for prose, or nothing for code",
-                number,
-            )
-        kind = "prose"
-    name = ""
-    i = _ID.search(rest)
-    if i is not None:
-        name = next(g for g in (i.group("q"), i.group("s"), i.group("bare")) if g is not None)
-        if not _NAME.fullmatch(name):
-            raise ScriptError(
-                f"cell id {name!r} is not a name: use letters, digits, '_', '-' and '.', starting with a letter or digit",
-                number,
-            )
-    return kind, name
-
-
-def _uncomment(lines: list[str]) -> str:
-    """Comment lines as text: ``# `` (or ``#``) removed, other lines kept."""
     out = []
-    for line in lines:
-        s = line.strip()
-        if s.startswith("# "):
-            out.append(s[2:])
-        elif s.startswith("#"):
-            out.append(s[1:])
-        else:
-            out.append(s)
-    return "\n".join(out)
+    for cell in script.cells:
+        if cell.kind == "code":
+            ordinal += 1
+            name = cell.name or str(ordinal)
+            if cell.name and not _NAME.fullmatch(cell.name):
+                raise ScriptError(
+                    f"cell id {cell.name!r} is not a name: use letters, digits, '_', '-' and '.', starting with a "
+                    "letter or digit",
+                    cell.head or cell.line,
+                )
+            where = cell.head or cell.line
+            if name in names:
+                raise ScriptError(
+                    f"two code cells are named {name!r} (lines {names[name]} and {where}); give each cell its own id",
+                    where,
+                )
+            names[name] = where
+            cell = dataclasses.replace(cell, name=name)
+        out.append(cell)
+    return Script(script.flavor, tuple(out), script.header, script.notes)
 
 
 def _docstring(text: str) -> tuple[str, int, int] | None:

@@ -15,7 +15,7 @@ modules (``_*.py`` beside it, which must lie inside the snippets directory) to
 these paths inside a run directory; nothing is run in place.
 
 Pure core: standard library and :mod:`snipcheck.model`, :mod:`snipcheck.sources.tags`,
-:mod:`snipcheck.sources.inputs`.
+:mod:`snipcheck.sources.inputs`, :mod:`snipcheck.sources.script_imports`.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 from snipcheck.model import Snippet
-from snipcheck.sources import inputs
+from snipcheck.sources import inputs, script_imports
 from snipcheck.sources import tags as tags_mod
 from snipcheck.sources.placement import CodeBlock
 
@@ -381,10 +381,33 @@ def from_page(block: CodeBlock, project_root: Path) -> Snippet:
     """
     check_id(block.snippet_id)
     suffix = next(s for s, lang in SUFFIXES.items() if lang == block.language)
-    return from_text(
+    snippet = from_text(
         block.snippet_id, block.text + "\n", block.language, block.snippet_id + suffix, Path(block.source),
         project_root, line=block.body_line,
     )  # fmt: skip
+    if block.script_cell or block.expect:
+        expect = block.expect if block.expect and snippet.tags.expect == "ok" else snippet.tags.expect
+        tags = dataclasses.replace(snippet.tags, script_cell=block.script_cell, expect=expect)
+        snippet = dataclasses.replace(snippet, tags=tags)
+    if "folder" in block.script_cell:
+        snippet = dataclasses.replace(snippet, helpers=_beside_script(block))
+    return snippet
+
+
+def _beside_script(block: CodeBlock) -> tuple[tuple[str, str], ...]:
+    """The modules beside a script (``block.source``) that its cell imports,
+    at their places relative to the cell's run file ``<script id>/<name>.py``
+    (see :mod:`snipcheck.sources.script_imports`)."""
+    script = Path(block.source)
+    folder = block.snippet_id.rpartition("/")[0].rpartition("/")[0]
+    found = []
+    for path in script_imports.local_modules(block.text, script.parent, script.resolve()):
+        rel = path.relative_to(script.parent.resolve()).as_posix()
+        try:
+            found.append((f"{folder}/{rel}" if folder else rel, path.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError):
+            continue  # an unreadable module fails the cell's import, visibly
+    return tuple(found)
 
 
 def find(snippet_id: str, code: CodeBlock | None, snippets_dir: Path, project_root: Path) -> Snippet:

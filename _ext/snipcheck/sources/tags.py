@@ -28,6 +28,10 @@ from typing import Any
 
 from snipcheck.model import Tags
 
+#: A run's wall-clock cap, in multiples of its timeout, which counts CPU
+#: seconds (see :mod:`snipcheck.run.cputime`): a run that waits (a sleep,
+#: I/O, a lock) is stopped there.
+WALL_FACTOR = 10.0
 #: The longest timeout a tag or ``snipcheck_timeout`` may set, in seconds (24 h).
 MAX_TIMEOUT = 24 * 3600.0
 #: The largest seed (numpy's legacy generator takes 32 bits).
@@ -38,7 +42,8 @@ KNOWN_KEYS = {
     "expect": 'what the run must do: "ok", an exception type name, "panic" or '
     '"compile error" (Rust), "exit N" (0 to 255) or "signal NAME" (e.g. "signal SIGSEGV")',
     "requires": 'a list of requirements, e.g. ["cuda"], ["torch>=2.14"], or names listed in snipcheck_requirements',
-    "timeout": f"wall-clock limit in seconds (a finite number greater than 0 and at most {MAX_TIMEOUT:g}, i.e. 24 h)",
+    "timeout": f"limit in CPU seconds of the run's processes, with a wall-clock cap of {WALL_FACTOR:g} times as many "
+    f"seconds (a finite number greater than 0 and at most {MAX_TIMEOUT:g}, i.e. 24 h)",
     "refutes": "for a refuted-claim snippet: the belief it tests (a string)",
     "memory": 'memory limit of the run, e.g. "8 GiB" (default: snipcheck_memory_limit)',
     "env": 'names of environment variables the snippet reads, e.g. ["MY_VAR"] '

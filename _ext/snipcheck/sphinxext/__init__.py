@@ -76,9 +76,9 @@ def setup(app: Sphinx) -> dict[str, Any]:
 
     return {
         "version": __version__,
-        # 7: placements know their file's digest; 6: chains (placements and snippets know theirs);
+        # 8: code blocks of script cells know what they display; 7: placements know their file's digest; 6: chains (placements and snippets know theirs);
         # 5: labels are document text (translated)
-        "env_version": 7,
+        "env_version": 8,
         "parallel_read_safe": True,
         "parallel_write_safe": True,
     }

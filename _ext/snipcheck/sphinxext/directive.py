@@ -69,7 +69,11 @@ class SnippetDirective(SphinxDirective):
     optional_arguments = 1
     final_argument_whitespace = False
     has_content = True
-    option_spec: ClassVar[dict[str, Any]] = {"stated-env": directives.unchanged, "chain": directives.unchanged}
+    option_spec: ClassVar[dict[str, Any]] = {
+        "stated-env": directives.unchanged,
+        "chain": directives.unchanged,
+        "escapes": directives.flag,  # the body states its output in the escaped form (snipcheck.sources.escapes)
+    }
 
     def run(self) -> list[nodes.Node]:
         if not self.arguments:

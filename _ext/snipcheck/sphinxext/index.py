@@ -31,6 +31,7 @@ from sphinx.environment.collectors import EnvironmentCollector
 
 from snipcheck.sources.geometry import NotWritable, Parsed, check_body
 from snipcheck.sources.myst_geometry import myst_geometry
+from snipcheck.sources import escapes
 from snipcheck.sources.placement import CodeBlock, Placement
 from snipcheck.sources.rst_geometry import rst_geometry
 from snipcheck.sources.sourcetext import SourceError, SourceText
@@ -108,6 +109,8 @@ def capture(directive: SphinxDirective, snippet_id: str, code_lines: int = 0) ->
     source, line = directive.get_source_info()
     markup = "myst" if type(directive.state).__module__.startswith("myst_parser") else "rst"
     stated = "\n".join(list(directive.content)[code_lines:])
+    if escapes.OPTION in directive.options:
+        stated = escapes.decode(stated)  # a body in the escaped form states the text it stands for
     options = tuple((str(k), "" if v is None else str(v)) for k, v in directive.options.items())
     if source and not os.path.isabs(source) and os.path.exists(source):
         # docutils names an included file relative to the working directory

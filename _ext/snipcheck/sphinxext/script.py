@@ -39,25 +39,29 @@ May import Sphinx (Sphinx layer).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from docutils import nodes
-from docutils.statemachine import StringList
 from sphinx.util.docutils import SphinxDirective
 
-from snipcheck.sources import scripts
+from snipcheck.sources import gallery_comments, scripts
 from snipcheck.sources.placement import CodeBlock
 from snipcheck.sources.snippets import SnippetError, check_id, from_page
-from snipcheck.sphinxext import index, render
+from snipcheck.sphinxext import index, render, script_check, script_links, script_prose
 from snipcheck.sphinxext import state as state_mod
 from snipcheck.sphinxext.collector import SnippetRecord, add
 from snipcheck.sphinxext.directive import is_myst, missing_id
+from snipcheck.sphinxext.i18n import _
 from snipcheck.sphinxext.log import warn
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
+
+#: jupytext cell tags that change how a cell runs (as nbclient and myst-nb read them).
+SKIP, RAISES = "skip-execution", "raises-exception"
 
 _RST_SNIPPET = re.compile(r"^\s*\.\.\s+snippet::\s+(\S+)")
 _MYST_SNIPPET = re.compile(r"^\s*(?:>\s*)*(?:`{3,}|~{3,}|:{3,})\{snippet\}\s+(\S+)")
@@ -87,40 +91,68 @@ class ScriptDirective(SphinxDirective):
         self.env.note_dependency(str(path))
         try:
             text = path.read_text(encoding="utf-8").replace("\r\n", "\n")
-            cells = scripts.parse(text)
+            script = scripts.read(text)
         except FileNotFoundError:
             return self._fail("missing", f"snippet-script {script_id!r}: no script {shown}; create it, or fix the id")
         except (OSError, UnicodeDecodeError) as exc:
             return self._fail("missing", f"snippet-script {script_id!r}: cannot read {shown}: {exc}")
         except scripts.ScriptError as exc:
             return self._fail("tag", f"snippet-script {script_id!r} ({shown}:{exc.line}): {exc.message}")
+        for line, note in script.notes:
+            warn("tag", f"snippet-script {script_id!r}: {note}", f"{path}:{line}")
+        cells = list(script.cells)
         code = [c for c in cells if c.kind == "code"]
         if not code:
             return self._fail("tag", f"snippet-script {script_id!r}: {shown} holds no code cell")
-        ids = [f"{script_id}/{c.name}" for c in code]
-        problem = self._body_problem(ids, shown)
+        runnable = [c for c in code if SKIP not in c.tags]
+        ids = [f"{script_id}/{c.name}" for c in runnable]
+        problem = self._body_problem(ids, shown, script_id) if ids or self.content else ""
         if problem:
             return self._fail("tag", f"snippet-script {script_id!r}: {problem}")
         docname = self.env.docname
         line = self.get_source_info()[1] or self.lineno
         loaded = {}
-        for cell, cell_id in zip(code, ids, strict=True):
+        for cell in code:
+            cell_id = f"{script_id}/{cell.name}"
             if index.code_in(self.env, docname, cell_id) is not None:
                 return self._fail("missing", f"snippet-script {script_id!r} is placed twice in this page; keep one")
-            block = CodeBlock(cell_id, docname, str(path.resolve()), line, cell.line, "python", cell.text)
+            block = CodeBlock(
+                cell_id, docname, str(path.resolve()), line, cell.line, "python", cell.text, script_cell=(*cell.display, "folder"),
+                expect="exception" if RAISES in cell.tags else "", modules=True,
+            )  # fmt: skip
             try:
                 loaded[cell_id] = from_page(block, state.root)
             except SnippetError as exc:
                 return self._fail("tag", f"snippet-script {script_id!r}, cell {cell.name!r} ({shown}): {exc.message}")
-            index.code_blocks(self.env).setdefault(docname, []).append(block)
-        outputs = self._parse_body(script_id, ids)
-        made: dict[str, list[nodes.Node]] = {}
-        for cell_id in ids:
+            if SKIP not in cell.tags:
+                index.code_blocks(self.env).setdefault(docname, []).append(block)
+        outputs = self._parse_body(script_id, ids) if ids else {}
+        made: dict[int, list[nodes.Node]] = {}
+        for at, cell in enumerate(cells):
+            if cell.kind != "code":
+                continue
+            cell_id = f"{script_id}/{cell.name}"
+            snippet = loaded[cell_id]
+            if script.flavor == "gallery":
+                snippet = dataclasses.replace(snippet, code=gallery_comments.hide_in_code(snippet.code)[0])
             code_node = nodes.container(classes=["snipcheck-snippet", "snipcheck-inline-code"])
             code_node["ids"].append(nodes.make_id(f"snippet-code-{cell_id}"))
-            code_node += render.code_block(loaded[cell_id])
-            made[cell_id] = [code_node, *outputs.get(cell_id, [])]
-        return self._render(cells, script_id, path, made)
+            code_node["snipcheck_cell"] = cell_id
+            code_node += render.code_block(snippet)
+            if SKIP in cell.tags:
+                code_node += nodes.paragraph("", _("not run: its skip-execution tag says so"),
+                                             classes=["snipcheck-stamp", "no-search"])  # fmt: skip
+            made[at] = [code_node, *outputs.get(cell_id, [])]
+        try:
+            rendered = script_prose.render(self, cells, str(path), made)
+        except script_prose.ProseError as exc:
+            return self._fail("tag", f"snippet-script {script_id!r} ({shown}:{exc.line}): {exc.message}")
+        script_links.rebase(rendered, path, Path(self.env.doc2path(docname)))
+        rendered = [script_links.target(self.state.document, script_id), *rendered]
+        where = f"{_shown(Path(self.get_source_info()[0] or ''), Path(self.env.srcdir))}:{line}"
+        cells_shown = tuple((f"{script_id}/{c.name}", c.line, SKIP not in c.tags) for c in code)
+        script_check.expect(self.env, script_check.Placed(script_id, str(path), where, line, cells_shown))
+        return rendered
 
     def _fail(self, subtype: str, message: str) -> list[nodes.Node]:
         """Warn, and record the script as an ``error`` (which fails the
@@ -139,19 +171,19 @@ class ScriptDirective(SphinxDirective):
         index.script_failures(self.env).setdefault(self.env.docname, []).append((page, line, message))
         return [render.error_box(message)]
 
-    def _body_problem(self, ids: list[str], shown: str) -> str:
+    def _body_problem(self, ids: list[str], shown: str, script_id: str) -> str:
         """What is wrong with the body's ``snippet`` directives, ``""`` if nothing."""
         pattern = _MYST_SNIPPET if is_myst(self) else _RST_SNIPPET
         stated = [m.group(1) for line in self.content if (m := pattern.match(line))]
         if stated == ids:
             return ""
+        if not ids:
+            return f"every code cell of {shown} has the skip-execution tag: its body must place none; empty it"
         if not stated:
             if is_myst(self):  # the outer fence must be longer than the inner ones
-                paste = "\n".join([f"````{{snippet-script}} {ids[0].rpartition('/')[0]}",
-                                    *(_opening(i, True) for i in ids), "````"])  # fmt: skip
+                paste = "\n".join([f"````{{snippet-script}} {script_id}", *(_opening(i, True) for i in ids), "````"])
             else:
-                paste = "\n\n".join([f".. snippet-script:: {ids[0].rpartition('/')[0]}",
-                                      *("   " + _opening(i, False) for i in ids)])  # fmt: skip
+                paste = "\n\n".join([f".. snippet-script:: {script_id}", *("   " + _opening(i, False) for i in ids)])
             return (
                 f"its body must place each code cell of {shown} with a snippet directive, in order; write it "
                 f"as:\n{paste}\nthen run `snipcheck record` to fill their stated outputs"
@@ -196,74 +228,6 @@ class ScriptDirective(SphinxDirective):
             found.setdefault(current, []).append(child)
         return found
 
-    def _render(
-        self, cells: list[scripts.Cell], script_id: str, path: Path, made: dict[str, list[nodes.Node]]
-    ) -> list[nodes.Node]:
-        """The script as the page shows it: its prose parsed in the page's
-        markup as one text (so its headings nest), each code cell a comment
-        line in it, then replaced by the cell's code and output nodes."""
-        myst = is_myst(self)
-        lines = StringList()
-        source = str(path)
-        for cell in cells:
-            if cell.kind == "prose":
-                for k, text in enumerate(cell.text.split("\n")):
-                    lines.append(text, source, cell.line - 1 + k)
-            else:
-                lines.append(f"{'%' if myst else '..'} {_MARK} {script_id}/{cell.name}", source, cell.line - 1)
-            lines.append("", source, cell.line - 1)
-        if myst:
-            parsed = self._parse_myst(lines)
-        else:
-            from sphinx.util.parsing import nested_parse_to_nodes
-
-            parsed = nested_parse_to_nodes(self.state, lines, allow_section_headings=True)
-        out: list[nodes.Node] = []
-        for top in parsed:
-            if isinstance(top, nodes.comment) and _cell_of(top) in made:
-                out += made[_cell_of(top)]
-                continue
-            if isinstance(top, nodes.Element):
-                for comment in list(top.findall(nodes.comment, include_self=False)):
-                    if _cell_of(comment) in made:
-                        comment.replace_self(made[_cell_of(comment)])
-            out.append(top)
-        return out
-
-
-    def _parse_myst(self, lines: StringList) -> list[nodes.Node]:
-        """Parse ``lines`` as MyST, headings included, into the nodes to return.
-
-        myst-parser attaches a heading's section to the page's section tree
-        itself (the section of the level above it), not to the node being
-        parsed into: those sections are taken back from where it put them, so
-        they follow the prose before them, in order.  Without a section tree
-        to read (another myst-parser), headings are rubrics.
-        """
-        holder = nodes.container()
-        levels = getattr(getattr(self.state, "_renderer", None), "_level_to_section", None)
-        if not isinstance(levels, dict):
-            self.state.nested_parse(lines, 0, holder)
-            return list(holder.children)
-        parents = {id(n): (n, len(n.children)) for n in levels.values()}
-        self.state.nested_parse(lines, 0, holder, match_titles=True)
-        attached: list[nodes.Node] = []
-        for parent, count in parents.values():
-            for child in parent.children[count:]:
-                if isinstance(child, nodes.section):
-                    attached.append(child)
-            parent.children[count:] = [c for c in parent.children[count:] if not isinstance(c, nodes.section)]
-        return [*holder.children, *attached]
-
-
-#: The comment that stands for a code cell in the prose text :meth:`ScriptDirective._render` parses.
-_MARK = "snipcheck-script-cell"
-
-
-def _cell_of(comment: nodes.comment) -> str:
-    text = comment.astext().strip()
-    return text[len(_MARK) :].strip() if text.startswith(_MARK + " ") else ""
-
 
 def _opening(snippet_id: str, myst: bool) -> str:
     return f"```{{snippet}} {snippet_id}\n```" if myst else f".. snippet:: {snippet_id}"
@@ -283,3 +247,5 @@ def _shown(path: Path, root: Path) -> str:
 
 def register(app: Sphinx) -> None:
     app.add_directive("snippet-script", ScriptDirective)
+    script_check.register(app)
+    script_links.register(app)

@@ -1,18 +1,19 @@
 """
-Primes, a script in two formats
+Primes, a sphinx-gallery script
 ===============================
 
 The module docstring is the script's introduction, as in a sphinx-gallery
-example.  Each code cell below runs after the one before it, in one process.
+example.  Each code block below runs after the one before it, in one process.
 """
 
 import itertools
 
-# %% [markdown]
-# A jupytext-style prose cell: every line is a comment.
-
 # %% id="sieve"
-# Comment lines right after a marker are prose too.
+# The sieve
+# ---------
+#
+# Comment lines right after a ``# %%`` line are a text block, in
+# reStructuredText.
 
 
 def primes():
@@ -27,10 +28,10 @@ first = list(itertools.islice(primes(), 10))
 print(first)
 
 ###############################################################################
-# A sphinx-gallery block
-# ----------------------
+# Their sum
+# ---------
 #
-# A line of twenty or more ``#`` starts one; this cell uses ``first`` from
-# the cell before it.
+# A line of twenty or more ``#`` starts a block too.  A block's last
+# statement, when it is a bare expression, shows its value, as in a notebook.
 
-print("sum:", sum(first))
+sum(first)

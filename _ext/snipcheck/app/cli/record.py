@@ -22,7 +22,7 @@ from snipcheck.files import ChangedOnDisk, WriteError
 from snipcheck.model import Outcome, Snippet, Stamp
 from snipcheck.pending import change, commit
 from snipcheck.pending.change import Change, Decision
-from snipcheck.pending.rules import record_change
+from snipcheck.pending.rules import may_change, record_change
 from snipcheck.pending.variation import Rerun
 from snipcheck.shard.files import MergeError
 from snipcheck.sources.placement import Placement
@@ -79,6 +79,10 @@ def record(
     # an address, unseeded randomness) would drift on the next build, and one
     # that changes with the seed (a set's order) varies under plain python.
     rerun = Rerun(lambda hash_seed: session.executor(settings, stamp, False, hash_seed), settings.normalizers)
+    # What may be written is run again all at once: the cells of a chain (a
+    # tutorial script's) then run again in one process per hash seed, not one
+    # process per cell, each repeating the cells before it.
+    rerun.submit([s for p, s in loaded if p.snippet_id not in taken and may_change(executor.outcome(s), p, s, settings.normalizers)])
     changes: list[Change] = []
     for p, snippet in loaded:
         place = f"{where(p)}: {p.snippet_id}"

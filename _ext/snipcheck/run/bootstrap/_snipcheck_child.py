@@ -598,6 +598,20 @@ def capture_show(pyplot):
     show.__wrapped__ = original
     OWN_CODES.add(show.__code__)
     pyplot.show = show
+    _figures["show"] = show
+
+
+#: The ``show`` that :func:`capture_show` made, once pyplot is loaded.
+_figures = {}
+
+
+def show_open_figures():
+    """The end of a tutorial script's cell, as a notebook's inline backend and
+    sphinx-gallery's scraper end it: every figure still open is shown (sent
+    as by ``plt.show()``), then closed.  Nothing before pyplot is loaded."""
+    show = _figures.get("show")
+    if show is not None:
+        show()
 
 
 def figure_png(figure):
@@ -634,7 +648,7 @@ def encode_png(width, height, rgba):
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", head) + chunk(b"IDAT", zlib.compress(bytes(rows), 6)) + chunk(b"IEND", b"")
 
 
-OWN_CODES.update(f.__code__ for f in (send_image, figure_png, encode_png))
+OWN_CODES.update(f.__code__ for f in (send_image, figure_png, encode_png, show_open_figures))
 
 
 def strip(value, tb=None):

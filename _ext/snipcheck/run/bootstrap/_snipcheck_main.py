@@ -127,9 +127,11 @@ def run_cells(feed, child_mod):  # type: ignore[no-untyped-def]
 
     :param feed: this process's end of the socket its supervisor hands the
         cells over on (``_snipcheck_supervise.Cells``): each message is one
-        cell, ``index NUL script NUL expected NUL last`` (``expected``: the
-        exception type its tags expect, ``"ok"`` or another ending: none;
-        ``last``: ``1`` for the chain's last cell).
+        cell, ``index NUL script NUL expected NUL last NUL mode``
+        (``expected``: the exception type its tags expect, ``"exception"``
+        for any, ``"ok"`` or another ending: none; ``last``: ``1`` for the
+        chain's last cell; ``mode``: how a tutorial script's cell runs, see
+        :func:`_run_in`).
 
     After each cell but the last, when it ended normally (or raised the
     exception it expects), this process says so on ``feed`` (``end INDEX
@@ -153,16 +155,18 @@ def run_cells(feed, child_mod):  # type: ignore[no-untyped-def]
         handed = _next_cell(feed, child_mod)
         if handed is None:  # nothing more is handed over (the supervisor refused or is gone)
             return status, interrupted
-        index, script, expected, last = handed
+        index, script, expected, last, mode = handed
         if main is None:
             main = _fresh_main(script)
         started = time.perf_counter()
-        status, interrupted, raised = _run_in(script, main, child_mod) if script else (0, False, None)
+        status, interrupted, raised = _run_in(script, main, child_mod, mode) if script else (0, False, None)
         if last or interrupted or isinstance(raised, SystemExit):
             return status, interrupted
         if raised is None and status == 0:
             ending = 0
-        elif raised is not None and expected not in ("", "ok") and qualified_name(type(raised)) == expected:
+        elif raised is not None and expected not in ("", "ok") and (
+            qualified_name(type(raised)) == expected or (expected == "exception" and isinstance(raised, Exception))
+        ):
             ending = 1
         else:
             return status, interrupted
@@ -185,7 +189,7 @@ def run_cells(feed, child_mod):  # type: ignore[no-untyped-def]
 
 def _next_cell(feed, child_mod):  # type: ignore[no-untyped-def]
     """The next cell the supervisor hands over on ``feed``: ``(index, script,
-    expected, last)``, or ``None`` when it sends none (end-of-file).
+    expected, last, mode)``, or ``None`` when it sends none (end-of-file).
 
     A signal handler of an earlier cell that raises while this waits (an
     alarm, say) is reported as python reports an uncaught exception, and
@@ -199,9 +203,9 @@ def _next_cell(feed, child_mod):  # type: ignore[no-untyped-def]
         report(type(exc), exc, None, child_mod)
         return None
     parts = message.split(b"\0")
-    if len(parts) != 4:
+    if len(parts) != 5:
         return None
-    return int(parts[0]), os.fsdecode(parts[1]), parts[2].decode(), parts[3] == b"1"
+    return int(parts[0]), os.fsdecode(parts[1]), parts[2].decode(), parts[3] == b"1", parts[4].decode()
 
 
 def qualified_name(etype):  # type: ignore[no-untyped-def]
@@ -243,16 +247,53 @@ def _fresh_main(script):  # type: ignore[no-untyped-def]
     return main
 
 
-def _run_in(script, main, child_mod):  # type: ignore[no-untyped-def]
-    """Run ``script`` in ``main``'s namespace: ``(status, interrupted, the uncaught exception or None)``."""
+def _run_in(script, main, child_mod, mode=""):  # type: ignore[no-untyped-def]
+    """Run ``script`` in ``main``'s namespace: ``(status, interrupted, the uncaught exception or None)``.
+
+    :param mode: for a cell of a tutorial script, how it runs, as a notebook
+        (and sphinx-gallery) runs it, a comma-separated list: ``repr``, the
+        value of its last statement when that is a bare expression is shown,
+        through ``sys.displayhook`` as the interactive interpreter shows it
+        (its ``repr``, nothing for ``None``); ``figures``, every matplotlib
+        figure still open at its end is shown, then closed (not after
+        ``SystemExit`` or ``KeyboardInterrupt``); ``folder``, the script's
+        folder (the one above the cell's) is ``sys.path[0]``, where the
+        modules beside the script are.
+    """
+    modes = mode.split(",")
+    found = _run_code(script, main, child_mod, "repr" in modes, "folder" in modes)
+    if "figures" in modes and not isinstance(found[2], SystemExit | KeyboardInterrupt):
+        try:
+            child_mod.show_open_figures()
+        except Exception as exc:  # noqa: BLE001 - drawing the figure failed: the cell's own error
+            report(type(exc), exc, exc.__traceback__, child_mod)
+            return 1, False, exc
+    return found
+
+
+def _split_last(source, path):  # type: ignore[no-untyped-def]
+    """``source`` compiled as its statements but the last, then the last in
+    the interactive mode (which hands its value to ``sys.displayhook``), when
+    the last is a bare expression; else ``None``.  Built from the compiler's
+    own syntax tree (``PyCF_ONLY_AST``), with no module imported."""
+    only_ast = 0x400
+    tree = compile(source, path, "exec", only_ast)
+    if not tree.body or type(tree.body[-1]).__name__ != "Expr":
+        return None
+    interactive = type(compile("0", "<display>", "single", only_ast))
+    head = type(tree)(body=tree.body[:-1], type_ignores=[])
+    return compile(head, path, "exec"), compile(interactive(body=[tree.body[-1]]), path, "single")
+
+
+def _run_code(script, main, child_mod, show_last, in_folder=False):  # type: ignore[no-untyped-def]
     calibration = _state["calibration"]
     path = os.path.abspath(script)
     sys.argv[:] = [script]
     sys.orig_argv[:] = [sys.orig_argv[0], script]
-    sys.path[0] = os.path.dirname(path)
+    sys.path[0] = os.path.dirname(os.path.dirname(path) if in_folder else path)
     main.__loader__ = importlib.machinery.SourceFileLoader("__main__", path)
     main.__file__ = path
-    code = None
+    codes = ()
     try:
         with open(path, "rb") as f:
             source = f.read()
@@ -268,7 +309,9 @@ def _run_in(script, main, child_mod):  # type: ignore[no-untyped-def]
             # the hook would print (with the runner's path) if left on it.
             report(type(broken), broken.with_traceback(None), None, child_mod)
             return 1, False, broken
-        exec_at_top(code, main.__dict__, calibration)
+        codes = (_split_last(source, path) if show_last else None) or (code,)
+        for part in codes:
+            exec_at_top(part, main.__dict__, calibration)
     except SystemExit as exc:
         return exit_status(exc), False, exc
     except BaseException as exc:  # noqa: BLE001 - what python prints for any uncaught exception
@@ -278,7 +321,7 @@ def _run_in(script, main, child_mod):  # type: ignore[no-untyped-def]
     # Reported outside the except block, as the interpreter does: an error in
     # the hook must not get the snippet's exception as its context.
     tb = uncaught.__traceback__
-    while tb is not None and tb.tb_frame.f_code is not code:
+    while tb is not None and tb.tb_frame.f_code not in codes:
         tb = tb.tb_next
     uncaught = uncaught.with_traceback(tb)
     del tb
@@ -410,5 +453,5 @@ def write_unraisable(exc, obj):  # type: ignore[no-untyped-def]
 #: Frames of these are "the interpreter itself" for the capture (labels, traceback cuts).
 OWN = tuple(
     f.__code__
-    for f in (run_main, run_cells, _next_cell, _run_in, finish, report, exit_status, exec_at_top, flush_std_files, write_unraisable)
+    for f in (run_main, run_cells, _next_cell, _run_in, _run_code, finish, report, exit_status, exec_at_top, flush_std_files, write_unraisable)
 )

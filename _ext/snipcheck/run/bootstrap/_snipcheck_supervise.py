@@ -112,15 +112,18 @@ class Forged(Exception):
 class Cells:
     """The hand-over of a chain's cells to the snippet's process.
 
-    :param cells: ``[(script, expected), ...]``: each cell's path (``""``:
-        the mark that runs nothing) and the exception type its tags expect.
+    :param cells: ``[(script, expected, mode), ...]``: each cell's path
+        (``""``: the mark that runs nothing), the exception type its tags
+        expect, and how it runs (``"repr,figures,folder"`` for a tutorial
+        script's cell, see ``_snipcheck_main._run_in``; ``""`` or left out
+        for any other).
     :param mine: the supervisor's end of the feed socket (``SOCK_SEQPACKET``).
     :param theirs: the snippet's end (``_snipcheck_main.run_cells``), closed
         here once the snippet's process is forked.
     """
 
     def __init__(self, cells, mine, theirs):  # type: ignore[no-untyped-def]
-        self.cells = [(str(script), str(expected)) for script, expected in cells]
+        self.cells = [(str(cell[0]), str(cell[1]), str(cell[2]) if len(cell) > 2 else "") for cell in cells]
         self.mine = mine
         self.theirs = theirs
         #: How many cells were handed over.
@@ -129,14 +132,15 @@ class Cells:
         self.waiting = False
 
     def hand_over(self):  # type: ignore[no-untyped-def]
-        """Send the next cell (``index NUL script NUL expected NUL last``)."""
+        """Send the next cell (``index NUL script NUL expected NUL last NUL mode``)."""
         index = self.handed
-        script, expected = self.cells[index]
+        script, expected, mode = self.cells[index]
         last = b"1" if index == len(self.cells) - 1 else b"0"
         self.handed += 1
         self.waiting = False
         try:
-            os.write(self.mine, b"\0".join((b"%d" % index, os.fsencode(script), expected.encode(), last)))
+            message = (b"%d" % index, os.fsencode(script), expected.encode(), last, mode.encode())
+            os.write(self.mine, b"\0".join(message))
         except OSError:
             pass  # the snippet's process is gone: its end is reported as usual
 

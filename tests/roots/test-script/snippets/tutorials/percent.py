@@ -11,7 +11,7 @@ import torch
 x = torch.arange(6.0)
 
 # %% id="reshape"
-# Comment lines right after the marker are prose, like this one.
+# Comment lines right after the marker are code in a jupytext script.
 
 print(x.reshape(2, 3))
 

@@ -1,0 +1,1 @@
+"""A package beside the corpus scripts."""

@@ -1,0 +1,101 @@
+"""Timeouts that hold on a busy machine (issue 36 §7).
+
+A run's timeout counts the CPU seconds of its processes, so a snippet that
+needs 0.6 s of CPU is not killed at a 1 s timeout because other processes
+kept the core busy; a run that waits (a sleep) is stopped by the wall-clock
+cap, ten times its timeout; each message names the limit it reached.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from snipcheck.judge.compare import judge
+from snipcheck.model import Stamp
+from snipcheck.run import PYTHON_RUNNERS, Runner, make_runner
+from snipcheck.sources.snippets import load
+from snipcheck.sources.tags import WALL_FACTOR
+
+LIMIT = 1 << 20
+
+BURN = """\
+import os, time
+os.sched_setaffinity(0, {{0}})
+start = time.process_time()
+while time.process_time() - start < {cpu}:
+    pass
+print("burned", round(time.process_time() - start, 1))
+"""
+
+
+@pytest.fixture(scope="module", params=PYTHON_RUNNERS)
+def runner(request: pytest.FixtureRequest, stamp: Stamp) -> Iterator[Runner]:
+    made = make_runner("python", python=sys.executable, stamp=stamp, kind=request.param, preload=())
+    yield made
+    close = getattr(made, "close", None)
+    if close is not None:
+        close()
+
+
+def write(tmp_path: Path, snippet_id: str, source: str):  # type: ignore[no-untyped-def]
+    path = tmp_path / "snippets" / f"{snippet_id}.py"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(source)
+    return load(snippet_id, tmp_path / "snippets", tmp_path)
+
+
+@pytest.fixture
+def busy_core() -> Iterator[None]:
+    """Three processes spinning on core 0, where the snippet pins itself:
+    it gets about a quarter of that core, so its 0.6 CPU seconds take about
+    2.4 s of wall-clock time."""
+    spin = "import os\nos.sched_setaffinity(0, {0})\nwhile True: pass\n"
+    hogs = [subprocess.Popen([sys.executable, "-c", spin]) for _ in range(3)]
+    try:
+        yield
+    finally:
+        for hog in hogs:
+            os.kill(hog.pid, signal.SIGKILL)
+            hog.wait()
+
+
+def test_a_snippet_slowed_by_a_busy_core_is_not_timed_out(runner: Runner, tmp_path: Path, busy_core: None) -> None:
+    snippet = write(tmp_path, "t/burn", BURN.format(cpu=0.6))
+    result = runner.run(snippet, timeout=1.0, output_limit=LIMIT)
+    assert not result.timed_out, (result.duration, result.cpu, result.events)
+    assert result.duration > 1.0  # it took longer than its timeout in wall-clock time: the load, not the snippet
+    assert result.cpu is not None and 0.55 <= result.cpu < 1.0
+
+
+def test_a_snippet_that_computes_past_its_cpu_limit_is_stopped_there(runner: Runner, tmp_path: Path) -> None:
+    snippet = write(tmp_path, "t/spin", "while True:\n    pass\n")
+    result = runner.run(snippet, timeout=1.0, output_limit=LIMIT)
+    assert result.timed_out and result.limit == "cpu"
+    assert result.cpu is not None and 1.0 <= result.cpu < 3.0
+    verdict = judge(snippet.tags, result, "", [])
+    (problem,) = verdict.problems
+    assert "reached its timeout, counted in CPU seconds of its processes" in problem
+    assert "raise 'timeout' in its tag block (or snipcheck_timeout)" in problem
+
+
+def test_a_snippet_that_waits_is_stopped_at_the_wall_clock_cap(runner: Runner, tmp_path: Path) -> None:
+    snippet = write(tmp_path, "t/sleep", "import time\nprint('waiting', flush=True)\ntime.sleep(60)\n")
+    result = runner.run(snippet, timeout=0.3, output_limit=LIMIT)
+    assert result.timed_out and result.limit == "wall"
+    assert 0.3 * WALL_FACTOR <= result.duration < 0.3 * WALL_FACTOR + 3
+    (problem,) = judge(snippet.tags, result, "waiting", []).problems
+    assert f"the cap of a run that waits ({WALL_FACTOR:g} times its timeout, which counts CPU seconds)" in problem
+    assert "raise 'timeout' in its tag block (or snipcheck_timeout): the cap grows with it" in problem
+
+
+def test_the_cpu_of_a_process_the_snippet_starts_counts_too(runner: Runner, tmp_path: Path) -> None:
+    child = "import subprocess, sys\nsubprocess.run([sys.executable, '-c', 'while True: pass'])\n"
+    snippet = write(tmp_path, "t/child", child)
+    result = runner.run(snippet, timeout=1.0, output_limit=LIMIT)
+    assert result.timed_out and result.limit == "cpu", (result.duration, result.cpu)
