@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Protocol
 
 from snipcheck.judge import figures as figure_files
-from snipcheck.judge.normalize import Normalizer
 from snipcheck.judge.compare import judge
+from snipcheck.judge.normalize import Normalizer
 from snipcheck.judge.verdict import ENDED_BADLY, Status, check
 from snipcheck.model import Outcome, RunResult, Snippet
 from snipcheck.pending import change

@@ -14,13 +14,12 @@ Pure core: standard library, :mod:`snipcheck.run.channel` and :mod:`snipcheck.ru
 
 from __future__ import annotations
 
+import os
 import selectors
 import socket
 import time
 from collections.abc import Sequence
 from typing import Protocol
-
-import os
 
 from snipcheck.run.channel import Channel, Reader
 from snipcheck.run.cputime import WALL_FACTOR, TreeClock

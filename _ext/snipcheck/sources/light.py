@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from snipcheck.sources import scripts
+from snipcheck.sources import script_model as scripts
 from snipcheck.sources.script_header import Header
 
 

@@ -39,10 +39,11 @@ import io
 import re
 import textwrap
 import tokenize
-from dataclasses import dataclass, field
 
 from snipcheck.sources import gallery_comments
+from snipcheck.sources.light import read as read_light
 from snipcheck.sources.script_header import Header, cell_options, read_header
+from snipcheck.sources.script_model import Cell, Script, ScriptError, ends_quiet
 
 __all__ = ["Cell", "Script", "ScriptError", "parse", "read"]
 
@@ -53,72 +54,6 @@ _KIND = re.compile(r"^\s*(?P<title>.*?)\s*\[(?P<kind>[A-Za-z]+)\](?P<rest>.*)$")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _TAG_START = re.compile(r"#\s*///\s*snipcheck\s*$")
 _LIGHT = re.compile(r"^# [+-]($|\s)")
-
-#: What a code cell shows besides what it prints: its last bare expression's
-#: value (``"repr"``) and the figures still open at its end (``"figures"``).
-DISPLAYS = ("repr", "figures")
-
-
-class ScriptError(ValueError):
-    """A script that cannot be split into cells.
-
-    :param message: what is wrong and what to do.
-    :param line: 1-based line of the script at fault.
-    """
-
-    def __init__(self, message: str, line: int) -> None:
-        super().__init__(f"line {line}: {message}")
-        self.message = message
-        self.line = line
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One cell of a script.
-
-    :param kind: ``"prose"``, ``"code"`` or ``"raw"``.
-    :param text: the prose with its comment marks removed (or the
-        docstring's text), or the code as written (what runs).
-    :param line: 1-based line of the script where the text starts.
-    :param name: a code cell's name (its ``id`` or its ordinal); ``""`` otherwise.
-    :param markup: prose: ``"rst"`` (sphinx-gallery) or ``"md"`` (jupytext);
-        raw: the markup its ``raw_mimetype`` names, ``""`` for none (not shown).
-    :param tags: a jupytext cell's ``tags`` metadata.
-    :param display: what the cell shows besides its output (:data:`DISPLAYS`).
-    :param head: 1-based line of the marker that starts the cell, 0 for none.
-    """
-
-    kind: str
-    text: str
-    line: int
-    name: str = ""
-    markup: str = ""
-    tags: tuple[str, ...] = ()
-    display: tuple[str, ...] = field(default=(), compare=False)
-    head: int = field(default=0, compare=False)
-
-
-@dataclass(frozen=True)
-class Script:
-    """A script read into cells.
-
-    :param flavor: ``"gallery"``, ``"percent"`` or ``"light"``.
-    :param cells: its cells, in order.
-    :param header: a jupytext script's header, if it has one.
-    :param notes: ``(line, message)`` of what the reader could not honour
-        (an unknown ``sphinx_gallery`` comment): worth a warning.
-    """
-
-    flavor: str
-    cells: tuple[Cell, ...]
-    header: Header | None = None
-    notes: tuple[tuple[int, str], ...] = ()
-
-    @property
-    def code(self) -> list[Cell]:
-        """The code cells."""
-        return [c for c in self.cells if c.kind == "code"]
-
 
 def parse(text: str) -> list[Cell]:
     """The cells of a script (:func:`read`'s)."""
@@ -142,7 +77,6 @@ def read(text: str) -> Script:
         )
     flavor = _flavor(lines, header)
     if flavor == "light":
-        from snipcheck.sources.light import read as read_light  # it needs jupytext, and imports this module
 
         return _named(read_light(text, header))
     if flavor == "percent":
@@ -231,17 +165,6 @@ def _trim(lines: list[str], first: int, end: int) -> tuple[int, list[str]] | Non
     while end > first and not lines[end - 1].strip():
         end -= 1
     return (first, [line.rstrip() if not line.strip() else line for line in lines[first:end]]) if end > first else None
-
-
-def ends_quiet(body: list[str]) -> bool:
-    """Whether a jupytext code cell ends with ``;`` (IPython then shows no value)."""
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO("\n".join(body) + "\n").readline))
-    except (tokenize.TokenError, SyntaxError):
-        return False
-    meaningful = [t for t in tokens if t.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE,
-                                                     tokenize.ENDMARKER, tokenize.DEDENT, tokenize.INDENT)]  # fmt: skip
-    return bool(meaningful) and meaningful[-1].string == ";"
 
 
 def _uncomment(lines: list[str]) -> str:

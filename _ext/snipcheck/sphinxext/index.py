@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Any
 
 from sphinx.environment.collectors import EnvironmentCollector
 
+from snipcheck.sources import escapes
 from snipcheck.sources.geometry import NotWritable, Parsed, check_body
 from snipcheck.sources.myst_geometry import myst_geometry
-from snipcheck.sources import escapes
 from snipcheck.sources.placement import CodeBlock, Placement
 from snipcheck.sources.rst_geometry import rst_geometry
 from snipcheck.sources.sourcetext import SourceError, SourceText
