@@ -24,6 +24,9 @@ from helpers import html
 from snipcheck.sphinxext.i18n import LOCALE_DIR, MESSAGE_CATALOG
 
 PACKAGE = Path(snipcheck.__file__).parent
+#: This site's own features (``_ext/snipcheck_chapter``): their labels use snipcheck's catalog,
+#: the Furo theme's labels a catalog of the package's own.
+CHAPTER = PACKAGE.parent / "snipcheck_chapter"
 CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
 # The page-text classes snipcheck and its chapter sub-extensions own.
 UI = (
@@ -40,14 +43,14 @@ NAMES = {"stdout", "stderr", "torch", "cpu", "Python", "CPU", "Linux", "cuda", "
 def labels_in_code() -> dict[str, str]:
     """Every ``_("...")`` literal in the extension: msgid -> where."""
     found: dict[str, str] = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
+    for path in sorted([*PACKAGE.rglob("*.py"), *CHAPTER.rglob("*.py")]):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "_":
                 (arg,) = node.args
                 assert isinstance(arg, ast.Constant) and isinstance(arg.value, str), (
                     f"{path}:{node.lineno}: _() of a non-literal: no catalog can list it"
                 )
-                found.setdefault(arg.value, f"{path.relative_to(PACKAGE)}:{node.lineno}")
+                found.setdefault(arg.value, f"{path.relative_to(PACKAGE.parent)}:{node.lineno}")
     # the documented differences of a run, which the snipcheck-differences directive translates
     from snipcheck.run import DIFFERENCES
 
@@ -57,8 +60,12 @@ def labels_in_code() -> dict[str, str]:
     return found
 
 
+def locale_dir(domain: str) -> Path:
+    return CHAPTER / "locale" if domain == "furo" else LOCALE_DIR
+
+
 def catalog(domain: str, language: str = "zh_CN"):
-    with open(LOCALE_DIR / language / "LC_MESSAGES" / f"{domain}.po", "rb") as po:
+    with open(locale_dir(domain) / language / "LC_MESSAGES" / f"{domain}.po", "rb") as po:
         return read_po(po)
 
 
@@ -83,7 +90,7 @@ def test_no_chinese_string_in_the_code_that_renders_pages() -> None:
     """Page text comes from the catalog: no literal in one language in the
     rendering code (docstrings and comments aside)."""
     offenders = []
-    for path in sorted([*(PACKAGE / "sphinxext").glob("*.py"), *(PACKAGE / "chapter").glob("*.py")]):
+    for path in sorted([*(PACKAGE / "sphinxext").glob("*.py"), *CHAPTER.glob("*.py")]):
         if path.name == "cjk.py":
             continue  # its character ranges are CJK by definition, and no page text
         tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -109,7 +116,7 @@ def test_the_committed_mo_files_are_compiled_from_their_po_files(domain: str) ->
     write_mo(compiled, catalog(domain))
     compiled.seek(0)
     fresh = {m.id: m.string for m in read_mo(compiled) if m.id}
-    with open(LOCALE_DIR / "zh_CN" / "LC_MESSAGES" / f"{domain}.mo", "rb") as mo:
+    with open(locale_dir(domain) / "zh_CN" / "LC_MESSAGES" / f"{domain}.mo", "rb") as mo:
         committed = {m.id: m.string for m in read_mo(mo) if m.id}
     assert committed == fresh
 

@@ -181,7 +181,11 @@ def test_a_stored_error_is_expected_only_with_a_raises_marker(tmp_path: Path, ca
     else:
         (problem,) = built.about("nb/e")
         assert "ValueError" in problem and "[snipcheck.exec]" in problem
-    assert built.about("nb/n") == []  # the chain goes on after the cell either way
+        # an unexpected error ends the chain: the next cell is not run, and fails naming it
+        (stopped,) = built.about("nb/n")
+        assert "a cell before it, raised ValueError" in stopped and "[snipcheck.exec]" in stopped
+        return
+    assert built.about("nb/n") == []  # with the marker, the chain goes on after the cell
 
 
 def test_a_wrong_exception_drifts_even_with_the_marker(tmp_path: Path, cache_dir: Path) -> None:

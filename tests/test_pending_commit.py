@@ -174,14 +174,17 @@ def test_a_refused_commit_has_read_the_pages_back_and_writes_nothing(root: Path)
     assert every_file(root)["docs/b.md"] == before["docs/b.md"]  # the refused change is not written
 
 
-def test_an_output_the_page_cannot_hold_stops_the_commit_before_any_file_is_written(root: Path) -> None:
+def test_a_placement_that_cannot_be_rewritten_stops_the_commit_before_any_file_is_written(root: Path) -> None:
+    import dataclasses
+
     from snipcheck.app.project import Project
 
     project, _ = Project.load(root)
     placed = {p.snippet_id: p for p in project.placements()}
-    # b.md's new output holds a line break no page can hold: found only when
-    # b.md is worked out, after a.md
-    changes = [change.accept(placed["d/a"], "new a"), change.accept(placed["d/b"], "new\u2028b")]
+    # b.md's directive cannot be rewritten: found only when b.md is worked
+    # out, after a.md
+    unwritable = dataclasses.replace(placed["d/b"], writable="it sits in an include")
+    changes = [change.accept(placed["d/a"], "new a"), change.accept(unwritable, "new b")]
     before = every_file(root)
     with pytest.raises(Unwritable):
         commit.commit(changes, rewrite=project.rewrite, srcdir=project.srcdir)
