@@ -3,8 +3,8 @@
 The chapter is built once per session (into a temporary directory, with
 ``-W``), together with the tiny project ``tests/roots/test-browser`` whose
 snippet prints markup; both are served by a local ``http.server`` on
-127.0.0.1 and opened in headless Chromium.  ``tests/test_browser.py`` and
-``tests/test_browser_reader.py`` share the one build, server and browser.
+127.0.0.1 and opened in headless Chromium.  ``tests/site/test_browser.py`` and
+``tests/site/test_browser_reader.py`` share the one build, server and browser.
 
 Screenshots go to ``$SNIPCHECK_ARTIFACTS`` (default: a directory under
 pytest's temporary directory); the session prints where.

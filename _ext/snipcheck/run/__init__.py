@@ -12,7 +12,7 @@ What every run of every runner guarantees (issue 11):
   them (:mod:`.capture`);
 * *plain python*: what the snippet can observe of its process is what
   ``python snippets/<id>.py`` observes in the fixed environment, except the
-  short list :data:`DIFFERENCES` (``tests/test_parity.py`` checks the rest);
+  short list :data:`DIFFERENCES` (``tests/run/test_parity.py`` checks the rest);
 * *lifecycle*: a supervisor process is the snippet's parent; in a PID
   namespace of its own where the kernel allows it (:mod:`.sandbox`), it kills
   everything the run started when the snippet's process ends, and the run
@@ -72,7 +72,7 @@ class ChainRunner(Runner, Protocol):
 
 #: What a run shows differently from plain ``python snippets/<id>.py`` in the
 #: fixed environment, under both runners unless said otherwise: the whole list
-#: (``tests/test_parity.py`` checks everything else, and each of these).
+#: (``tests/run/test_parity.py`` checks everything else, and each of these).
 DIFFERENCES = {
     "process ids": "the snippet's process has a small pid in a PID namespace of its own where the kernel "
     "allows it (2 under the subprocess runner; under the fork runner it grows with each process its slot "

@@ -2,7 +2,7 @@
 
 A page's promise is "this is what ``python snippets/<id>.py`` prints".  The
 few ways a run under snipcheck cannot be identical to that are listed once,
-in :data:`snipcheck.run.DIFFERENCES` (``tests/test_parity.py`` keeps the
+in :data:`snipcheck.run.DIFFERENCES` (``tests/run/test_parity.py`` keeps the
 list true); this directive puts that list on a page, translated like every
 other label, so the page states its own exceptions.
 

@@ -8,7 +8,7 @@ English, like Sphinx's own.
 
 Catalogs: edit ``locale/<lang>/LC_MESSAGES/snipcheck.po``, then compile it
 with ``pybabel compile -d _ext/snipcheck/locale -D snipcheck`` (Babel comes
-with Sphinx).  ``tests/test_i18n.py`` checks that every label in the code has a
+with Sphinx).  ``tests/sphinxext/test_i18n.py`` checks that every label in the code has a
 zh_CN translation and that the committed ``.mo`` matches its ``.po``.
 
 May import Sphinx (Sphinx layer).

@@ -1,0 +1,255 @@
+"""Jupyter notebook pages (issue 37, first slice).
+
+A ``.ipynb`` page that myst-nb renders (its execution off) is a chain: its code
+cells run in order in one process, each captured alone, and its stored
+outputs are the stated outputs.  The notebooks here are written with nbformat
+and executed for real with nbclient and ipykernel, so the stored outputs are
+what Jupyter itself stores.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from helpers import html, write_project
+from nbclient import NotebookClient
+from snipcheck.sources.notebook import read, run_text
+from faults_support import sphinx_build
+
+CONF = 'project = "nb"\nextensions = ["myst_nb", "snipcheck"]\nnb_execution_mode = "off"\nsnipcheck_preload = []\n'
+INDEX = "Notebooks\n=========\n\n.. toctree::\n\n   nb\n"
+
+# (id, source, tags): each cell states what its stored output must be compared as
+CELLS = [
+    ("setup", "x = 2", []),
+    ("printed", "print(x * 3)", []),
+    ("shown", "x + 1", []),
+    ("both", "import sys\nprint('out')\nprint('err', file=sys.stderr)\nx * 10", []),
+    ("raises", "1 / 0", ["raises-exception"]),
+    ("after", "print(x + 100)", []),
+]
+
+
+def _executed(cells: list[tuple[str, str, list[str]]]) -> Any:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells.append(nbformat.v4.new_markdown_cell("# A notebook\n\nWords."))
+    for cell_id, source, tags in cells:
+        cell = nbformat.v4.new_code_cell(source, id=cell_id)
+        cell.metadata["tags"] = list(tags)
+        nb.cells.append(cell)
+    NotebookClient(nb, timeout=60, kernel_name="python3", allow_errors=True).execute()
+    return nb
+
+
+@pytest.fixture(scope="module")
+def stored() -> Any:
+    """The notebook, executed once for the module."""
+    return _executed(CELLS)
+
+
+def _project(root: Path, nb: Any) -> Path:
+    return write_project(root, CONF, {"index.rst": INDEX, "nb.ipynb": nbformat.writes(nb)})
+
+
+def _statuses(built: Any) -> dict[str, str]:
+    """snippet id → status, from the build's report."""
+    report = json.loads((built.report_dir / "report.json").read_text())
+    return {r["snippet_id"]: r["status"] for r in report["snippets"]}
+
+
+def _cell(nb: Any, cell_id: str) -> Any:
+    return next(c for c in nb.cells if c.get("id") == cell_id)
+
+
+def test_the_stored_outputs_are_what_jupyter_stored(stored: Any) -> None:
+    """The fixture itself: stream, execute_result and error outputs, as the tests below expect."""
+    kinds = {c.id: [o.output_type for o in c.outputs] for c in stored.cells if c.cell_type == "code"}
+    assert kinds["printed"] == ["stream"] and kinds["shown"] == ["execute_result"]
+    assert kinds["raises"] == ["error"]
+    assert [c for c in read(nbformat.writes(stored)).cells if c.cell_id == "both"][0].stated == "out\nerr\n20"
+
+
+def test_a_notebook_page_runs_as_a_chain_and_shows_the_real_outputs(tmp_path: Path, cache_dir: Path, stored: Any) -> None:
+    project = _project(tmp_path / "p", stored)
+    built = sphinx_build(project, tmp_path, cache_dir)
+    assert built.statuscode == 0 and built.warnings == [], built.warnings_text
+    report = json.loads((built.report_dir / "report.json").read_text())
+    statuses = {r["snippet_id"]: r["status"] for r in report["snippets"]}
+    assert statuses == {f"nb/{i}": "ok" for i, _, _ in CELLS if i != "setup"} | {"nb/setup": "ok"}
+    page = html(built.outdir / "nb.html")
+    assert len(page.select(".snipcheck-snippet")) == len(CELLS)  # one output panel per cell, in myst-nb's cell
+    text = page.get_text()
+    assert "102" in text and "ZeroDivisionError: division by zero" in text
+    assert built.before == built.after  # the notebook is never written
+
+
+def test_a_one_character_change_to_a_stored_output_fails_naming_notebook_cell_and_id(
+    tmp_path: Path, cache_dir: Path, stored: Any
+) -> None:
+    nb = copy.deepcopy(stored)
+    _cell(nb, "printed").outputs[0].text = "7\n"
+    built = sphinx_build(_project(tmp_path / "p", nb), tmp_path, cache_dir)
+    assert built.statuscode == 1
+    (drift,) = built.about("nb/printed")
+    assert "nb.ipynb" in drift and "cell 3 (id printed)" in drift and "[snipcheck.drift]" in drift
+    assert "-7" in drift and "+6" in drift
+    assert [w for w in built.warnings if w not in built.about("nb/printed")] == []
+
+
+def test_execution_count_and_volatile_metadata_never_drift(tmp_path: Path, cache_dir: Path, stored: Any) -> None:
+    nb = copy.deepcopy(stored)
+    for number, cell in enumerate(c for c in nb.cells if c.cell_type == "code"):
+        cell.execution_count = 40 + number
+        cell.metadata["execution"] = {"iopub.execute_input": "2031-01-01T00:00:00Z"}
+        for out in cell.outputs:
+            if "execution_count" in out:
+                out.execution_count = 99
+    built = sphinx_build(_project(tmp_path / "p", nb), tmp_path, cache_dir)
+    assert built.statuscode == 0 and built.warnings == [], built.warnings_text
+    assert _statuses(built) == {f"nb/{i}": "ok" for i, _, _ in CELLS}  # every cell was compared
+
+
+# --- markers ---------------------------------------------------------------------------------------
+
+
+def _built_with(tmp_path: Path, cache_dir: Path, cells: list[tuple[str, str, list[str]]], edit: Any) -> Any:
+    nb = _executed(cells)
+    edit(nb)
+    return sphinx_build(_project(tmp_path / "p", nb), tmp_path, cache_dir)
+
+
+def _restate(cell_id: str, text: str) -> Any:
+    def edit(nb: Any) -> None:
+        _cell(nb, cell_id).outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
+
+    return edit
+
+
+@pytest.mark.parametrize("marked", [True, False])
+@pytest.mark.parametrize("how", ["comment", "tag"])
+def test_nbval_ignore_output_runs_the_cell_but_does_not_compare_its_output(
+    tmp_path: Path, cache_dir: Path, marked: bool, how: str
+) -> None:
+    source = "import random\nprint(random.random())"
+    tags: list[str] = []
+    if marked and how == "comment":
+        source = "# NBVAL_IGNORE_OUTPUT\n" + source
+    elif marked:
+        tags = ["NBVAL_IGNORE_OUTPUT"]
+    built = _built_with(tmp_path, cache_dir, [("r", source, tags), ("n", "print(1)", [])], _restate("r", "stored-draw\n"))
+    if marked:
+        assert built.statuscode == 0 and built.warnings == [], built.warnings_text
+        assert _statuses(built) == {"nb/r": "ok", "nb/n": "ok"}
+        shown = html(built.outdir / "nb.html").get_text()
+        assert "stored-draw" not in shown and "0." in shown  # the real run is shown
+    else:
+        assert "[snipcheck.drift]" in built.about("nb/r")[0]
+
+
+@pytest.mark.parametrize("marker", ["", "# NBVAL_SKIP", "skip-execution"])
+def test_a_skipped_cell_is_neither_run_nor_compared(tmp_path: Path, cache_dir: Path, marker: str) -> None:
+    source = "print('stored')\nundefined_name"
+    tags = [marker] if marker and not marker.startswith("#") else []
+    if marker.startswith("#"):
+        source = marker + "\n" + source
+    built = _built_with(tmp_path, cache_dir, [("s", source, tags), ("n", "print(1)", [])], _restate("s", "stored\n"))
+    report = json.loads((built.report_dir / "report.json").read_text())
+    ids = {r["snippet_id"] for r in report["snippets"]}
+    if marker:
+        assert built.statuscode == 0 and built.warnings == [], built.warnings_text
+        assert ids == {"nb/n"}
+    else:
+        assert built.statuscode == 1 and built.about("nb/s"), built.warnings_text
+
+
+@pytest.mark.parametrize("marker", ["", "raises-exception", "NBVAL_RAISES_EXCEPTION", "# NBVAL_RAISES_EXCEPTION"])
+def test_a_stored_error_is_expected_only_with_a_raises_marker(tmp_path: Path, cache_dir: Path, marker: str) -> None:
+    source = "print('before')\nraise ValueError('bad value')"
+    tags = [marker] if marker and not marker.startswith("#") else []
+    if marker.startswith("#"):
+        source = marker + "\n" + source
+    built = _built_with(tmp_path, cache_dir, [("e", source, tags), ("n", "print(1)", [])], lambda nb: None)
+    if marker:
+        assert built.statuscode == 0 and built.warnings == [], built.warnings_text
+        assert _statuses(built) == {"nb/e": "ok", "nb/n": "ok"}
+    else:
+        (problem,) = built.about("nb/e")
+        assert "ValueError" in problem and "[snipcheck.exec]" in problem
+        # an unexpected error ends the chain: the next cell is not run, and fails naming it
+        (stopped,) = built.about("nb/n")
+        assert "a cell before it, raised ValueError" in stopped and "[snipcheck.exec]" in stopped
+        return
+    assert built.about("nb/n") == []  # with the marker, the chain goes on after the cell
+
+
+def test_a_wrong_exception_drifts_even_with_the_marker(tmp_path: Path, cache_dir: Path) -> None:
+    def edit(nb: Any) -> None:
+        _cell(nb, "e").outputs[0].ename = "KeyError"
+
+    built = _built_with(tmp_path, cache_dir, [("e", "raise ValueError('v')", ["raises-exception"])], edit)
+    assert built.statuscode == 1 and "KeyError" in built.about("nb/e")[0]
+
+
+@pytest.mark.parametrize("tag", ["remove-input", "remove-output"])
+def test_removed_input_or_output_is_still_compared(tmp_path: Path, cache_dir: Path, tag: str) -> None:
+    built = _built_with(tmp_path, cache_dir, [("c", "print('re' + 'al')", [tag])], _restate("c", "stated\n"))
+    assert built.statuscode == 1 and "[snipcheck.drift]" in built.about("nb/c")[0]
+    shown = html(built.outdir / "nb.html").get_text()
+    assert ("real" in shown) == (tag == "remove-input")  # removed output stays removed
+
+
+# --- what is not run ------------------------------------------------------------------------------
+
+
+def test_a_notebook_whose_kernel_is_not_python_says_so_and_is_not_run(tmp_path: Path, cache_dir: Path, stored: Any) -> None:
+    nb = copy.deepcopy(stored)
+    nb.metadata["kernelspec"] = {"name": "julia-1.10", "display_name": "Julia", "language": "julia"}
+    nb.metadata.pop("language_info", None)
+    built = sphinx_build(_project(tmp_path / "p", nb), tmp_path, cache_dir)
+    (said,) = built.warnings
+    assert "nb.ipynb" in said and "'julia', not Python" in said
+    assert html(built.outdir / "nb.html").select(".snipcheck-snippet") == []  # myst-nb shows the stored outputs
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ('{"cells": [', "not valid JSON (line 1, column 12"),
+        ('{"cells": [], "metadata": {}, "nbformat": 2, "nbformat_minor": 0}', "nbformat version 2.0 cannot be read"),
+    ],
+)
+def test_a_bad_notebook_gets_a_located_error_and_the_build_goes_on(
+    tmp_path: Path, cache_dir: Path, stored: Any, text: str, said: str
+) -> None:
+    files = {"index.rst": INDEX + "   bad\n", "nb.ipynb": nbformat.writes(stored), "bad.ipynb": text}
+    project = write_project(tmp_path / "p", CONF, files)
+    built = sphinx_build(project, tmp_path, cache_dir)
+    mine = [w for w in built.warnings if "notebook bad.ipynb" in w]
+    assert len(mine) == 1 and said in mine[0], built.warnings_text
+    assert (built.outdir / "nb.html").is_file()  # the other page was built, and checked
+    report = json.loads((built.report_dir / "report.json").read_text())
+    assert {r["snippet_id"]: r["status"] for r in report["snippets"]}["nb/printed"] == "ok"
+    assert built.statuscode == 1
+
+
+# --- the run text -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("source", "run"),
+    [
+        ("x + 1", "__import__('sys').displayhook((x + 1))"),
+        ("x = 1\nf(\n  x)", "x = 1\n__import__('sys').displayhook((f(\n  x)))"),
+        ("x + 1;", "x + 1;"),
+        ("x = 1", "x = 1"),
+        ("print(1", "print(1"),
+    ],
+)
+def test_a_last_expression_is_shown_as_ipython_shows_it_on_the_same_lines(source: str, run: str) -> None:
+    assert run_text(source) == run
