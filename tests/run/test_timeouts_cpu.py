@@ -55,9 +55,11 @@ def busy_core() -> Iterator[None]:
     """Three processes spinning on core 0, where the snippet pins itself:
     it gets about a quarter of that core, so its 0.6 CPU seconds take about
     2.4 s of wall-clock time."""
-    spin = "import os\nos.sched_setaffinity(0, {0})\nwhile True: pass\n"
-    hogs = [subprocess.Popen([sys.executable, "-c", spin]) for _ in range(3)]
+    spin = "import os\nos.sched_setaffinity(0, {0})\nprint('ready', flush=True)\nwhile True: pass\n"
+    hogs = [subprocess.Popen([sys.executable, "-c", spin], stdout=subprocess.PIPE, text=True) for _ in range(3)]
     try:
+        for hog in hogs:  # each spins on core 0 before the snippet runs
+            assert hog.stdout is not None and hog.stdout.readline() == "ready\n"
         yield
     finally:
         for hog in hogs:
