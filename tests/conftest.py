@@ -23,7 +23,18 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from snipcheck.model import Stamp
+
+# The tests live in one folder per layer of the package (tests/sources, ...,
+# tests/sphinxext, and tests/site for the chapter and the repository); the
+# support modules beside this file (helpers, load, faults_support,
+# shard_support, ...) are importable from each.  A few test modules still
+# share fixtures with a test module of another folder: every folder is on
+# sys.path, so any one folder or file runs alone as in the whole suite.
+for _folder in sorted(Path(__file__).parent.iterdir()):
+    if _folder.is_dir() and any(_folder.glob("test_*.py")) and str(_folder) not in sys.path:
+        sys.path.append(str(_folder))
+
+from snipcheck.model import Stamp  # noqa: E402
 from snipcheck.run.environment import probe
 from snipcheck.sources.placement import Placement
 

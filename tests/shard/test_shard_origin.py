@@ -26,13 +26,13 @@ from typing import Any
 
 import pytest
 from conftest import fresh_cache
+from faults_support import sphinx_build
 from helpers import snipcheck_cli
+from shard_support import PAGE_B, entries, manifest, merge, project, ran, run_three, shard, write_manifest
 from snipcheck.shard import check as shard_check
 from snipcheck.shard import key as shard_key
 from snipcheck.shard.plan import Unit
 from snipcheck.sources import tags
-from faults_support import sphinx_build
-from test_shards import PAGE_B, entries, manifest, merge, project, ran, run_three, shard, write_manifest
 
 __all__ = ["project"]  # the fixture, used by name
 
