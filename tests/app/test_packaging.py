@@ -134,6 +134,28 @@ def third_party_imports() -> dict[str, set[str]]:
     return found
 
 
+#: Third-party modules a feature imports only when it is used, and the extra that brings each:
+#: MyST prose of a jupytext script (myst), notebooks (notebook: myst-nb brings nbformat),
+#: jupytext's light format (jupytext).
+OPTIONAL = {
+    "myst_parser": ("myst", "myst-parser"),
+    "nbformat": ("notebook", "nbformat"),
+    "jupytext": ("jupytext", "jupytext"),
+}
+
+
+def top_level_imports() -> set[str]:
+    """Top-level names the package imports at module level (not inside a function)."""
+    found: set[str] = set()
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Import):
+                found |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.add(node.module.split(".")[0])
+    return found
+
+
 def test_every_import_is_a_declared_core_dependency(dists: dict[str, Path]) -> None:
     core = requirements(metadata(dists["wheel"]))
     providers = importlib.metadata.packages_distributions()
@@ -145,8 +167,15 @@ def test_every_import_is_a_declared_core_dependency(dists: dict[str, Path]) -> N
         if not {canonicalize_name(d) for d in providers.get(module, [])} & core
         # the pytest plugin is loaded by pytest itself: where it runs, pytest is there
         and not (module == "pytest" and files == {"app/pytest_plugin.py"})
+        and module not in OPTIONAL
     }
     assert undeclared == {}, f"imported but not in the core dependencies: {undeclared}"
+    # what a feature needs only where it is used: imported inside a function, and in the extra named for it
+    meta = metadata(dists["wheel"])
+    for module, (extra, distribution) in OPTIONAL.items():
+        assert module in imports, f"{module} is no longer imported: drop it from OPTIONAL"
+        assert distribution in requirements(meta, extra), f"{module}: the {extra!r} extra does not name {distribution}"
+        assert module not in top_level_imports(), f"{module} is imported at module level: the core would need it"
 
 
 def test_the_wheel_installs_only_the_core(wheel_env: Path) -> None:
