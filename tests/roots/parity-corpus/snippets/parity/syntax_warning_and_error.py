@@ -1,5 +1,5 @@
 import warnings
 
 warnings.simplefilter("always")
-print(1 == 1)
+print(1 is 1)
 compile("x = ", "<string>", "exec")

@@ -3,6 +3,7 @@ import sys
 import warnings
 
 before = set(sys.modules)
+import torch  # noqa: E402
 
 added = sorted(set(sys.modules) - before)
 print(len(added), added[:5], added[-5:])

@@ -1,8 +1,7 @@
+import torch  # first: the fork runner's slot may have imported it already (warm_imports)
 import atexit
 import sys
 import warnings
-
-import torch  # first: the fork runner's slot may have imported it already (warm_imports)
 
 print(len(sys.modules), sorted(sys.modules)[:5], sorted(sys.modules)[-5:])
 print(list(sys.modules)[:3], list(sys.modules)[-3:])

@@ -1,5 +1,4 @@
-import os
-import time
+import os, time
 
 MARKER = None  # the test puts the path of its inbox here (tests/load.py)
 FLAG = None  # and an absolute path here

@@ -2,6 +2,5 @@
 # expect = "signal SIGABRT"
 # ///
 import os
-
 print("aborting")
 os.abort()

@@ -1,3 +1,2 @@
 import os
-
 os.write(1, b"ok \xff\xfe end\n")

@@ -1,4 +1,3 @@
 import os
-
 print("bye")
 os._exit(3)

@@ -1,5 +1,4 @@
 import sys
-
 for i in range(0, 101, 25):
     sys.stdout.write(f"\rprogress {i:3d}%")
     sys.stdout.flush()

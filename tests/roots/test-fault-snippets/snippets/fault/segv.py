@@ -1,4 +1,3 @@
 import ctypes
-
 print("about to crash")
 ctypes.string_at(0)

@@ -2,7 +2,6 @@
 # timeout = 10
 # ///
 import sys
-
 print(repr(sys.stdin.read()))
 try:
     input()

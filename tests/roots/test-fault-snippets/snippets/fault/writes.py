@@ -1,5 +1,4 @@
 import os
-
 open("in-cwd.txt", "w").write("x")
 os.makedirs("snippets/fault", exist_ok=True)
 open("snippets/fault/new.py", "w").write("print('planted')\n")

@@ -1,6 +1,5 @@
 import sys
 import warnings
-
 print("first whole line")
 for n in range(3):
     print(f"out{n} ", end="", flush=True)
