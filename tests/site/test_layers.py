@@ -58,7 +58,7 @@ def find_circles(ext: Path) -> subprocess.CompletedProcess[str]:
     """``tests/import_circles.py`` on the packages under ``ext``, in a fresh
     interpreter (grimp would find this one's imported packages instead)."""
     return subprocess.run(
-        [sys.executable, str(Path(__file__).with_name("import_circles.py")), str(ext)],
+        [sys.executable, str(REPO / "tests" / "import_circles.py"), str(ext)],
         capture_output=True,
         text=True,
         timeout=300,
