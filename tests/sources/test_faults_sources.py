@@ -99,7 +99,7 @@ def test_unknown_directive_option_warns_and_the_snippet_is_still_checked(sources
     # the option's line, and drops the option; the snippet runs as usual.
     line = directive_line(sources.index, "fault/options") + 1
     assert (
-        f"{sources.index}:{line}: WARNING: 'snippet': Unknown option key: 'colour' (allowed: ['chain', 'stated-env']) "
+        f"{sources.index}:{line}: WARNING: 'snippet': Unknown option key: 'colour' (allowed: ['chain', 'escapes', 'stated-env']) "
         "[myst.directive_option]"
     ) in sources.build.other_warnings
     assert [w for w in sources.build.warnings if "fault/options" in w] == []
