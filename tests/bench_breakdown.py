@@ -134,6 +134,8 @@ def fork_ms(pages: str, runs: int) -> float:
 def has_huge_pages(ext: Path) -> bool:
     """Whether the fork server of ``ext`` moves its memory into huge pages."""
     server = ext / "snipcheck" / "run" / "bootstrap" / "forkserver.py"
+    if not server.exists():  # a revision before the layered layout (issue 35)
+        server = ext / "snipcheck" / "runner" / "bootstrap" / "forkserver.py"
     return "MADV_COLLAPSE" in server.read_text(encoding="utf-8")
 
 
@@ -142,11 +144,18 @@ def runner_parts(work: Path, runs: int) -> dict[str, float]:
     executor's whole handling of a new snippet, and a cache write."""
     import dataclasses
 
-    from snipcheck.engine.cache import ResultCache
-    from snipcheck.engine.execute import Executor, ExecutorConfig
-    from snipcheck.run.environment import probe
-    from snipcheck.run.fork import ForkRunner
-    from snipcheck.sources.snippets import load
+    try:
+        from snipcheck.engine.cache import ResultCache
+        from snipcheck.engine.execute import Executor, ExecutorConfig
+        from snipcheck.run.environment import probe
+        from snipcheck.run.fork import ForkRunner
+        from snipcheck.sources.snippets import load
+    except ImportError:  # a revision before the layered layout (issue 35)
+        from snipcheck.cache import ResultCache  # type: ignore[no-redef]
+        from snipcheck.environment import probe  # type: ignore[no-redef]
+        from snipcheck.execute import Executor, ExecutorConfig  # type: ignore[no-redef]
+        from snipcheck.runner.fork import ForkRunner  # type: ignore[no-redef]
+        from snipcheck.snippets import load  # type: ignore[no-redef]
 
     (work / "snippets" / "b").mkdir(parents=True)
     (work / "snippets" / "b" / "noop.py").write_text("pass\n")

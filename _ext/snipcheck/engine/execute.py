@@ -23,9 +23,8 @@ Pure core: no Sphinx or docutils.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future
-from pathlib import Path
 from typing import Any
 
 from snipcheck.engine.chain_job import run_chain_job
@@ -35,7 +34,6 @@ from snipcheck.engine.runs import Runs, cacheable
 from snipcheck.model import Outcome, RunResult, Snippet, Stamp
 from snipcheck.run import Runner
 from snipcheck.run.capture import RunError
-from snipcheck.run.python import HASH_SEED
 from snipcheck.sources.chains import with_later
 
 __all__ = ["Executor", "ExecutorConfig", "declared_length", "executor_for"]
@@ -274,29 +272,8 @@ class Executor:
         return self.runs.run(snippet, keys, notes)
 
 
-def executor_for(
-    settings: RunSettings,
-    stamp: Stamp,
-    *,
-    use_cache: bool = True,
-    protect: tuple[Path, ...] = (),
-    hash_seed: int = HASH_SEED,
-    may_run: bool = True,
-    provides: tuple[str, ...] = (),
-    elsewhere: Mapping[str, Stamp] | None = None,
-) -> Executor:
+def executor_for(settings: RunSettings, stamp: Stamp, **options: Any) -> Executor:
     """An executor for snippets under ``settings`` (a
-    :class:`snipcheck.settings.Settings`); the keywords are
-    :func:`snipcheck.engine.config.config_for`'s."""
-    return Executor(
-        config_for(
-            settings,
-            stamp,
-            use_cache=use_cache,
-            protect=protect,
-            hash_seed=hash_seed,
-            may_run=may_run,
-            provides=provides,
-            elsewhere=elsewhere,
-        )
-    )
+    :class:`snipcheck.settings.Settings`); ``options`` are
+    :func:`snipcheck.engine.config.config_for`'s keywords."""
+    return Executor(config_for(settings, stamp, **options))
