@@ -27,9 +27,10 @@ import pytest
 # The tests live in one folder per layer of the package (tests/sources, ...,
 # tests/sphinxext, and tests/site for the chapter and the repository); the
 # support modules beside this file (helpers, load, faults_support,
-# shard_support, ...) are importable from each.  A few test modules still
-# share fixtures with a test module of another folder: every folder is on
-# sys.path, so any one folder or file runs alone as in the whole suite.
+# shard_support, ...) are importable from each.  What test modules share lives
+# in those support modules, never in a test module (site/test_suite_shape.py
+# checks it); every folder is on sys.path, so any one folder or file runs alone
+# as in the whole suite.
 for _folder in sorted(Path(__file__).parent.iterdir()):
     if _folder.is_dir() and any(_folder.glob("test_*.py")) and str(_folder) not in sys.path:
         sys.path.append(str(_folder))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,14 @@ Page A
 
    2
 """
-PAGE_B = """\
+#: The snippet of page b that needs the requirement ``fakegpu``: only a shard providing it runs it.
+GPU_SNIPPET = """\
+.. snippet:: s/gpu
+
+   on the fake gpu
+
+"""
+PAGE_B = f"""\
 Page B
 ======
 
@@ -51,11 +59,7 @@ Page B
 
    d
 
-.. snippet:: s/gpu
-
-   on the fake gpu
-
-.. snippet:: s/e
+{GPU_SNIPPET}.. snippet:: s/e
 
    e
 """
@@ -78,17 +82,24 @@ snipcheck_requirements = ["fakegpu"]
 """
 
 
-@pytest.fixture
-def project(tmp_path: Path, probe_cache: Path) -> Path:
-    root = tmp_path / "p"
-    for snippet_id, code in SOURCES.items():
+def two_page_project(root: Path, sources: Mapping[str, str], conf: str, *, gpu: bool = True) -> Path:
+    """The project of pages a and b at ``root``: ``sources`` (id → code) as its
+    snippet files, ``conf`` as its conf.py; page b without :data:`GPU_SNIPPET`
+    unless ``gpu``.  Returns ``root``."""
+    for snippet_id, code in sources.items():
         path = (root / "snippets" / snippet_id).with_suffix(".py")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(code)
-    (root / "conf.py").write_text(CONF)
+    (root / "conf.py").write_text(conf)
     (root / "index.rst").write_text(".. toctree::\n\n   a\n   b\n")
     (root / "a.rst").write_text(PAGE_A)
-    (root / "b.rst").write_text(PAGE_B)
+    (root / "b.rst").write_text(PAGE_B if gpu else PAGE_B.replace(GPU_SNIPPET, ""))
+    return root
+
+
+@pytest.fixture
+def project(tmp_path: Path, probe_cache: Path) -> Path:
+    root = two_page_project(tmp_path / "p", SOURCES, CONF)
     for name in ("cache", "one", "two", "three", "final-cache"):
         fresh_cache(tmp_path / name, probe_cache)
     return root

@@ -17,13 +17,13 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from environment_support import fake_site, interpreter_with, upgrade_in_place
 from helpers import html
 from snipcheck.engine.execute import executor_for
 from snipcheck.run import fingerprint
@@ -32,39 +32,6 @@ from snipcheck.settings import Settings
 from snipcheck.sources.snippets import load
 
 NUMPY_SNIPPET = "import numpy\nprint(numpy.__version__)\n"
-
-
-# --- a fake environment ----------------------------------------------------------------------
-
-
-def fake_site(directory: Path, name: str, version: str) -> Path:
-    """A folder holding package ``name`` (whose ``__version__`` is ``version``)
-    and its ``<name>-<version>.dist-info``, as pip installs it."""
-    site = directory / "site"
-    (site / name).mkdir(parents=True)
-    (site / name / "__init__.py").write_text(f"__version__ = {version!r}\n")
-    dist = site / f"{name}-{version}.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
-    return site
-
-
-def upgrade_in_place(site: Path, name: str, old: str, new: str) -> None:
-    """What ``pip install name==new`` does to ``site``: new code, renamed metadata,
-    and no bytecode of the old code (pip uninstalls the old ``__pycache__``; runs
-    now write bytecode as plain python does, and a file of the same size
-    rewritten within the same second would otherwise load the stale .pyc)."""
-    shutil.rmtree(site / name / "__pycache__", ignore_errors=True)
-    (site / name / "__init__.py").write_text(f"__version__ = {new!r}\n")
-    (site / f"{name}-{old}.dist-info").rename(site / f"{name}-{new}.dist-info")
-
-
-def interpreter_with(directory: Path, site: Path) -> Path:
-    """An interpreter wrapper that puts ``site`` on ``PYTHONPATH`` (like tests/helpers.py ``fake_python``)."""
-    wrapper = directory / "python-with-site"
-    wrapper.write_text(f'#!/bin/sh\nPYTHONPATH="${{PYTHONPATH:+$PYTHONPATH:}}{site}" exec {sys.executable} "$@"\n')
-    wrapper.chmod(0o755)
-    return wrapper
 
 
 def project(root: Path, snippets: dict[str, str], *, python: Path | None = None, conf: str = "") -> Path:

@@ -13,31 +13,16 @@ import sys
 from pathlib import Path
 
 import pytest
+from chain_support import KINDS, cells, executor
 from helpers import html, snipcheck_cli
-from snipcheck.engine.cache import ResultCache
-from snipcheck.engine.execute import Executor, ExecutorConfig
-from snipcheck.model import RunResult, Snippet, Stamp
+from snipcheck.model import RunResult, Stamp
 from snipcheck.run import make_runner
 from snipcheck.sources.chains import Broken, attach
 from snipcheck.sources.snippets import load
 
-KINDS = ["subprocess", "fork"]
-
 
 def out(result: RunResult) -> str:
     return "".join(e.text for e in result.events)
-
-
-def cells(root: Path, sources: dict[str, str], chain: str = "page:demo") -> list[Snippet]:
-    """Load ``sources`` (id -> code) as the cells of one chain, in order."""
-    for snippet_id, code in sources.items():
-        path = root / "snippets" / f"{snippet_id}.py"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(code, encoding="utf-8")
-    loaded = [load(i, root / "snippets", root) for i in sources]
-    linked = attach(("page", chain.split(":", 1)[1], s) for s in loaded)
-    assert all(isinstance(s, Snippet) for s in linked)
-    return linked  # type: ignore[return-value]
 
 
 @pytest.fixture(params=KINDS)
@@ -107,11 +92,6 @@ def test_the_output_limit_holds_per_cell(runner, tmp_path: Path) -> None:
     chain = cells(tmp_path, {"c/a": "print('x' * 5000)\n", "c/b": "print('short')\n"})
     results = runner.run_chain(chain, timeouts=[30, 30], output_limit=1000)
     assert results[0].truncated_bytes == 4001 and out(results[1]) == "short\n"
-
-
-def executor(stamp: Stamp, cache: Path, kind: str = "subprocess") -> Executor:
-    return Executor(ExecutorConfig(python=sys.executable, stamp=stamp, cache=ResultCache(cache), runner=kind,
-                                   preload=(), fork_min_runs=0, jobs=2))  # fmt: skip
 
 
 def test_state_flows_no_further_than_the_chain(stamp: Stamp, tmp_path: Path) -> None:

@@ -2,35 +2,13 @@
 
 from __future__ import annotations
 
+from judge_support import out, result
 from snipcheck.judge import normalize as N
 from snipcheck.judge.compare import collapse_cr, judge, strip_ansi, terminal_text
-from snipcheck.model import Event, ExceptionInfo, RunResult, Stamp, Tags
+from snipcheck.model import ExceptionInfo, Tags
 
-STAMP = Stamp(python="3.11.7", torch="2.13.0+cpu", device="CPU", platform="Linux x86_64")
 ALL = N.resolve(N.DEFAULT)
 TRACEBACK = 'Traceback (most recent call last):\n  File "snippets/x.py", line 1, in <module>\n    raise ValueError("boom")\nValueError: boom\n'
-
-
-def result(*events: tuple[str, str, str], exception: ExceptionInfo | None = None, status: int | None = 0,
-           timed_out: bool = False, truncated: int = 0, limit: int = 1 << 20) -> RunResult:
-    return RunResult(
-        events=tuple(Event(*e) for e in events),
-        exit_status=status,
-        signal=None,
-        exception=exception,
-        duration=0.25,
-        timed_out=timed_out,
-        truncated_bytes=truncated,
-        stamp=STAMP,
-        runner="subprocess",
-        output_limit=limit,
-    )
-
-
-def out(text: str) -> tuple[str, str, str]:
-    return ("stdout", "text", text)
-
-
 RAISED = result(("stderr", "traceback", TRACEBACK), exception=ExceptionInfo("ValueError", "boom"), status=1)
 
 

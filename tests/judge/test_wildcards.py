@@ -26,6 +26,7 @@ from helpers import (
     snipcheck_warnings,
     write_project,
 )
+from judge_support import out, result
 from snipcheck.judge import normalize as N
 from snipcheck.judge.alignment import align
 from snipcheck.judge.compare import judge, masking_normalizers, text_diff
@@ -33,7 +34,6 @@ from snipcheck.judge.wildcards import line_matches, matches, only_wildcards, par
 from snipcheck.model import Stamp, Tags
 from snipcheck.pending.recording import Unrecordable, to_record
 from snipcheck.report.verify import Report, SnippetReport
-from test_compare import out, result
 
 ALL = N.resolve(N.DEFAULT)
 

@@ -21,10 +21,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from chain_support import KINDS, cells, executor
 from helpers import html, snipcheck_cli
 from snipcheck.judge.compare import judge, outcome_problem
 from snipcheck.model import Outcome, RunResult, Snippet, Stamp
-from test_chains import KINDS, cells, executor
 
 #: Ways a cell ends the process: (code of c/two, its tag block, how the message names the ending).
 ENDINGS = {

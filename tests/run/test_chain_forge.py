@@ -20,10 +20,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from chain_support import KINDS, cells, executor
 from helpers import snipcheck_cli
 from snipcheck.judge.compare import judge, outcome_problem
 from snipcheck.model import Stamp
-from test_chains import KINDS, cells, executor
 
 #: How cell 1 finds a way to end a cell: (name, the code that sets ``send``).
 FINDERS = {

@@ -1,7 +1,7 @@
 """Fault tolerance of the runners (issue 6): snippets that misbehave.
 
 Each test runs under both Python runners (the ``runner`` fixture of
-test_runner.py) unless it is about the fork runner itself.  What the Sphinx
+runner_support.py) unless it is about the fork runner itself.  What the Sphinx
 build makes of the same faults (warnings, the page, the rest of the page) is in
 test_faults.py; cases already covered by test_runner.py are not repeated here:
 
@@ -24,9 +24,8 @@ import time
 from pathlib import Path
 
 import pytest
-from snipcheck.model import ExceptionInfo, Stamp
-from snipcheck.run import PYTHON_RUNNERS, Runner, make_runner
-from test_runner import (  # noqa: F401 - fixtures
+from chain_support import cells
+from runner_support import (  # noqa: F401 - fixtures
     HOST_CHILDREN,
     HOST_PID,
     LIMIT,
@@ -38,6 +37,8 @@ from test_runner import (  # noqa: F401 - fixtures
     stream,
     write,
 )
+from snipcheck.model import ExceptionInfo, Stamp
+from snipcheck.run import PYTHON_RUNNERS, Runner, make_runner
 
 TESTS = Path(__file__).parents[1]
 
@@ -238,8 +239,6 @@ def test_a_flood_stops_at_the_same_byte_on_every_run(runner: Runner, project: Pa
 
 
 def test_a_chain_cell_that_floods_stops_the_chain_there(runner: Runner, project: Path) -> None:
-    from test_chains import cells
-
     chain = cells(project / "chain", {
         "c/a": "print('first')\n",
         "c/b": "import os\nwhile True:\n    os.write(1, b'y' * 4096)\n",

@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 from load import RUN_PID, Inbox, alive, host_pid, spec_gone, wait_gone
+from run_command_support import cli_env, cli_project
 from snipcheck.model import RunResult, Stamp
 from snipcheck.run import Runner, make_runner, sandbox
 from snipcheck.run.capture import RunError
 from snipcheck.sources.snippets import load
-from test_run_command import cli_env, cli_project
 
 MODES = ["pidns", "no-pidns"]
 

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 from load import busy
+from runner_support import CHILD_ALTERNATING, CHILD_EXPECTED, LIMIT, TIMEOUT, pairs, project, runner, write  # noqa: F401 - fixtures
 from snipcheck.run import Runner
-from test_runner import LIMIT, TIMEOUT, project, runner, write  # noqa: F401 - fixtures
-from test_runner_cases import CHILD_ALTERNATING, CHILD_EXPECTED, pairs
 
 MIX = """\
 import os, sys

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from chain_support import executor
 from helpers import html, placements_in, snipcheck_cli, write_project
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -23,7 +24,6 @@ from snipcheck.model import Stamp
 from snipcheck.rawbytes import from_bytes, to_bytes
 from snipcheck.run import make_runner
 from snipcheck.sources.snippets import load
-from test_chains import executor
 from faults_support import sphinx_build
 
 #: What each snippet writes: the raw bytes, and the text of their escape.

@@ -4,7 +4,7 @@ Cases 10 (``python -m snipcheck run``) and 11-16 (processes that outlive the
 build or take it down) are in test_run_command.py and test_lifecycle.py; case
 18 (a per-test time limit) in test_suite_limits.py; the order stress test in
 test_order_stress.py.  Each test runs under both Python runners (the
-``runner`` fixture of test_runner.py) unless it is about one of them.
+``runner`` fixture of runner_support.py) unless it is about one of them.
 """
 
 from __future__ import annotations
@@ -17,33 +17,27 @@ from pathlib import Path
 
 import pytest
 from load import busy
+from runner_support import (  # noqa: F401 - fixtures
+    CHILD_ALTERNATING,
+    CHILD_EXPECTED,
+    LIMIT,
+    TIMEOUT,
+    pairs,
+    plain_python,
+    project,
+    runner,
+    stream,
+    write,
+)
 from snipcheck.judge.compare import judge, outcome_problem
 from snipcheck.judge.normalize import resolve
-from snipcheck.model import Event, Stamp, Tags
+from snipcheck.model import Stamp, Tags
 from snipcheck.run import Runner, make_runner
-from test_runner import LIMIT, TIMEOUT, plain_python, project, runner, stream, write  # noqa: F401 - fixtures
 
 NORMALIZERS = resolve([])
 
 
-def pairs(events: tuple[Event, ...]) -> list[tuple[str, str]]:
-    return [(e.stream, e.text) for e in events]
-
-
 # --- 1, 2, 17: the order a terminal shows -------------------------------------------
-
-CHILD_ALTERNATING = textwrap.dedent(
-    """\
-    import subprocess, sys
-    child = (
-        "import sys\\n"
-        "for i in range(6):\\n"
-        "    print('child', i, file=sys.stdout if i % 2 == 0 else sys.stderr, flush=True)\\n"
-    )
-    subprocess.run([sys.executable, "-c", child], check=True)
-    """
-)
-CHILD_EXPECTED = [("stdout" if i % 2 == 0 else "stderr", f"child {i}\n") for i in range(6)]
 
 
 def test_case_01_a_child_process_alternating_stdout_and_stderr_keeps_its_order(runner: Runner, project: Path) -> None:

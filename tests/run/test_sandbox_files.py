@@ -29,11 +29,11 @@ from pathlib import Path
 import pytest
 from conftest import fresh_cache
 from helpers import html, plain
+from run_command_support import cli_env, cli_project
 from snipcheck.model import Snippet, Stamp
 from snipcheck.run import PYTHON_RUNNERS, make_runner, sandbox
 from snipcheck.sources.snippets import load
 from faults_support import Build, snapshot, sphinx_build
-from test_run_command import cli_env, cli_project
 
 TIMEOUT = 60.0
 LIMIT = 1 << 20

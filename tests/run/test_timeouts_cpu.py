@@ -16,9 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from runner_support import runner  # noqa: F401 - a fixture: each Python runner in turn
 from snipcheck.judge.compare import judge
-from snipcheck.model import Stamp
-from snipcheck.run import PYTHON_RUNNERS, Runner, make_runner
+from snipcheck.run import Runner
 from snipcheck.sources.snippets import load
 from snipcheck.sources.tags import WALL_FACTOR
 
@@ -32,15 +32,6 @@ while time.process_time() - start < {cpu}:
     pass
 print("burned", round(time.process_time() - start, 1))
 """
-
-
-@pytest.fixture(scope="module", params=PYTHON_RUNNERS)
-def runner(request: pytest.FixtureRequest, stamp: Stamp) -> Iterator[Runner]:
-    made = make_runner("python", python=sys.executable, stamp=stamp, kind=request.param, preload=())
-    yield made
-    close = getattr(made, "close", None)
-    if close is not None:
-        close()
 
 
 def write(tmp_path: Path, snippet_id: str, source: str):  # type: ignore[no-untyped-def]

@@ -1,7 +1,8 @@
 """The CI cache (issue 38): snipcheck's results carried from one CI run to the next.
 
 ``.github/workflows/docs.yml`` is run here step by step, as its jobs run on
-GitHub, on a small project (the subprocess runner, a chain, two pages):
+GitHub, on a small project (the subprocess runner, a chain, two pages: the
+shard tests' project, without its snippet that needs a requirement):
 ``actions/cache`` is a folder of saved caches (:class:`Store`: a key is
 looked up exactly, then by the prefixes of ``restore-keys``, newest first),
 each job restores into a checkout folder of its own, and each ``nox -s``
@@ -33,50 +34,13 @@ from typing import Any
 import pytest
 import yaml
 from conftest import REPO, fresh_cache
+from environment_support import fake_site, interpreter_with, upgrade_in_place
 from helpers import html
+from shard_support import two_page_project
 from snipcheck.model import Stamp
 from snipcheck.shard.carried import INDEX, environment_key
-from test_cache_environment import fake_site, interpreter_with, upgrade_in_place
 from faults_support import sphinx_build
 
-PAGE_A = """\
-Page A
-======
-
-.. snippet:: s/a
-
-   a
-
-.. snippet:: s/b
-
-   b
-
-.. snippet-chain:: steps
-
-.. snippet:: s/one
-
-   1
-
-.. snippet:: s/two
-
-   2
-"""
-PAGE_B = """\
-Page B
-======
-
-.. snippet:: s/c
-
-   c
-
-.. snippet:: s/d
-
-   d
-
-.. snippet:: s/e
-
-   e
-"""
 SOURCES = {
     "s/a": "print('a')\n",
     "s/b": "print('b')\n",
@@ -219,15 +183,7 @@ def report(build: Any) -> dict[str, Any]:
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "p"
-    for snippet_id, code in SOURCES.items():
-        path = (root / "snippets" / snippet_id).with_suffix(".py")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(code)
-    (root / "conf.py").write_text(CONF)
-    (root / "index.rst").write_text(".. toctree::\n\n   a\n   b\n")
-    (root / "a.rst").write_text(PAGE_A)
-    (root / "b.rst").write_text(PAGE_B)
+    root = two_page_project(tmp_path / "p", SOURCES, CONF, gpu=False)
     site = fake_site(tmp_path / "env", "fakepkg", "1.0")
     monkeypatch.setenv("CI_PYTHON", str(interpreter_with(tmp_path / "env", site)))
     monkeypatch.delenv("SNIPCHECK_SHARD_KEY", raising=False)

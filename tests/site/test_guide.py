@@ -31,12 +31,12 @@ from unittest import mock
 import pytest
 from bs4 import BeautifulSoup
 from conftest import REPO
+from noxfile_support import noxfile, session  # noqa: F401  (the noxfile under a recording stand-in)
 from snipcheck import settings
 from snipcheck.app import cli
 from snipcheck.judge import normalize
 from snipcheck.sources import tags
 from snipcheck.sphinxext import log
-from test_noxfile import noxfile, session  # noqa: F401  (the noxfile under a recording stand-in)
 
 GUIDE = REPO / "guide"
 SCHEMAS = REPO / "_ext" / "snipcheck" / "schemas"
