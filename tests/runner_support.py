@@ -31,7 +31,7 @@ LIMIT = 1 << 20
 
 @pytest.fixture(scope="module", params=PYTHON_RUNNERS)
 def runner(request: pytest.FixtureRequest, stamp: Stamp) -> Iterator[Runner]:
-    """Each Python runner in turn; every test here holds for both."""
+    """Each Python runner in turn (module-scoped): every test that takes it holds for both."""
     made = make_runner("python", python=sys.executable, stamp=stamp, kind=request.param, preload=())
     yield made
     close = getattr(made, "close", None)
