@@ -159,23 +159,7 @@ def run_shard(
         executor.plan(wanted)
         for snippet in wanted:
             executor.submit(snippet)
-        cache = ResultCache(out)
-        ran: list[shard_files.UnitRun] = []
-        failed: list[str] = []
-        for uid in mine:
-            cells: list[shard_files.Ran] = []
-            seconds = 0.0
-            for snippet in here.snippets[uid]:
-                outcome = executor.outcome(snippet)
-                entry_key = executor.key(snippet)
-                status, problem = _status(snippet, outcome, cache.path(entry_key).exists())
-                if outcome.result is not None:
-                    seconds += outcome.result.duration
-                if status != "ok":
-                    failed.append(f"{snippet.id}: {problem}")
-                digest = shard_files.entry_sha256(out, entry_key) if status == "ok" else ""
-                cells.append(shard_files.Ran(snippet.id, entry_key, status, problem, digest))
-            ran.append(shard_files.UnitRun(uid, seconds, tuple(cells)))
+        ran, failed = _collect(executor, here, mine, out)
         wall = time.monotonic() - started
     finally:
         executor.close()
@@ -198,6 +182,34 @@ def run_shard(
         + (f" (signed with the key of id {shard_key.key_id(key)})" if key is not None else "")
     )
     return 1 if failed else 0
+
+
+def _collect(
+    executor: Executor, here: View, mine: Sequence[str], out: Path
+) -> tuple[list[shard_files.UnitRun], list[str]]:
+    """What the shard's units gave once their runs are done: each cell's
+    status, problem and cache entry (with its SHA-256) for the manifest.
+
+    :return: ``(the units' runs, one "<snippet id>: <problem>" line per snippet without a result)``.
+    """
+    cache = ResultCache(out)
+    ran: list[shard_files.UnitRun] = []
+    failed: list[str] = []
+    for uid in mine:
+        cells: list[shard_files.Ran] = []
+        seconds = 0.0
+        for snippet in here.snippets[uid]:
+            outcome = executor.outcome(snippet)
+            entry_key = executor.key(snippet)
+            status, problem = _status(snippet, outcome, cache.path(entry_key).exists())
+            if outcome.result is not None:
+                seconds += outcome.result.duration
+            if status != "ok":
+                failed.append(f"{snippet.id}: {problem}")
+            digest = shard_files.entry_sha256(out, entry_key) if status == "ok" else ""
+            cells.append(shard_files.Ran(snippet.id, entry_key, status, problem, digest))
+        ran.append(shard_files.UnitRun(uid, seconds, tuple(cells)))
+    return ran, failed
 
 
 def _environment(project: Project, stamp: Stamp) -> dict[str, Any] | None:
@@ -299,7 +311,29 @@ def merge_shards(
     # the seconds the shards planned with (their timing file), so that a seed draws the same units again
     planned = next((m.timings for _, m in shards if m.timings is not None), durations)
     checked = _check_again(project, stamp, here, merged, planned, check, seed, make) if check != 0 else ""
-    cache = ResultCache(settings.cache_dir)
+    carried_keys = _store(settings.cache_dir, merged, taken, restored, here.fingerprint)
+    changed = shard_files.write_timings(timings, durations, merged.measured, [u.id for u in here.units])
+    _summary(merged, key, checked, restored, ci_cache, carried_keys, len(taken))
+    left = f"; not run here on purpose: {', '.join(merged.not_run)}" if merged.not_run else ""
+    print(
+        f"merged {len(merged.results)} result(s) from {len(merged.walls)} shard(s)"
+        + (f" and {len(carried_keys)} from the CI cache" if restored is not None else "")
+        + f" into {settings.cache_dir}{left}; "
+        f"timing file {timings} {'updated' if changed else 'unchanged'}"
+    )
+    return 0
+
+
+def _store(
+    cache_dir: Path, merged: shard_files.Merged, taken: Mapping[str, Any], restored: ci.CICache | None, fingerprint: str
+) -> list[tuple[str, str]]:
+    """Write the merged results, and those carried from the CI cache, into the
+    build's cache at ``cache_dir``, with the CI record and the merged record.
+
+    :return: the ``(entry key, snippet id)`` of each carried result.
+    :raises OSError: if the cache cannot be written.
+    """
+    cache = ResultCache(cache_dir)
     why = cache.unwritable()
     if why:
         raise OSError(why)
@@ -310,10 +344,18 @@ def merge_shards(
         for sid, entry_key, result in cells:
             cache.put(entry_key, sid, result)
             carried_keys.append((entry_key, sid))
-    ci.write_record(settings.cache_dir, restored, carried_keys)
-    record = shard_files.merged_record(merged, here.fingerprint)
-    write_atomic(settings.cache_dir / shard_files.MERGED, (json.dumps(record, indent=1) + "\n").encode("utf-8"))
-    changed = shard_files.write_timings(timings, durations, merged.measured, [u.id for u in here.units])
+    ci.write_record(cache_dir, restored, carried_keys)
+    record = shard_files.merged_record(merged, fingerprint)
+    write_atomic(cache_dir / shard_files.MERGED, (json.dumps(record, indent=1) + "\n").encode("utf-8"))
+    return carried_keys
+
+
+def _summary(
+    merged: shard_files.Merged, key: bytes | None, checked: str, restored: ci.CICache | None, ci_cache: Path | None,
+    carried_keys: Sequence[tuple[str, str]], carried_units: int,
+) -> None:
+    """Print what each shard gave, where it ran, the signatures, the re-run
+    sample, what the CI cache gave, and the shards' spread."""
     every = sorted(merged.walls)
     counts = {k: sum(1 for _, _, j, _ in merged.results if j == k) for k in every}
     for k in every:
@@ -326,19 +368,11 @@ def merge_shards(
         print(checked)
     if restored is not None:
         print(
-            f"CI cache {ci_cache}: {len(carried_keys)} result(s) of {len(taken)} unit(s) taken from it "
+            f"CI cache {ci_cache}: {len(carried_keys)} result(s) of {carried_units} unit(s) taken from it "
             f"(no shard ran them), {len(restored.entries)} entr{'y' if len(restored.entries) == 1 else 'ies'} in it"
         )
     walls = [merged.walls[k] for k in every if k <= merged.count]
     print(f"spread: {merged.spread:.2f} s (slowest shard {max(walls):.2f} s, fastest {min(walls):.2f} s)")
-    left = f"; not run here on purpose: {', '.join(merged.not_run)}" if merged.not_run else ""
-    print(
-        f"merged {len(merged.results)} result(s) from {len(every)} shard(s)"
-        + (f" and {len(carried_keys)} from the CI cache" if restored is not None else "")
-        + f" into {settings.cache_dir}{left}; "
-        f"timing file {timings} {'updated' if changed else 'unchanged'}"
-    )
-    return 0
 
 
 def _check_again(
