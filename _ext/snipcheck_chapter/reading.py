@@ -38,12 +38,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from docutils import nodes
-from snipcheck.sphinxext.i18n import _
 from sphinx import addnodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util.docutils import SphinxDirective
 
-from snipcheck_chapter import add_static, metadata, reading_list
+from snipcheck_chapter import add_static, i18n, metadata, reading_list
+from snipcheck_chapter.i18n import _
 from snipcheck_chapter.reading_measure import (
     RATES,
     Counts,
@@ -237,6 +237,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     ``{resume-point}`` and ``{reading-list}`` (:mod:`.reading_list`), and the
     post-transforms that fill them."""
     app.setup_extension("snipcheck")
+    i18n.register(app)
     app.add_node(reading_time)
     app.add_node(resume_point)
     app.add_directive("reading-time", ReadingTimeDirective)

@@ -27,12 +27,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from docutils import nodes
 from snipcheck.sphinxext.fill import FillSnippets
-from snipcheck.sphinxext.i18n import _
 from snipcheck.sphinxext.log import warn
 from sphinx import addnodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util.docutils import SphinxDirective
 
+from snipcheck_chapter.i18n import _
 from snipcheck_chapter.reading_measure import Counts, measure, minutes
 
 if TYPE_CHECKING:

@@ -28,13 +28,13 @@ from snipcheck.report.display import visible
 from snipcheck.report.verify import Report, SnippetReport
 from snipcheck.sphinxext import index
 from snipcheck.sphinxext.collector import watch_glob
-from snipcheck.sphinxext.i18n import _
 from snipcheck.sphinxext.log import warn
 from snipcheck.sphinxext.panel import captured_block
 from snipcheck.sphinxext.render import diff_block
 from sphinx.util.docutils import SphinxDirective
 
-from snipcheck_chapter import metadata
+from snipcheck_chapter import i18n, metadata
+from snipcheck_chapter.i18n import _
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -276,5 +276,6 @@ def _row(cells: list[nodes.Node | str]) -> nodes.row:
 def setup(app: Sphinx) -> dict[str, Any]:
     """Sub-extension ``snipcheck_chapter.versions``."""
     app.setup_extension("snipcheck")
+    i18n.register(app)
     app.add_directive("snipcheck-versions", VersionsDirective)
     return metadata()

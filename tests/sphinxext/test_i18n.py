@@ -24,9 +24,10 @@ from helpers import html
 from snipcheck.sphinxext.i18n import LOCALE_DIR, MESSAGE_CATALOG
 
 PACKAGE = Path(snipcheck.__file__).parent
-#: This site's own features (``_ext/snipcheck_chapter``): their labels use snipcheck's catalog,
-#: the Furo theme's labels a catalog of the package's own.
+#: This site's own features (``_ext/snipcheck_chapter``): their labels have a catalog of
+#: their own (``snipcheck_chapter``, not in the wheel), as have the Furo theme's labels.
 CHAPTER = PACKAGE.parent / "snipcheck_chapter"
+CHAPTER_CATALOG = "snipcheck_chapter"
 CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
 # The page-text classes snipcheck and its chapter sub-extensions own.
 UI = (
@@ -40,10 +41,11 @@ NAMES = {"stdout", "stderr", "torch", "cpu", "Python", "CPU", "Linux", "cuda", "
          "raises", "i18n", "md", "numpy"}  # fmt: skip
 
 
-def labels_in_code() -> dict[str, str]:
-    """Every ``_("...")`` literal in the extension: msgid -> where."""
+def labels_in_code(package: Path = PACKAGE) -> dict[str, str]:
+    """Every ``_("...")`` literal in ``package`` (snipcheck, or the chapter's
+    package): msgid -> where."""
     found: dict[str, str] = {}
-    for path in sorted([*PACKAGE.rglob("*.py"), *CHAPTER.rglob("*.py")]):
+    for path in sorted(package.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "_":
                 (arg,) = node.args
@@ -51,6 +53,8 @@ def labels_in_code() -> dict[str, str]:
                     f"{path}:{node.lineno}: _() of a non-literal: no catalog can list it"
                 )
                 found.setdefault(arg.value, f"{path.relative_to(PACKAGE.parent)}:{node.lineno}")
+    if package != PACKAGE:
+        return found
     # the documented differences of a run, which the snipcheck-differences directive translates
     from snipcheck.run import DIFFERENCES
 
@@ -61,7 +65,7 @@ def labels_in_code() -> dict[str, str]:
 
 
 def locale_dir(domain: str) -> Path:
-    return CHAPTER / "locale" if domain == "furo" else LOCALE_DIR
+    return CHAPTER / "locale" if domain in ("furo", CHAPTER_CATALOG) else LOCALE_DIR
 
 
 def catalog(domain: str, language: str = "zh_CN"):
@@ -69,18 +73,22 @@ def catalog(domain: str, language: str = "zh_CN"):
         return read_po(po)
 
 
-def test_every_label_in_the_code_has_a_chinese_translation() -> None:
-    labels = labels_in_code()
-    assert len(labels) > 50
-    translated = {m.id: m.string for m in catalog(MESSAGE_CATALOG) if m.id}
+@pytest.mark.parametrize(("domain", "package"), [(MESSAGE_CATALOG, PACKAGE), (CHAPTER_CATALOG, CHAPTER)])
+def test_every_label_in_the_code_has_a_chinese_translation(domain: str, package: Path) -> None:
+    """Each package's labels in its own catalog, and nothing else there: the
+    wheel's catalog holds no label of this site's features."""
+    labels = labels_in_code(package)
+    assert len(labels) > 40
+    translated = {m.id: m.string for m in catalog(domain) if m.id}
     missing = {msgid: where for msgid, where in labels.items() if not translated.get(msgid)}
     assert missing == {}, "labels without a zh_CN translation"
     unused = set(translated) - set(labels)
     assert unused == set(), "catalog entries no code uses"
 
 
-def test_translations_keep_every_placeholder() -> None:
-    for message in catalog(MESSAGE_CATALOG):
+@pytest.mark.parametrize("domain", [MESSAGE_CATALOG, CHAPTER_CATALOG])
+def test_translations_keep_every_placeholder(domain: str) -> None:
+    for message in catalog(domain):
         if message.id:
             fields = sorted(re.findall(r"\{[^}]*\}", message.id))
             assert sorted(re.findall(r"\{[^}]*\}", message.string)) == fields, message.id
@@ -109,7 +117,7 @@ def test_no_chinese_string_in_the_code_that_renders_pages() -> None:
     assert offenders == []
 
 
-@pytest.mark.parametrize("domain", ["snipcheck", "furo"])
+@pytest.mark.parametrize("domain", ["snipcheck", CHAPTER_CATALOG, "furo"])
 def test_the_committed_mo_files_are_compiled_from_their_po_files(domain: str) -> None:
     """``pybabel compile -d _ext/snipcheck/locale -D DOMAIN`` after editing a .po."""
     compiled = BytesIO()
