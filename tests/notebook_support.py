@@ -7,7 +7,6 @@ is tried against the real thing, not against outputs a test made up.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import nbformat

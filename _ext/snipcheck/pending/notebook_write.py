@@ -294,10 +294,8 @@ def new_outputs(old: list[dict[str, Any]], body: str, raises: bool) -> list[dict
             if tail is not None:
                 result.append(_error(out, tail))
                 tail = None
-        elif text is None:
-            result.append(out)
-        elif (new := next(mine)) == text:
-            result.append(out)
+        elif text is None or (new := next(mine)) == text:
+            result.append(out)  # no text (an image), or the same text: as stored
         elif new:
             result.append(_with_text(out, new))
     if tail is not None:
