@@ -92,7 +92,10 @@ def check_source(app: Sphinx, docname: str, source: list[str]) -> None:
     if path.suffix != ".ipynb":
         return
     limit = state_mod.get(app).settings.notebook_limit
-    size = len(source[0].encode("utf-8"))
+    try:
+        size = path.stat().st_size  # not the text's encoding: a copy of what may be large
+    except OSError:
+        size = len(source[0])
     if limit and size > limit:
         app.env.temp_data[_UNREADABLE] = (
             f"{size:,} bytes, more than snipcheck_notebook_limit ({limit:,} bytes); clear its outputs in Jupyter "
