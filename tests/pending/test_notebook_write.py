@@ -91,3 +91,18 @@ def test_the_outputs_span_of_every_cell_is_found_in_any_writers_json() -> None:
         found = [json.loads(text[span[0] : span[1]]) if span else None for span in output_spans(text)]
         assert found == [c.get("outputs") for c in json.loads(text)["cells"]]
         assert found[1] and found[2] and found[3] is None
+
+
+def test_a_chained_exception_is_one_error_output_as_ipython_stores_it() -> None:
+    nb = executed([("e", "try:\n    {}['k']\nexcept KeyError:\n    raise ValueError('v')", ["raises-exception"])])
+    old = json.loads(json.dumps(nb.cells[1].outputs))
+    assert [o["output_type"] for o in old] == ["error"]
+    body = (
+        "Traceback (most recent call last):\n  File \"<cell>\", line 2, in <module>\nKeyError: 'k'\n\n"
+        "During handling of the above exception, another exception occurred:\n\n"
+        "Traceback (most recent call last):\n  File \"<cell>\", line 4, in <module>\nValueError: w"
+    )
+    (error,) = new_outputs(old, body, raises=True)
+    assert (error["ename"], error["evalue"]) == ("ValueError", "w")
+    assert error["traceback"][0] == "Traceback (most recent call last):" and "KeyError: 'k'" in error["traceback"]
+    assert stated_text([error])[0] == "Traceback (most recent call last):\n...\nValueError: w"

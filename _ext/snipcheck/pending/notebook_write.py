@@ -54,6 +54,11 @@ TRACEBACK = "Traceback (most recent call last):"
 MARKUP = "notebook"
 _WS = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
+#: The sentences between the tracebacks of a chained exception.
+_CHAINED = (
+    "During handling of the above exception, another exception occurred:",
+    "The above exception was the direct cause of the following exception:",
+)
 _V3 = re.compile(r'"nbformat"\s*:\s*3\s*[,}]')
 
 
@@ -186,19 +191,34 @@ def _text_of(out: dict[str, Any]) -> str | None:
 
 
 def _split_error(body: str) -> tuple[str, list[str] | None]:
-    """``body`` cut before its last traceback: the text before it (with the line
-    break that ends it) and the traceback's lines, or ``None`` for no traceback."""
+    """``body`` cut before its traceback: the text before it (with the line
+    break that ends it) and the traceback's lines (a chained exception's
+    tracebacks all in it, as IPython stores them in one ``error`` output), or
+    ``None`` for no traceback."""
     lines = body.split("\n")
     at = max((k for k, line in enumerate(lines) if line == TRACEBACK), default=None)
+    while at is not None:
+        k = at - 1
+        while k >= 0 and not lines[k]:
+            k -= 1
+        if k < 0 or lines[k] not in _CHAINED:
+            break
+        earlier = max((i for i in range(k) if lines[i] == TRACEBACK), default=None)
+        if earlier is None:
+            break
+        at = earlier
     if at is None:
         return body, None
     return "".join(line + "\n" for line in lines[:at]), lines[at:]
 
 
 def _exception(lines: list[str]) -> tuple[str, str, list[str]]:
-    """``(ename, evalue, frames)`` of a traceback's lines as a run printed them
-    (the frames without a ``...`` wildcard line)."""
-    first = next((k for k in range(1, len(lines)) if lines[k] != "..." and not lines[k][:1].isspace()), len(lines))
+    """``(ename, evalue, frames)`` of a traceback's lines as a run printed them:
+    the last exception's line, and every line before it but a ``...`` wildcard line."""
+    last = max(k for k, line in enumerate(lines) if line == TRACEBACK)
+    first = next(
+        (k for k in range(last + 1, len(lines)) if lines[k] != "..." and not lines[k][:1].isspace()), len(lines)
+    )
     frames = [line for line in lines[1:first] if line != "..."]
     ename, _, evalue = "\n".join(lines[first:]).partition(": ")
     return ename, evalue, frames
