@@ -90,6 +90,7 @@ VALUES: dict[str, Value] = {
     "snipcheck_fail_on_drift": Value(True, (bool,), "", "drift, failed runs, timeouts and truncated outputs make sphinx-build exit with status 1, with or without -W"),
     "snipcheck_record_command": Value("snipcheck record {id}", (str,), "", "the command hints name for recording a snippet's output; {id} is replaced by the snippet id"),
     "snipcheck_memory_limit": Value("4 GiB", (str, int), "env", "memory limit of each process of a run (RLIMIT_DATA), e.g. '4 GiB'; 0 for none; a snippet's memory tag overrides it"),
+    "snipcheck_notebook_limit": Value("50 MiB", (str, int), "env", "largest .ipynb notebook snipcheck reads, e.g. '50 MiB'; a larger one warns and is not run; 0 for no limit"),
     "snipcheck_seed": Value(None, (int,), "env", "seed every Python run's random generators (Python's random, numpy's global one, torch) with this whole number, so random outputs are the same on every build; default (None): fresh randomness, as under plain python; a snippet's seed tag overrides it"),
     "snipcheck_show_durations": Value(True, (bool,), "env", "show each run's duration in the stamp under its output; False makes two builds of the same code give byte-identical pages (with snipcheck_seed for random outputs)"),
     "snipcheck_timings_file": Value("snipcheck-timings.json", (str,), "", "the timing file a sharded build plans with, relative to conf.py: written by snipcheck execute --merge, never by hand"),
@@ -146,7 +147,7 @@ def problem(name: str, value: Any, root: Path | None = None) -> str | None:
         return "must contain {id}, where the snippet id goes"
     if name == "snipcheck_runner" and value not in PYTHON_RUNNERS:
         return f"expected one of {', '.join(PYTHON_RUNNERS)}"
-    if name == "snipcheck_memory_limit":
+    if name in ("snipcheck_memory_limit", "snipcheck_notebook_limit"):
         try:
             parse_size(value)
         except ValueError as exc:
@@ -224,6 +225,7 @@ class Settings:
     preload: tuple[str, ...] | None = None
     fork_min_runs: int = 3
     memory_limit: int = 4 << 30
+    notebook_limit: int = 50 << 20
     source_dir: Path | None = None
     fail_on_drift: bool = True
     record_command: str = "snipcheck record {id}"
@@ -286,6 +288,7 @@ class Settings:
                 preload=None if v["snipcheck_preload"] is None else tuple(v["snipcheck_preload"]),
                 fork_min_runs=v["snipcheck_fork_min_runs"],
                 memory_limit=parse_size(v["snipcheck_memory_limit"]),
+                notebook_limit=parse_size(v["snipcheck_notebook_limit"]),
                 source_dir=(root / v["snipcheck_source_dir"]) if v["snipcheck_source_dir"] else root,
                 fail_on_drift=v["snipcheck_fail_on_drift"],
                 record_command=v["snipcheck_record_command"],

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from snipcheck.files import ChangedOnDisk
 from snipcheck.model import Snippet
+from snipcheck.pending import notebook_write
 from snipcheck.settings import Settings
 from snipcheck.sources.chains import Broken, attach
 from snipcheck.sources.placement import Placement
@@ -176,12 +177,24 @@ class Project:
             cannot be written where it sits, a file is a snippet file or lies
             outside the source directory, or the page would read back
             differently.
+
+        A notebook cell's edit replaces that cell's outputs in its ``.ipynb``
+        and nothing else, read back through nbformat
+        (:func:`snipcheck.pending.notebook_write.rewrite`).
         """
         by_file: dict[Path, list[Edit]] = defaultdict(list)
+        notebooks: dict[Path, list[Edit]] = defaultdict(list)
         for edit in edits:
-            by_file[Path(edit.placement.source)].append(edit)
+            notebook = edit.placement.markup == notebook_write.MARKUP
+            (notebooks if notebook else by_file)[Path(edit.placement.source)].append(edit)
         snippets_dir = self.settings.snippets_dir.resolve()
         out: dict[Path, tuple[bytes, bytes]] = {}
+        for path, cells in sorted(notebooks.items()):
+            if not path.resolve().is_relative_to(self.srcdir):
+                raise Unwritable(f"{path}: lies outside the source directory {self.srcdir}; nothing is written there")
+            out[path] = notebook_write.rewrite(path, cells)
+        if not by_file:
+            return out
         texts: dict[str, str] = {}
         lines: dict[str, tuple[SourceText, SourceText]] = {}  # file -> its lines before and after
         for path, file_edits in sorted(by_file.items()):
@@ -206,7 +219,7 @@ class Project:
             out[path] = (raw, text.to_bytes())
             texts[str(real)] = text.as_parsed()
             lines[str(real)] = (before, text)
-        self._read_back(edits, texts, lines)
+        self._read_back([e for page in by_file.values() for e in page], texts, lines)
         return out
 
     def _read_back(

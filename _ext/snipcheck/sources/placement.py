@@ -44,7 +44,9 @@ class Placement:
         the document that includes it).
     :param source: absolute path of the file that holds the directive (the
         included file, for an include).
-    :param line: 1-based line of the directive's opening line in ``source``.
+    :param line: 1-based line of the directive's opening line in ``source``;
+        for a notebook cell (``markup`` ``"notebook"``), its 1-based number
+        among the notebook's cells.
     :param markup: ``"myst"``, ``"rst"`` or another parser's name.
     :param kind: one of :data:`KINDS`, or ``""`` when unknown.
     :param fence: the fence as written (````` ``` `````, ``~~~~``,
@@ -61,8 +63,8 @@ class Placement:
     :param options: the options as written, ``(name, raw value)``.
     :param stated: the stated output (the body lines joined with ``\\n``).
     :param writable: ``""`` when record and accept may rewrite this body;
-        otherwise why not (a notebook cell, text changed by a ``source-read``
-        handler, a file outside the source directory).
+        otherwise why not (an nbformat 3 notebook, text changed by a
+        ``source-read`` handler, a file outside the source directory).
     :param chain: the name of the chain it is a cell of (``snippet-chain``
         before it on the page, or its ``chain`` option), ``""`` for none.
     :param digest: SHA-256 (hex) of ``source``'s bytes as the parser read
@@ -100,8 +102,8 @@ class Placement:
 
     @property
     def location(self) -> str:
-        """``path:line`` of the directive (the path as recorded)."""
-        return f"{self.source}:{self.line}"
+        """``path:line`` of the directive (the path as recorded); ``path, cell N`` for a notebook cell."""
+        return f"{self.source}, cell {self.line}" if self.markup == "notebook" else f"{self.source}:{self.line}"
 
     @property
     def options_end(self) -> int:

@@ -8,7 +8,9 @@ that runs as a cell of chain ``notebook`` of the page (snippet id
 and puts the output panel of the real run where myst-nb put the stored
 outputs; the comparison, warnings, stamp and panel are those of any snippet
 (:mod:`.results`, :mod:`.fill`).  A cell marked to skip keeps what myst-nb
-shows.  The notebook is never written (its placements say why).
+shows.  The build never writes the notebook; its placements (the cell's
+number as ``line``, the digest of the bytes read) let ``record``, ``accept``
+and ``review`` write a cell's outputs (:mod:`snipcheck.pending.notebook_write`).
 
 May import Sphinx (Sphinx layer).
 """
@@ -16,11 +18,13 @@ May import Sphinx (Sphinx layer).
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from docutils import nodes
 
+from snipcheck.pending import notebook_write
 from snipcheck.sources import notebook as nb
 from snipcheck.sources.chains import Broken
 from snipcheck.sources.placement import CodeBlock, Placement
@@ -40,7 +44,6 @@ CHAIN = "notebook"
 _IGNORED = "snipcheck_notebook_ignored"
 _UNREADABLE = "snipcheck_notebook_unreadable"
 _EMPTY = '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'
-_NOT_WRITABLE = "a notebook cell: snipcheck does not write notebooks yet; run the notebook in Jupyter and save it"
 
 
 def read_notebook(app: Sphinx, doctree: nodes.document) -> None:
@@ -59,9 +62,13 @@ def read_notebook(app: Sphinx, doctree: nodes.document) -> None:
         doctree += render.error_box(message)
         return
     try:
-        notebook = nb.read(path.read_text(encoding="utf-8"))
+        raw = path.read_bytes()
+        text = raw.decode("utf-8")
+        notebook = nb.read(text)
     except (OSError, UnicodeDecodeError, nb.NotebookError):
         return  # the notebook changed since it was read: the next build reads it again
+    # record/accept write the outputs into these very bytes, or refuse (notebook_write)
+    written = (hashlib.sha256(raw).hexdigest(), notebook_write.unwritable(text))
     if not notebook.runnable:
         warn("missing", f"notebook {shown}: its kernel's language is {notebook.language!r}, not Python; "
              "snipcheck runs Python notebooks only, so its stored outputs are shown unchecked", (docname, 0))  # fmt: skip
@@ -71,15 +78,30 @@ def read_notebook(app: Sphinx, doctree: nodes.document) -> None:
         if not cell.run:
             continue
         if cell.source.strip() == "":
+            if cell.stated:
+                _no_source(app, docname, shown, cell)
             continue
-        _place(app, docname, path, shown, cell, containers.get(cell.number - 1))
+        _place(app, docname, path, shown, cell, containers.get(cell.number - 1), written)
 
 
 def check_source(app: Sphinx, docname: str, source: list[str]) -> None:
     """Give myst-nb an empty notebook in place of one that cannot be read
     (``source-read``), so that the build goes on; :func:`read_notebook` then
     warns, naming the file, and the page shows why it holds no cell."""
-    if Path(app.env.doc2path(docname)).suffix != ".ipynb":
+    path = Path(app.env.doc2path(docname))
+    if path.suffix != ".ipynb":
+        return
+    limit = state_mod.get(app).settings.notebook_limit
+    try:
+        size = path.stat().st_size  # not the text's encoding: a copy of what may be large
+    except OSError:
+        size = len(source[0])
+    if limit and size > limit:
+        app.env.temp_data[_UNREADABLE] = (
+            f"{size:,} bytes, more than snipcheck_notebook_limit ({limit:,} bytes); clear its outputs in Jupyter "
+            "(large images or tables make most of a notebook's size), split it, or raise the limit in conf.py"
+        )
+        source[0] = _EMPTY
         return
     try:
         nb.read(source[0])
@@ -88,8 +110,27 @@ def check_source(app: Sphinx, docname: str, source: list[str]) -> None:
         source[0] = _EMPTY
 
 
-def _place(app: Sphinx, docname: str, path: Path, shown: str, cell: nb.Cell, container: nodes.Element | None) -> None:
-    """Place ``cell`` as the next cell of the page's chain, and its output panel in ``container``."""
+def _no_source(app: Sphinx, docname: str, shown: str, cell: nb.Cell) -> None:
+    """Fail a cell that stores outputs under no code: nothing can print them, so nothing checks them."""
+    where = f"{shown}, {notebook_write.cell_label(cell.number, cell.cell_id)}"
+    message = (
+        f"notebook {where}: the cell stores outputs but has no code, so no run can check them; "
+        "put its code back, or clear its outputs in Jupyter (Edit > Clear Output)"
+    )
+    warn("tag", message, (docname, 0))
+    snippet_id = f"{docname}/{cell.cell_id}"
+    add(app.env, SnippetRecord(docname, 0, snippet_id, "error", "none", problems=(message,), where=where, stated=cell.stated))
+
+
+def _place(
+    app: Sphinx, docname: str, path: Path, shown: str, cell: nb.Cell, container: nodes.Element | None,
+    written: tuple[str, str],
+) -> None:  # fmt: skip
+    """Place ``cell`` as the next cell of the page's chain, and its output panel in ``container``.
+
+    :param written: the SHA-256 of the notebook's bytes as read, and why
+        ``record`` cannot write its outputs (``""``: it can).
+    """
     env = app.env
     state = state_mod.for_env(env)
     snippet_id = f"{docname}/{cell.cell_id}"
@@ -97,8 +138,9 @@ def _place(app: Sphinx, docname: str, path: Path, shown: str, cell: nb.Cell, con
     text = _tag_block(cell.expect) + nb.run_text(cell.source)
     block = CodeBlock(snippet_id, docname, str(path.resolve()), 0, 1, "python", text)
     placed = index.placements(env).setdefault(docname, [])
-    placement = Placement(snippet_id, "notebook-cell", docname, str(path), 0, "notebook", "", "", 0, 0, False, "",
-                          (), cell.stated, writable=_NOT_WRITABLE, chain=CHAIN)  # fmt: skip
+    # line: the cell's number (what a notebook cell's location names, see Placement)
+    placement = Placement(snippet_id, "notebook-cell", docname, str(path), cell.number, notebook_write.MARKUP, "", "",
+                          0, 0, False, "", (), cell.stated, writable=written[1], chain=CHAIN, digest=written[0])  # fmt: skip
     placed.append(placement)
     serial = len(placed) - 1
     index.code_blocks(env).setdefault(docname, []).append(block)

@@ -260,8 +260,20 @@ def _report(app: Sphinx, rec: SnippetRecord, found: Finding, status: str, proble
             if hint:
                 message += f"\n{hint}"
             command = _from_shard(state, rec.snippet) or state.settings.record_command.format(id=rec.snippet_id)
-            message += f"\nif the new output is right, record it: {command}"
+            why = _unwritable(app.env, rec)
+            if why:  # record would refuse it: say why and what to do instead
+                message += f"\nsnipcheck record cannot write its output: {why}"
+            else:
+                message += f"\nif the new output is right, record it: {command}"
     warn(subtype, message, where)
+
+
+def _unwritable(env: BuildEnvironment, rec: SnippetRecord) -> str:
+    """Why ``record`` cannot write ``rec``'s stated output where its placement
+    sits (an nbformat 3 notebook, say), or ``""``."""
+    placed = index.placements(env).get(rec.docname, [])
+    p = placed[rec.serial] if 0 <= rec.serial < len(placed) else None
+    return p.writable if p is not None and p.snippet_id == rec.snippet_id else ""
 
 
 def _from_shard(state: state_mod.BuildState, snippet: Snippet | None) -> str:

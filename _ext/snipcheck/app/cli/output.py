@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TextIO
 
 from snipcheck.files import ChangedOnDisk
+from snipcheck.pending import notebook_write
 from snipcheck.sources.placement import Placement
 
 #: Exit status of bad usage or input.
@@ -50,7 +51,10 @@ def rel_entry(path: Path) -> str:
 
 
 def where(p: Placement) -> str:
-    """``path:line`` of a placement, the path as :func:`rel` shows it."""
+    """``path:line`` of a placement, the path as :func:`rel` shows it
+    (``path, cell N (id ID)`` for a notebook cell)."""
+    if p.markup == notebook_write.MARKUP:
+        return f"{rel(Path(p.source))}, {notebook_write.cell_label(p.line, p.snippet_id.rsplit('/', 1)[-1])}"
     return f"{rel(Path(p.source))}:{p.line}"
 
 
@@ -61,6 +65,12 @@ def plain(rest: str) -> str:
 
 def changed(exc: ChangedOnDisk, command: str) -> str:
     """What to say when another process wrote a file while ``command`` ran."""
+    if isinstance(exc, notebook_write.NotebookChanged):
+        return (
+            f"{rel(exc.path)}: {exc.cells}: the notebook changed on disk since snipcheck {command} read it (saved "
+            f"in Jupyter or an editor meanwhile); nothing was written: save and close it there (Jupyter would "
+            f"write its own outputs over the new ones), then run snipcheck {command} again"
+        )
     return (
         f"{rel(exc.path)} changed on disk while snipcheck {command} ran (another record or accept, or an editor, "
         f"wrote it after {command} had read it); nothing was written: run snipcheck {command} again"
