@@ -1,0 +1,94 @@
+"""A notebook page's configuration: its metadata tags, nbval sanitizer files, and what it leaves unchecked.
+
+:mod:`.notebook` places a notebook's cells; this module says, for it, what
+the notebook's and each cell's ``snipcheck`` metadata make of a cell's tag
+block (:mod:`snipcheck.sources.notebook_meta`), warns about unknown keys,
+bad values and outputs that are not compared
+(:mod:`snipcheck.sources.notebook_outputs`), and warns, once per build,
+about the nbval sanitizer files of :confval:`snipcheck_nbval_sanitize`
+that cannot be read (:mod:`snipcheck.judge.nbval_sanitize`).
+
+May import Sphinx (Sphinx layer).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from snipcheck.judge import nbval_sanitize
+from snipcheck.sources import notebook_meta as meta
+from snipcheck.sources import tags
+from snipcheck.sphinxext.log import warn
+
+if TYPE_CHECKING:
+    from sphinx.application import Sphinx
+    from sphinx.config import Config
+
+    from snipcheck.sources.notebook import Cell, Notebook
+
+__all__ = ["cell_text", "notebook_table", "register", "warn_unchecked"]
+
+
+def notebook_table(notebook: Notebook, shown: str, docname: str) -> tuple[dict[str, Any], str]:
+    """The notebook's own tags, and why they cannot be used (``""`` when they can).
+
+    Unknown keys are left out with a ``snipcheck.tag`` warning; a bad value
+    makes the whole notebook unusable (its cells would run without what it
+    asks for, such as a requirement), which the caller reports.
+    """
+    table, problems = meta.known(notebook.meta, meta.NOTEBOOK_KEYS)
+    for problem in problems:
+        warn("tag", f"notebook {shown}: {problem}", (docname, 0))
+    try:
+        tags.parse(meta.tag_block(table))
+    except (tags.TagError, ValueError) as exc:
+        return {}, f"its metadata {meta.KEY!r}: {getattr(exc, 'message', str(exc))}"
+    return table, ""
+
+
+def cell_text(cell: Cell, table: dict[str, Any], code: str, where: str, docname: str, *, first: bool) -> str:
+    """The text a cell runs: ``code`` and, after it, the tag block of its tags
+    (the notebook's ``table``, its own metadata's over it, and the exception
+    its raises marker expects unless its metadata names one).
+
+    :raises ValueError: for a value that no tag block can hold; the message names the key.
+    """
+    own, problems = meta.known(cell.meta, meta.CELL_KEYS)
+    for problem in problems:
+        warn("tag", f"notebook {where}: {problem}", (docname, 0))
+    merged = meta.cell_table(table, own, first=first)
+    if cell.expect and "expect" not in own:
+        merged["expect"] = cell.expect
+    block = meta.tag_block(merged)
+    # after the code: the run numbers the code's lines as the cell shows them
+    return f"{code}\n{block}\n" if block else code
+
+
+def warn_unchecked(cell: Cell, where: str, docname: str) -> None:
+    """Say which of a cell's stored outputs are not compared (``snipcheck.unchecked``)."""
+    if not cell.unchecked or not cell.compared:
+        return
+    kinds = ", ".join(cell.unchecked)
+    warn("unchecked", f"notebook {where}: its stored {kinds} output is not compared (snipcheck compares text/plain, "
+         "stream and error outputs of notebooks, not figures, nor a rich output without text/plain)", (docname, 0))  # fmt: skip
+
+
+def sanitizer_problems(app: Sphinx, config: Config) -> None:
+    """Warn about each sanitizer file, section or line that cannot be read (``config-inited``)."""
+    names = getattr(config, "snipcheck_nbval_sanitize", None)
+    if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
+        return  # the value itself is warned about by the config check
+    for problem in nbval_sanitize.load(names, Path(app.confdir)).problems:
+        warn("config", problem, None)
+
+
+def note_sanitizers(app: Sphinx, env: Any) -> None:
+    """Make a notebook page depend on the sanitizer files, so that a change to one re-reads it."""
+    for name in getattr(app.config, "snipcheck_nbval_sanitize", None) or ():
+        if isinstance(name, str):
+            env.note_dependency(str(Path(app.confdir) / name))
+
+
+def register(app: Sphinx) -> None:
+    app.connect("config-inited", sanitizer_problems, priority=600)  # after the config check (500)
