@@ -46,9 +46,13 @@ def cell(nb: Any, cell_id: str) -> Any:
     return next(c for c in nb.cells if c.get("id") == cell_id)
 
 
-def build(tmp: Path, cache_dir: Path, nb: Any, conf: str = "", files: Mapping[str, str] | None = None) -> Build:
+def build(
+    tmp: Path, cache_dir: Path, nb: Any, conf: str = "", files: Mapping[str, str] | None = None
+) -> Build:
     """Build a project holding ``nb`` as ``nb.ipynb``, with ``conf`` added to its ``conf.py``."""
-    project = write_project(tmp / "p", CONF + conf, {"index.rst": INDEX, "nb.ipynb": nbformat.writes(nb), **(files or {})})
+    project = write_project(
+        tmp / "p", CONF + conf, {"index.rst": INDEX, "nb.ipynb": nbformat.writes(nb), **(files or {})}
+    )
     return sphinx_build(project, tmp, cache_dir)
 
 

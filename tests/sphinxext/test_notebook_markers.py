@@ -18,7 +18,10 @@ from notebook_markers_support import build, cell, executed, statuses
 
 # --- nbval's sanitizer files --------------------------------------------------------------------
 
-UUID_CELL = ("run", "import uuid, datetime\nprint('run', uuid.uuid4(), 'at', datetime.datetime.now().isoformat())")
+UUID_CELL = (
+    "run",
+    "import uuid, datetime\nprint('run', uuid.uuid4(), 'at', datetime.datetime.now().isoformat())",
+)
 SANITIZE = """\
 [Run ids]
 regex: [0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
@@ -76,14 +79,18 @@ def test_a_notebooks_requires_keeps_the_whole_chain_from_running(tmp_path: Path,
     conf = 'snipcheck_requirements = ["gpu-farm"]\n'
     plain = build(tmp_path / "plain", cache_dir, executed(cells), conf)
     assert statuses(plain) == {"nb/a": "ok", "nb/b": "ok"}, plain.warnings_text
-    needs = build(tmp_path / "needs", cache_dir, executed(cells, {"snipcheck": {"requires": ["gpu-farm"]}}), conf)
+    needs = build(
+        tmp_path / "needs", cache_dir, executed(cells, {"snipcheck": {"requires": ["gpu-farm"]}}), conf
+    )
     assert statuses(needs) == {"nb/a": "not-run", "nb/b": "not-run"}, needs.warnings_text
     assert "needs gpu-farm" in needs.status
 
 
 def test_a_notebooks_seed_seeds_its_chain(tmp_path: Path, cache_dir: Path) -> None:
     # The stored draw is a real seeded run's: the cell that seeded the kernel is then taken out.
-    nb = executed([("seeding", "import random\nrandom.seed(7)"), ("draw", "import random\nprint(random.random())")])
+    nb = executed(
+        [("seeding", "import random\nrandom.seed(7)"), ("draw", "import random\nprint(random.random())")]
+    )
     nb.cells = [c for c in nb.cells if c.get("id") != "seeding"]
     unseeded = build(tmp_path / "unseeded", cache_dir, nb)
     assert statuses(unseeded) == {"nb/draw": "drift"}
@@ -111,19 +118,29 @@ def test_a_cells_metadata_expect_makes_its_exception_expected(tmp_path: Path, ca
     assert statuses(built) == {"nb/e": "ok", "nb/n": "ok"}
 
 
-def test_unknown_metadata_keys_warn_naming_notebook_cell_and_the_known_keys(tmp_path: Path, cache_dir: Path) -> None:
+def test_unknown_metadata_keys_warn_naming_notebook_cell_and_the_known_keys(
+    tmp_path: Path, cache_dir: Path
+) -> None:
     meta = {"snipcheck": {"timout": 30, "expect": "KeyError"}}
     nb = executed([("c", "print(2)", {"snipcheck": {"sede": 1}})], meta)
     built = build(tmp_path, cache_dir, nb)
     mine = sorted(w for w in built.warnings if "[snipcheck.tag]" in w)
     assert len(mine) == 3, built.warnings_text
-    assert "notebook nb.ipynb, cell 2 (id c): unknown tag 'sede'" in mine[0] and "known tags are: depends, env" in mine[0]
+    assert (
+        "notebook nb.ipynb, cell 2 (id c): unknown tag 'sede'" in mine[0]
+        and "known tags are: depends, env" in mine[0]
+    )
     assert "notebook nb.ipynb: tag 'expect' says what one cell does" in mine[1]
-    assert "notebook nb.ipynb: unknown tag 'timout'" in mine[2] and "timeout" in mine[2].split("known tags are:")[1]
+    assert (
+        "notebook nb.ipynb: unknown tag 'timout'" in mine[2]
+        and "timeout" in mine[2].split("known tags are:")[1]
+    )
     assert statuses(built) == {"nb/c": "ok"}  # the rest applies: the cell ran and was compared
 
 
-def test_a_bad_notebook_metadata_value_fails_naming_the_notebook_and_runs_nothing(tmp_path: Path, cache_dir: Path) -> None:
+def test_a_bad_notebook_metadata_value_fails_naming_the_notebook_and_runs_nothing(
+    tmp_path: Path, cache_dir: Path
+) -> None:
     nb = executed([("c", "print(2)")], {"snipcheck": {"timeout": "soon"}})
     built = build(tmp_path, cache_dir, nb)
     (said,) = [w for w in built.warnings if "nb.ipynb" in w]
@@ -136,7 +153,9 @@ def test_a_bad_notebook_metadata_value_fails_naming_the_notebook_and_runs_nothin
 PLOT = ("plot", "import matplotlib.pyplot as plt\nplt.plot([1, 3, 2]);")
 
 
-def test_a_figure_is_said_to_be_not_compared_and_its_repr_is_not_stated(tmp_path: Path, cache_dir: Path) -> None:
+def test_a_figure_is_said_to_be_not_compared_and_its_repr_is_not_stated(
+    tmp_path: Path, cache_dir: Path
+) -> None:
     nb = executed([PLOT, ("n", "print(1)")])
     (figure,) = cell(nb, "plot").outputs
     assert figure.output_type == "display_data" and {"image/png", "text/plain"} <= set(figure.data)
@@ -145,9 +164,13 @@ def test_a_figure_is_said_to_be_not_compared_and_its_repr_is_not_stated(tmp_path
     assert "[snipcheck.unchecked]" in said and "nb.ipynb, cell 2 (id plot)" in said and "image/png" in said
     assert statuses(built) == {"nb/plot": "ok", "nb/n": "ok"}  # the text it prints (none) was compared
     changed = copy.deepcopy(nb)
-    cell(changed, "plot").outputs[0].data["image/png"] = cell(changed, "plot").outputs[0].data["image/png"][:-8]
+    cell(changed, "plot").outputs[0].data["image/png"] = (
+        cell(changed, "plot").outputs[0].data["image/png"][:-8]
+    )
     again = build(tmp_path / "changed", cache_dir, changed)
-    assert [w.split("WARNING: ")[1] for w in again.warnings] == [said.split("WARNING: ")[1]]  # never a silent green
+    assert [w.split("WARNING: ")[1] for w in again.warnings] == [
+        said.split("WARNING: ")[1]
+    ]  # never a silent green
 
 
 def test_a_rich_output_is_compared_by_its_text_plain(tmp_path: Path, cache_dir: Path) -> None:
@@ -165,7 +188,9 @@ def test_a_rich_output_is_compared_by_its_text_plain(tmp_path: Path, cache_dir: 
 def test_a_rich_output_without_text_plain_is_said_to_be_not_compared(tmp_path: Path, cache_dir: Path) -> None:
     nb = executed([("r", "x = 1"), ("n", "print(1)")])
     # what a front end stores for a bundle with no text/plain (a widget view, an HTML-only display)
-    cell(nb, "r").outputs = [nbformat.v4.new_output("display_data", data={"text/html": "<b>x</b>", "application/json": {"a": 1}})]
+    cell(nb, "r").outputs = [
+        nbformat.v4.new_output("display_data", data={"text/html": "<b>x</b>", "application/json": {"a": 1}})
+    ]
     built = build(tmp_path, cache_dir, nb)
     (said,) = built.warnings
     assert "[snipcheck.unchecked]" in said and "cell 2 (id r)" in said

@@ -160,9 +160,9 @@ def _cell(number: int, cell: Any) -> Cell:
     run = "skip-execution" not in tags and NBVAL_SKIP not in tags
     compared = NBVAL_IGNORE not in tags or NBVAL_CHECK in tags
     cell_id = str(cell.get("id") or f"cell-{number}")
-    outputs = cell.get("outputs", [])
     meta = cell.get("metadata", {}).get("snipcheck")
-    return Cell(number, cell_id, source, stated, expect, run, compared, tuple(tags), meta, notebook_outputs.unchecked(outputs))
+    unchecked = notebook_outputs.unchecked(cell.get("outputs", []))
+    return Cell(number, cell_id, source, stated, expect, run, compared, tuple(tags), meta, unchecked)
 
 
 def stated_text(outputs: list[Any]) -> tuple[str, str]:

@@ -49,16 +49,22 @@ def known(table: object, keys: tuple[str, ...]) -> tuple[dict[str, Any], list[st
     if table is None:
         return {}, []
     if not isinstance(table, Mapping):
-        return {}, [f"its metadata {KEY!r} is a {type(table).__name__}, not an object of tags; it is left out"]
+        return {}, [
+            f"its metadata {KEY!r} is a {type(table).__name__}, not an object of tags; it is left out"
+        ]
     kept: dict[str, Any] = {}
     problems = []
     for key, value in table.items():
         if key in keys:
             kept[key] = value
         elif key in KNOWN_KEYS:
-            problems.append(f"tag {key!r} says what one cell does: give it in that cell's metadata; it is left out")
+            problems.append(
+                f"tag {key!r} says what one cell does: give it in that cell's metadata; it is left out"
+            )
         else:
-            problems.append(f"unknown tag {key!r} in its metadata {KEY!r} is left out; known tags are: {', '.join(keys)}")
+            problems.append(
+                f"unknown tag {key!r} in its metadata {KEY!r} is left out; known tags are: {', '.join(keys)}"
+            )
     return kept, problems
 
 
@@ -99,7 +105,7 @@ def _toml(key: str, value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):
-        return repr(value) if value == value and value not in (float("inf"), float("-inf")) else str(value)
+        return repr(value)  # inf and nan too: TOML writes them so
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)  # a JSON string is a TOML basic string
     if isinstance(value, list):
