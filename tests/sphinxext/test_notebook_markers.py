@@ -14,6 +14,7 @@ from typing import Any
 
 import nbformat
 import pytest
+from helpers import html
 from notebook_markers_support import build, cell, executed, statuses
 
 # --- nbval's sanitizer files --------------------------------------------------------------------
@@ -151,26 +152,49 @@ def test_a_bad_notebook_metadata_value_fails_naming_the_notebook_and_runs_nothin
 # --- figures and rich outputs -------------------------------------------------------------------
 
 PLOT = ("plot", "import matplotlib.pyplot as plt\nplt.plot([1, 3, 2]);")
+SHOWN = ("shown", "plt.figure()\nplt.bar([1, 2], [3, 4])\nplt.show()\nprint('after')")
 
 
-def test_a_figure_is_said_to_be_not_compared_and_its_repr_is_not_stated(
-    tmp_path: Path, cache_dir: Path
-) -> None:
-    nb = executed([PLOT, ("n", "print(1)")])
-    (figure,) = cell(nb, "plot").outputs
-    assert figure.output_type == "display_data" and {"image/png", "text/plain"} <= set(figure.data)
+@pytest.fixture(scope="module")
+def drawn() -> Any:
+    """A notebook of figures: one left open at the end of its cell, one shown by plt.show()."""
+    return executed([PLOT, SHOWN, ("n", "print(1)")])
+
+
+def test_a_cells_figures_are_compared_with_its_stored_pngs(tmp_path: Path, cache_dir: Path, drawn: Any) -> None:
+    for cell_id in ("plot", "shown"):
+        kinds = [(o.output_type, sorted(o.get("data", {}))) for o in cell(drawn, cell_id).outputs]
+        assert ("display_data", ["image/png", "text/plain"]) in kinds
+    built = build(tmp_path, cache_dir, drawn)
+    assert built.statuscode == 0 and built.warnings == [], built.warnings_text
+    assert statuses(built) == {"nb/plot": "ok", "nb/shown": "ok", "nb/n": "ok"}
+    shown = [img["alt"] for img in html(built.outdir / "nb.html").select("img")]
+    assert shown == ["Figure 1 of snippet nb/plot", "Figure 1 of snippet nb/shown"]  # the run's figures, as drawn
+
+
+def test_a_changed_stored_figure_fails_naming_cell_and_figure(tmp_path: Path, cache_dir: Path, drawn: Any) -> None:
+    nb = copy.deepcopy(drawn)
+    other = executed([("other", "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3]);")])
+    # a figure of the same size (the same axes, another line): only its pixels tell them apart
+    figure = next(o for o in cell(nb, "plot").outputs if o.output_type == "display_data")
+    figure.data["image/png"] = cell(other, "other").outputs[0].data["image/png"]
+    built = build(tmp_path, cache_dir, nb)
+    (drift,) = built.about("nb/plot")
+    assert built.statuscode == 1 and "[snipcheck.drift]" in drift and "figure 1 differs from its stated image" in drift
+    assert statuses(built)["nb/shown"] == "ok"
+
+
+def test_an_image_in_an_execute_result_is_said_to_be_not_compared(tmp_path: Path, cache_dir: Path, drawn: Any) -> None:
+    nb = copy.deepcopy(drawn)
+    stored = next(o for o in cell(nb, "plot").outputs if o.output_type == "display_data")
+    # what a PIL image left as a cell's last expression stores: its repr, and its PNG
+    cell(nb, "n").outputs = [nbformat.v4.new_output("execute_result", data={"text/plain": "1", "image/png": stored.data["image/png"]},
+                                                    execution_count=3)]  # fmt: skip
+    cell(nb, "n").source = "1"
     built = build(tmp_path, cache_dir, nb)
     (said,) = built.warnings
-    assert "[snipcheck.unchecked]" in said and "nb.ipynb, cell 2 (id plot)" in said and "image/png" in said
-    assert statuses(built) == {"nb/plot": "ok", "nb/n": "ok"}  # the text it prints (none) was compared
-    changed = copy.deepcopy(nb)
-    cell(changed, "plot").outputs[0].data["image/png"] = (
-        cell(changed, "plot").outputs[0].data["image/png"][:-8]
-    )
-    again = build(tmp_path / "changed", cache_dir, changed)
-    assert [w.split("WARNING: ")[1] for w in again.warnings] == [
-        said.split("WARNING: ")[1]
-    ]  # never a silent green
+    assert "[snipcheck.unchecked]" in said and "cell 4 (id n)" in said and "stored image/png output is not compared" in said
+    assert statuses(built) == {"nb/plot": "ok", "nb/shown": "ok", "nb/n": "ok"}  # its text/plain was compared
 
 
 def test_a_rich_output_is_compared_by_its_text_plain(tmp_path: Path, cache_dir: Path) -> None:

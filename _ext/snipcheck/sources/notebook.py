@@ -33,6 +33,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from snipcheck.model import Figure
 from snipcheck.sources import notebook_outputs
 
 __all__ = ["Cell", "Notebook", "NotebookError", "read", "run_text"]
@@ -68,6 +69,8 @@ class Cell:
         :mod:`snipcheck.sources.notebook_meta`); ``None`` without one.
     :param unchecked: the mime types of its stored outputs that are not
         compared (see :func:`snipcheck.sources.notebook_outputs.unchecked`).
+    :param figures: its stored figures, the stated images of the figures its
+        run draws (see :func:`snipcheck.sources.notebook_outputs.figures`).
     """
 
     number: int
@@ -80,6 +83,7 @@ class Cell:
     tags: tuple[str, ...] = field(default=())
     meta: Any = None
     unchecked: tuple[str, ...] = ()
+    figures: tuple[Figure, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -161,8 +165,9 @@ def _cell(number: int, cell: Any) -> Cell:
     compared = NBVAL_IGNORE not in tags or NBVAL_CHECK in tags
     cell_id = str(cell.get("id") or f"cell-{number}")
     meta = cell.get("metadata", {}).get("snipcheck")
-    unchecked = notebook_outputs.unchecked(cell.get("outputs", []))
-    return Cell(number, cell_id, source, stated, expect, run, compared, tuple(tags), meta, unchecked)
+    outputs = cell.get("outputs", [])
+    unchecked, drawn = notebook_outputs.unchecked(outputs), notebook_outputs.figures(outputs)
+    return Cell(number, cell_id, source, stated, expect, run, compared, tuple(tags), meta, unchecked, drawn)
 
 
 def stated_text(outputs: list[Any]) -> tuple[str, str]:
@@ -172,10 +177,15 @@ def stated_text(outputs: list[Any]) -> tuple[str, str]:
     """
     parts: list[str] = []
     ename = ""
+    drawn = 0
     for out in outputs:
         kind = out.get("output_type")
+        shown = notebook_outputs.figure(out)
         if kind == "stream":
             parts.append(_joined(out.get("text", "")))
+        elif shown is not None:
+            drawn += 1
+            parts.append(shown.placeholder(drawn) + "\n")
         elif kind in ("execute_result", "display_data"):
             plain = notebook_outputs.plain_text(out)
             if plain is not None:

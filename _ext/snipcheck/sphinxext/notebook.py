@@ -114,7 +114,8 @@ def _place(app: Sphinx, docname: str, path: Path, shown: str, cell: nb.Cell, con
     except ValueError as exc:  # a metadata value no tag block can hold: the cell is placed, not loaded
         text, bad = nb.run_text(cell.source), f"its metadata 'snipcheck': {exc}"
     notebook_tags.warn_unchecked(cell, where, docname)
-    block = CodeBlock(snippet_id, docname, str(path.resolve()), 0, 1, "python", text)
+    block = CodeBlock(snippet_id, docname, str(path.resolve()), 0, 1, "python", text, notebook_tags.SCRIPT_CELL)
+    notebook_tags.state_figures(app, snippet_id, cell.figures)
     placed = index.placements(env).setdefault(docname, [])
     placement = Placement(snippet_id, "notebook-cell", docname, str(path), 0, "notebook", "", "", 0, 0, False, "",
                           (), cell.stated, writable=_NOT_WRITABLE, chain=CHAIN)  # fmt: skip

@@ -1,4 +1,4 @@
-"""A notebook page's configuration: its metadata tags, nbval sanitizer files, and what it leaves unchecked.
+"""A notebook page's configuration: its metadata tags, nbval sanitizer files, stored figures, what it leaves unchecked.
 
 :mod:`.notebook` places a notebook's cells; this module says, for it, what
 the notebook's and each cell's ``snipcheck`` metadata make of a cell's tag
@@ -8,6 +8,13 @@ bad values and outputs that are not compared
 about the nbval sanitizer files of :confval:`snipcheck_nbval_sanitize`
 that cannot be read (:mod:`snipcheck.judge.nbval_sanitize`).
 
+A cell's stored figures are its figures' stated images: they are written,
+as the figure check reads stated images
+(:func:`snipcheck.judge.figures.stated_path`), under
+``<doctree dir>/snipcheck-notebook-figures`` (the build's own folder: the
+notebook is never written), and :func:`figures_dir` gives the judge that
+folder for a notebook cell.
+
 May import Sphinx (Sphinx layer).
 """
 
@@ -16,18 +23,29 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from snipcheck.files import write_atomic
 from snipcheck.judge import nbval_sanitize
+from snipcheck.judge.figures import stated_path
 from snipcheck.sources import notebook_meta as meta
 from snipcheck.sources import tags
+from snipcheck.sphinxext import index
 from snipcheck.sphinxext.log import warn
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
     from sphinx.config import Config
 
+    from snipcheck.model import Figure
     from snipcheck.sources.notebook import Cell, Notebook
+    from snipcheck.sphinxext.collector import SnippetRecord
 
-__all__ = ["cell_text", "notebook_table", "register", "warn_unchecked"]
+__all__ = ["cell_text", "figures_dir", "notebook_table", "register", "state_figures", "warn_unchecked"]
+
+#: The folder, in the doctree directory, of the stored figures of the notebooks.
+FIGURES = "snipcheck-notebook-figures"
+#: How a notebook cell runs (:attr:`snipcheck.model.Tags.script_cell`): the
+#: figures still open at its end are shown, drawn as the inline backend draws them.
+SCRIPT_CELL = ("figures", "inline")
 
 
 def notebook_table(notebook: Notebook, shown: str, docname: str) -> tuple[dict[str, Any], str]:
@@ -92,3 +110,25 @@ def note_sanitizers(app: Sphinx, env: Any) -> None:
 
 def register(app: Sphinx) -> None:
     app.connect("config-inited", sanitizer_problems, priority=600)  # after the config check (500)
+
+
+def state_figures(app: Sphinx, snippet_id: str, figures: tuple[Figure, ...]) -> None:
+    """Write a cell's stored figures where the figure check reads its stated images (see the module docstring)."""
+    root = Path(app.doctreedir) / FIGURES
+    for number, figure in enumerate(figures, start=1):
+        path = stated_path(root, snippet_id, number, "png")
+        try:
+            if not path.is_file() or path.read_bytes() != figure.data:
+                write_atomic(path, figure.data)
+        except OSError as exc:
+            warn("cache", f"snippet {snippet_id!r}: cannot keep its stored figure {number} for the figure check: {exc}",
+                 None)  # fmt: skip
+
+
+def figures_dir(app: Sphinx, rec: SnippetRecord) -> Path:
+    """The folder of ``rec``'s stated images: for a notebook cell, that of its
+    notebook's stored figures; else the pages' source folder."""
+    placed = index.placements(app.env).get(rec.docname, [])
+    if 0 <= rec.serial < len(placed) and placed[rec.serial].directive == "notebook-cell":
+        return Path(app.doctreedir) / FIGURES
+    return Path(app.srcdir)
