@@ -161,7 +161,9 @@ def drawn() -> Any:
     return executed([PLOT, SHOWN, ("n", "print(1)")])
 
 
-def test_a_cells_figures_are_compared_with_its_stored_pngs(tmp_path: Path, cache_dir: Path, drawn: Any) -> None:
+def test_a_cells_figures_are_compared_with_its_stored_pngs(
+    tmp_path: Path, cache_dir: Path, drawn: Any
+) -> None:
     for cell_id in ("plot", "shown"):
         kinds = [(o.output_type, sorted(o.get("data", {}))) for o in cell(drawn, cell_id).outputs]
         assert ("display_data", ["image/png", "text/plain"]) in kinds
@@ -169,10 +171,15 @@ def test_a_cells_figures_are_compared_with_its_stored_pngs(tmp_path: Path, cache
     assert built.statuscode == 0 and built.warnings == [], built.warnings_text
     assert statuses(built) == {"nb/plot": "ok", "nb/shown": "ok", "nb/n": "ok"}
     shown = [img["alt"] for img in html(built.outdir / "nb.html").select("img")]
-    assert shown == ["Figure 1 of snippet nb/plot", "Figure 1 of snippet nb/shown"]  # the run's figures, as drawn
+    assert shown == [
+        "Figure 1 of snippet nb/plot",
+        "Figure 1 of snippet nb/shown",
+    ]  # the run's figures, as drawn
 
 
-def test_a_changed_stored_figure_fails_naming_cell_and_figure(tmp_path: Path, cache_dir: Path, drawn: Any) -> None:
+def test_a_changed_stored_figure_fails_naming_cell_and_figure(
+    tmp_path: Path, cache_dir: Path, drawn: Any
+) -> None:
     nb = copy.deepcopy(drawn)
     other = executed([("other", "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3]);")])
     # a figure of the same size (the same axes, another line): only its pixels tell them apart
@@ -180,11 +187,35 @@ def test_a_changed_stored_figure_fails_naming_cell_and_figure(tmp_path: Path, ca
     figure.data["image/png"] = cell(other, "other").outputs[0].data["image/png"]
     built = build(tmp_path, cache_dir, nb)
     (drift,) = built.about("nb/plot")
-    assert built.statuscode == 1 and "[snipcheck.drift]" in drift and "figure 1 differs from its stated image" in drift
+    assert (
+        built.statuscode == 1
+        and "[snipcheck.drift]" in drift
+        and "figure 1 differs from its stated image" in drift
+    )
     assert statuses(built)["nb/shown"] == "ok"
 
 
-def test_an_image_in_an_execute_result_is_said_to_be_not_compared(tmp_path: Path, cache_dir: Path, drawn: Any) -> None:
+@pytest.mark.parametrize("ignored", [True, False])
+def test_nbval_ignore_output_leaves_a_cells_figure_uncompared(
+    tmp_path: Path, cache_dir: Path, ignored: bool
+) -> None:
+    marker = "# NBVAL_IGNORE_OUTPUT\n" if ignored else ""
+    draw = (
+        marker
+        + "import random\nimport matplotlib.pyplot as plt\nplt.plot([random.random() for _ in range(9)]);"
+    )
+    built = build(tmp_path, cache_dir, executed([("r", draw), ("n", "print(1)")]))
+    if ignored:
+        assert built.statuscode == 0 and built.warnings == [], built.warnings_text
+        assert statuses(built) == {"nb/r": "ok", "nb/n": "ok"}
+    else:
+        (drift,) = built.about("nb/r")
+        assert "figure 1 differs from its stated image" in drift
+
+
+def test_an_image_in_an_execute_result_is_said_to_be_not_compared(
+    tmp_path: Path, cache_dir: Path, drawn: Any
+) -> None:
     nb = copy.deepcopy(drawn)
     stored = next(o for o in cell(nb, "plot").outputs if o.output_type == "display_data")
     # what a PIL image left as a cell's last expression stores: its repr, and its PNG
@@ -193,7 +224,11 @@ def test_an_image_in_an_execute_result_is_said_to_be_not_compared(tmp_path: Path
     cell(nb, "n").source = "1"
     built = build(tmp_path, cache_dir, nb)
     (said,) = built.warnings
-    assert "[snipcheck.unchecked]" in said and "cell 4 (id n)" in said and "stored image/png output is not compared" in said
+    assert (
+        "[snipcheck.unchecked]" in said
+        and "cell 4 (id n)" in said
+        and "stored image/png output is not compared" in said
+    )
     assert statuses(built) == {"nb/plot": "ok", "nb/shown": "ok", "nb/n": "ok"}  # its text/plain was compared
 
 

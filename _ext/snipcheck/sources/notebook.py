@@ -21,8 +21,10 @@ never drifts.  Markers change what is compared: myst-nb's cell tags
 markers or tags ``NBVAL_IGNORE_OUTPUT`` (run, output not compared),
 ``NBVAL_SKIP`` (not run) and ``NBVAL_RAISES_EXCEPTION``.
 
-Pure core: standard library and nbformat (a well-kept reader of every
-notebook version; the Sphinx side lives in :mod:`snipcheck.sphinxext.notebook`).
+Pure core: standard library, nbformat (a well-kept reader of every
+notebook version), :mod:`snipcheck.model` and
+:mod:`snipcheck.sources.notebook_outputs`; the Sphinx side lives in
+:mod:`snipcheck.sphinxext.notebook`.
 """
 
 from __future__ import annotations

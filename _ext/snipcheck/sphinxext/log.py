@@ -14,7 +14,7 @@ project can silence one kind with ``suppress_warnings = ["snipcheck.cache"]``:
 ``cache``   a cache entry that had to be discarded;
 ``config``  an invalid ``snipcheck_*`` value;
 ``unchecked`` part of a stated output that is not compared (a notebook's
-            figure, a rich output without ``text/plain``).
+            image in an ``execute_result``, a rich output without ``text/plain``).
 """
 
 from __future__ import annotations

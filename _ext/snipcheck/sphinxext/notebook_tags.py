@@ -88,8 +88,9 @@ def warn_unchecked(cell: Cell, where: str, docname: str) -> None:
     if not cell.unchecked or not cell.compared:
         return
     kinds = ", ".join(cell.unchecked)
-    warn("unchecked", f"notebook {where}: its stored {kinds} output is not compared (snipcheck compares text/plain, "
-         "stream and error outputs of notebooks, not figures, nor a rich output without text/plain)", (docname, 0))  # fmt: skip
+    warn("unchecked", f"notebook {where}: its stored {kinds} output is not compared (snipcheck compares a notebook's "
+         "stream, error and text/plain outputs and its figures, not an image in an execute_result, nor a rich output "
+         "without text/plain)", (docname, 0))  # fmt: skip
 
 
 def sanitizer_problems(app: Sphinx, config: Config) -> None:
@@ -125,10 +126,23 @@ def state_figures(app: Sphinx, snippet_id: str, figures: tuple[Figure, ...]) -> 
                  None)  # fmt: skip
 
 
-def figures_dir(app: Sphinx, rec: SnippetRecord) -> Path:
+def figures_dir(app: Sphinx, rec: SnippetRecord, drawn: tuple[Figure, ...] | None = None) -> Path:
     """The folder of ``rec``'s stated images: for a notebook cell, that of its
-    notebook's stored figures; else the pages' source folder."""
+    notebook's stored figures; else the pages' source folder.
+
+    :param drawn: for a notebook cell whose output is not compared
+        (``NBVAL_IGNORE_OUTPUT``), its run's figures, which then are its
+        stated images too (kept in a folder of their own): only how it ended is judged.
+    """
     placed = index.placements(app.env).get(rec.docname, [])
-    if 0 <= rec.serial < len(placed) and placed[rec.serial].directive == "notebook-cell":
+    if not (0 <= rec.serial < len(placed) and placed[rec.serial].directive == "notebook-cell"):
+        return Path(app.srcdir)
+    if drawn is None:
         return Path(app.doctreedir) / FIGURES
-    return Path(app.srcdir)
+    root = Path(app.doctreedir) / FIGURES / "not-compared"
+    for number, figure in enumerate(drawn, start=1):
+        try:
+            write_atomic(stated_path(root, rec.snippet_id, number, figure.format), figure.data, durable=False)
+        except OSError:
+            continue  # the figure check then says it has no stated image: a red, never a false green
+    return root

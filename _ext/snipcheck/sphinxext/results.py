@@ -211,7 +211,8 @@ def judged(app: Sphinx, env: BuildEnvironment, rec: SnippetRecord, outcome: Outc
         outcome,
         rec.stated,
         state.settings.normalizers,
-        notebook_tags.figures_dir(app, rec),  # a notebook cell's stated images are its stored figures
+        # a notebook cell's stated images are its stored figures; its run's own where its output is not compared
+        notebook_tags.figures_dir(app, rec, result.figures if result and notebook.output_ignored(env, rec) else None),
         stated_label=f"stated ({rec.where})",
     )
     status = WORDS[found.status]
