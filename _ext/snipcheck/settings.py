@@ -235,7 +235,6 @@ class Settings:
     show_durations: bool = True
     merged: bool = False
     timings_file: Path | None = None
-    sanitize_files: tuple[str, ...] = ()
 
     @classmethod
     def from_mapping(
@@ -281,7 +280,6 @@ class Settings:
                 output_limit=v["snipcheck_output_limit"],
                 jobs=v["snipcheck_jobs"] or (os.cpu_count() or 1),
                 normalizers=normalize.resolve(v["snipcheck_normalizers"]) + sanitizers.normalizers,
-                sanitize_files=tuple(v["snipcheck_nbval_sanitize"]),
                 provides=tuple(v["snipcheck_provides"]),
                 requirements=tuple(v["snipcheck_requirements"]),
                 requirement_notes=tuple(v["snipcheck_requirements"].items())

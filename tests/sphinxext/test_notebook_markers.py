@@ -192,6 +192,7 @@ def test_a_changed_stored_figure_fails_naming_cell_and_figure(
         and "[snipcheck.drift]" in drift
         and "figure 1 differs from its stated image" in drift
     )
+    assert "stated image (the notebook's stored figure 1 of nb.ipynb, cell 2 (id plot))" in drift  # not the build's copy
     assert statuses(built)["nb/shown"] == "ok"
 
 

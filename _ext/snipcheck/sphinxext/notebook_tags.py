@@ -126,6 +126,14 @@ def state_figures(app: Sphinx, snippet_id: str, figures: tuple[Figure, ...]) -> 
                  None)  # fmt: skip
 
 
+def stored_figure(app: Sphinx, rec: SnippetRecord, number: int) -> str:
+    """How a message names the stated image of figure ``number`` of a notebook
+    cell: the notebook's stored output, not the build's copy; ``""`` for any other snippet."""
+    if figures_dir(app, rec) == Path(app.srcdir):
+        return ""
+    return f"(the notebook's stored figure {number} of {rec.where})"
+
+
 def figures_dir(app: Sphinx, rec: SnippetRecord, drawn: tuple[Figure, ...] | None = None) -> Path:
     """The folder of ``rec``'s stated images: for a notebook cell, that of its
     notebook's stored figures; else the pages' source folder.
