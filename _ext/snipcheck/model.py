@@ -53,9 +53,11 @@ class Tags:
         notebook's or sphinx-gallery's cell runs: ``"repr"``, the value of
         its last bare expression is shown; ``"figures"``, the matplotlib
         figures still open at its end are; ``"folder"``, the script's folder
-        is first on ``sys.path`` (its modules beside it are importable).
+        is first on ``sys.path`` (its modules beside it are importable);
+        ``"inline"``, its figures are drawn as IPython's inline backend draws
+        them (cropped to ``bbox_inches="tight"``), for a notebook's cell.
         Empty for any other snippet; not a key of the tag block: the
-        ``snippet-script`` directive sets it.
+        ``snippet-script`` directive and notebook pages set it.
     """
 
     expect: str = "ok"

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from snipcheck.judge import normalize
+from snipcheck.judge import nbval_sanitize, normalize
 from snipcheck.model import Stamp
 from snipcheck.run import PYTHON_RUNNERS
 from snipcheck.run.sandbox import protected_paths
@@ -79,6 +79,7 @@ VALUES: dict[str, Value] = {
     "snipcheck_output_limit": Value(1 << 20, (int,), "env", "bytes of output kept per run", _integer),
     "snipcheck_jobs": Value(0, (int,), "", "parallel runs; 0 means one per CPU core", _integer),
     "snipcheck_normalizers": Value(list(normalize.DEFAULT), (list, tuple), "env", "normalizer names, in order", _names),
+    "snipcheck_nbval_sanitize": Value([], (list, tuple), "env", "nbval sanitizer files (regex: and replace: line pairs), relative to conf.py: their replacements apply, after snipcheck_normalizers, to both outputs when comparing", _names),
     "snipcheck_provides": Value([], (list, tuple), "env", "features this build declares present, e.g. ['burn']", _names),
     "snipcheck_requirements": Value([], (list, tuple, dict), "env", "names of the project's own features a requires tag may name, e.g. ['burn'], absent unless snipcheck_provides names them; or a dict of each name to one sentence saying what it is and why a build may lack it, which the build summary gives where it is unmet", _names),
     "snipcheck_runner": Value("fork", (str,), "env", "Python runner: 'fork' (warm server, default) or 'subprocess'"),
@@ -130,7 +131,8 @@ def problem(name: str, value: Any, root: Path | None = None) -> str | None:
         if not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
             return "expected a list of names, or a dict of names to sentences (strings)"
     elif name in (
-        "snipcheck_provides", "snipcheck_requirements", "snipcheck_preload", "snipcheck_env", "snipcheck_depends"
+        "snipcheck_provides", "snipcheck_requirements", "snipcheck_preload", "snipcheck_env", "snipcheck_depends",
+        "snipcheck_nbval_sanitize",
     ) and not all(isinstance(x, str) for x in value):
         return "expected a list of strings"
     if name == "snipcheck_env":
@@ -260,6 +262,8 @@ class Settings:
                 value = decl.default
             v[name] = value
         root = Path(root)
+        sanitizers = nbval_sanitize.load(v["snipcheck_nbval_sanitize"], root)
+        messages.extend(sanitizers.problems)
         doctrees = Path(doctreedir) if doctreedir is not None else build_dir(root) / "doctrees"
         return (
             cls(
@@ -277,7 +281,7 @@ class Settings:
                 timeout=float(v["snipcheck_timeout"]),
                 output_limit=v["snipcheck_output_limit"],
                 jobs=v["snipcheck_jobs"] or (os.cpu_count() or 1),
-                normalizers=normalize.resolve(v["snipcheck_normalizers"]),
+                normalizers=normalize.resolve(v["snipcheck_normalizers"]) + sanitizers.normalizers,
                 provides=tuple(v["snipcheck_provides"]),
                 requirements=tuple(v["snipcheck_requirements"]),
                 requirement_notes=tuple(v["snipcheck_requirements"].items())

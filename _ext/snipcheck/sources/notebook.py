@@ -6,8 +6,8 @@ are its stated output, in the terminal text a run of its code prints:
 
 * ``stream`` outputs (stdout and stderr, in their order) as written;
 * ``execute_result`` and ``display_data``: their ``text/plain`` text and a
-  line break (``image/png``, ``text/html``, ``text/latex`` and widget data are
-  not compared in this version: a cell with only those states no text);
+  line break; what is done with figures and the other mime types is
+  :mod:`snipcheck.sources.notebook_outputs`' to say;
 * ``error``: the traceback is not compared (IPython's is coloured and
   numbers ``Cell In[3]``); its last line ``ename: evalue`` is, after a
   ``...`` wildcard line standing for the traceback, and ``ename`` is the
@@ -21,8 +21,10 @@ never drifts.  Markers change what is compared: myst-nb's cell tags
 markers or tags ``NBVAL_IGNORE_OUTPUT`` (run, output not compared),
 ``NBVAL_SKIP`` (not run) and ``NBVAL_RAISES_EXCEPTION``.
 
-Pure core: standard library and nbformat (a well-kept reader of every
-notebook version; the Sphinx side lives in :mod:`snipcheck.sphinxext.notebook`).
+Pure core: standard library, nbformat (a well-kept reader of every
+notebook version), :mod:`snipcheck.model` and
+:mod:`snipcheck.sources.notebook_outputs`; the Sphinx side lives in
+:mod:`snipcheck.sphinxext.notebook`.
 """
 
 from __future__ import annotations
@@ -32,6 +34,9 @@ import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from snipcheck.model import Figure
+from snipcheck.sources import notebook_outputs
 
 __all__ = ["Cell", "Notebook", "NotebookError", "read", "run_text"]
 
@@ -62,6 +67,12 @@ class Cell:
     :param run: whether it runs (``skip-execution``/``NBVAL_SKIP`` say no).
     :param compared: whether its output is compared (``NBVAL_IGNORE_OUTPUT`` says no).
     :param tags: its tags and nbval comment markers.
+    :param meta: its metadata's ``snipcheck`` value, as stored (see
+        :mod:`snipcheck.sources.notebook_meta`); ``None`` without one.
+    :param unchecked: the mime types of its stored outputs that are not
+        compared (see :func:`snipcheck.sources.notebook_outputs.unchecked`).
+    :param figures: its stored figures, the stated images of the figures its
+        run draws (see :func:`snipcheck.sources.notebook_outputs.figures`).
     """
 
     number: int
@@ -72,6 +83,9 @@ class Cell:
     run: bool = True
     compared: bool = True
     tags: tuple[str, ...] = field(default=())
+    meta: Any = None
+    unchecked: tuple[str, ...] = ()
+    figures: tuple[Figure, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -80,10 +94,12 @@ class Notebook:
 
     :param language: the kernel's language (``kernelspec``/``language_info``), ``"python"`` if unnamed.
     :param cells: its code cells, in order.
+    :param meta: its metadata's ``snipcheck`` value, as stored; ``None`` without one.
     """
 
     language: str
     cells: tuple[Cell, ...]
+    meta: Any = None
 
     @property
     def runnable(self) -> bool:
@@ -130,7 +146,7 @@ def read(text: str) -> Notebook:
         if cell.get("cell_type") != "code":
             continue
         cells.append(_cell(number, cell))
-    return Notebook(language, tuple(cells))
+    return Notebook(language, tuple(cells), meta.get("snipcheck"))
 
 
 def _cell(number: int, cell: Any) -> Cell:
@@ -150,7 +166,10 @@ def _cell(number: int, cell: Any) -> Cell:
     run = "skip-execution" not in tags and NBVAL_SKIP not in tags
     compared = NBVAL_IGNORE not in tags or NBVAL_CHECK in tags
     cell_id = str(cell.get("id") or f"cell-{number}")
-    return Cell(number, cell_id, source, stated, expect, run, compared, tuple(tags))
+    meta = cell.get("metadata", {}).get("snipcheck")
+    outputs = cell.get("outputs", [])
+    unchecked, drawn = notebook_outputs.unchecked(outputs), notebook_outputs.figures(outputs)
+    return Cell(number, cell_id, source, stated, expect, run, compared, tuple(tags), meta, unchecked, drawn)
 
 
 def stated_text(outputs: list[Any]) -> tuple[str, str]:
@@ -160,12 +179,17 @@ def stated_text(outputs: list[Any]) -> tuple[str, str]:
     """
     parts: list[str] = []
     ename = ""
+    drawn = 0
     for out in outputs:
         kind = out.get("output_type")
+        shown = notebook_outputs.figure(out)
         if kind == "stream":
             parts.append(_joined(out.get("text", "")))
+        elif shown is not None:
+            drawn += 1
+            parts.append(shown.placeholder(drawn) + "\n")
         elif kind in ("execute_result", "display_data"):
-            plain = out.get("data", {}).get("text/plain")
+            plain = notebook_outputs.plain_text(out)
             if plain is not None:
                 parts.append(_joined(plain) + "\n")
         elif kind == "error":

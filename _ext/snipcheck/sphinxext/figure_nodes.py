@@ -30,6 +30,7 @@ from snipcheck.files import write_atomic
 from snipcheck.judge import figures as core
 from snipcheck.model import Figure
 from snipcheck.report.display import visible
+from snipcheck.sphinxext import notebook_tags
 from snipcheck.sphinxext import state as state_mod
 from snipcheck.sphinxext.i18n import _
 from snipcheck.sphinxext.paths import shown
@@ -104,7 +105,7 @@ def judge(
         app.env.note_dependency(found.stated, docname=rec.docname)
         if found.ok:
             continue
-        where = shown(found.stated, state.root)
+        where = notebook_tags.stored_figure(app, rec, found.number) or shown(found.stated, state.root)
         try:
             stated, actual = core.report_images(state.settings.report_dir, rec.snippet_id, found, figure)
         except OSError:

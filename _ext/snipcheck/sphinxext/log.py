@@ -12,7 +12,9 @@ project can silence one kind with ``suppress_warnings = ["snipcheck.cache"]``:
 ``missing`` a snippet file that cannot be found or read, a page that cannot be
             read (left out of the build), or a duplicate placement;
 ``cache``   a cache entry that had to be discarded;
-``config``  an invalid ``snipcheck_*`` value.
+``config``  an invalid ``snipcheck_*`` value;
+``unchecked`` part of a stated output that is not compared (a notebook's
+            image in an ``execute_result``, a rich output without ``text/plain``).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from sphinx.util import logging
 
 logger = logging.getLogger("snipcheck")
 
-SUBTYPES = ("drift", "exec", "timeout", "truncated", "tag", "missing", "cache", "config")
+SUBTYPES = ("drift", "exec", "timeout", "truncated", "tag", "missing", "cache", "config", "unchecked")
 
 
 def warn(subtype: str, message: str, location: Any) -> None:

@@ -29,7 +29,7 @@ from snipcheck.sources import notebook as nb
 from snipcheck.sources.chains import Broken
 from snipcheck.sources.placement import CodeBlock, Placement
 from snipcheck.sources.snippets import SnippetError
-from snipcheck.sphinxext import chain, index, render
+from snipcheck.sphinxext import chain, index, notebook_tags, render
 from snipcheck.sphinxext import state as state_mod
 from snipcheck.sphinxext.collector import SnippetRecord, add
 from snipcheck.sphinxext.log import warn
@@ -73,7 +73,15 @@ def read_notebook(app: Sphinx, doctree: nodes.document) -> None:
         warn("missing", f"notebook {shown}: its kernel's language is {notebook.language!r}, not Python; "
              "snipcheck runs Python notebooks only, so its stored outputs are shown unchecked", (docname, 0))  # fmt: skip
         return
+    notebook_tags.note_sanitizers(app, env)
+    table, bad = notebook_tags.notebook_table(notebook, shown, docname)
+    if bad:
+        message = f"notebook {shown}: {bad}; its cells are not run"
+        warn("tag", message, (docname, 0))
+        add(env, SnippetRecord(docname, 0, docname, "error", "none", problems=(message,), where=shown))
+        return
     containers = {n.get("cell_index"): n for n in doctree.findall(nodes.container) if n.get("nb_element") == "cell_code"}
+    first = True
     for cell in notebook.cells:
         if not cell.run:
             continue
@@ -81,7 +89,8 @@ def read_notebook(app: Sphinx, doctree: nodes.document) -> None:
             if cell.stated:
                 _no_source(app, docname, shown, cell)
             continue
-        _place(app, docname, path, shown, cell, containers.get(cell.number - 1), written)
+        _place(app, docname, path, shown, cell, containers.get(cell.number - 1), written, table, first)
+        first = False
 
 
 def check_source(app: Sphinx, docname: str, source: list[str]) -> None:
@@ -124,19 +133,27 @@ def _no_source(app: Sphinx, docname: str, shown: str, cell: nb.Cell) -> None:
 
 def _place(
     app: Sphinx, docname: str, path: Path, shown: str, cell: nb.Cell, container: nodes.Element | None,
-    written: tuple[str, str],
+    written: tuple[str, str], table: dict[str, Any], first: bool,
 ) -> None:  # fmt: skip
     """Place ``cell`` as the next cell of the page's chain, and its output panel in ``container``.
 
     :param written: the SHA-256 of the notebook's bytes as read, and why
         ``record`` cannot write its outputs (``""``: it can).
+    :param table: the notebook's metadata tags (:func:`.notebook_tags.notebook_table`).
+    :param first: whether it is the first cell of the chain.
     """
     env = app.env
     state = state_mod.for_env(env)
     snippet_id = f"{docname}/{cell.cell_id}"
     where = f"{shown}, cell {cell.number} (id {cell.cell_id})"
-    text = _tag_block(cell.expect) + nb.run_text(cell.source)
-    block = CodeBlock(snippet_id, docname, str(path.resolve()), 0, 1, "python", text)
+    bad = ""
+    try:
+        text = notebook_tags.cell_text(cell, table, nb.run_text(cell.source), where, docname, first=first)
+    except ValueError as exc:  # a metadata value no tag block can hold: the cell is placed, not loaded
+        text, bad = nb.run_text(cell.source), f"its metadata 'snipcheck': {exc}"
+    notebook_tags.warn_unchecked(cell, where, docname)
+    block = CodeBlock(snippet_id, docname, str(path.resolve()), 0, 1, "python", text, notebook_tags.SCRIPT_CELL)
+    notebook_tags.state_figures(app, snippet_id, cell.figures)
     placed = index.placements(env).setdefault(docname, [])
     # line: the cell's number (what a notebook cell's location names, see Placement)
     placement = Placement(snippet_id, "notebook-cell", docname, str(path), cell.number, notebook_write.MARKUP, "", "",
@@ -148,6 +165,8 @@ def _place(
     if not cell.compared:
         env.__dict__.setdefault(_IGNORED, set()).add((docname, serial))
     try:
+        if bad:
+            raise SnippetError(bad)
         snippet = state.load(snippet_id, block)
     except SnippetError as exc:
         message = f"notebook {where}: {exc.message}"
@@ -172,12 +191,6 @@ def _place(
             container += node  # a cell that stored no output
     if state.execute and state.in_main_process and state.planned:
         state.executor.submit(linked)
-
-
-def _tag_block(expect: str) -> str:
-    """The tag block that makes the run expect ``expect`` (none for ``""``);
-    it precedes the code, so the run's tracebacks number lines 3 more."""
-    return f'# /// snipcheck\n# expect = "{expect}"\n# ///\n' if expect else ""
 
 
 def output_ignored(env: Any, rec: SnippetRecord) -> bool:
@@ -213,3 +226,4 @@ def register(app: Sphinx) -> None:
     app.connect("source-read", check_source)
     app.connect("doctree-read", read_notebook)
     app.connect("env-purge-doc", _forget)
+    notebook_tags.register(app)

@@ -50,7 +50,7 @@ from snipcheck.pending.variation import seed_hint
 from snipcheck.run import requirements
 from snipcheck.sphinxext import claim_role as claims
 from snipcheck.sphinxext import figure_nodes as figures
-from snipcheck.sphinxext import index, notebook
+from snipcheck.sphinxext import index, notebook, notebook_tags
 from snipcheck.sphinxext import state as state_mod
 from snipcheck.sphinxext.collector import SnippetRecord, location, records, replace
 from snipcheck.sphinxext.log import warn
@@ -211,7 +211,8 @@ def judged(app: Sphinx, env: BuildEnvironment, rec: SnippetRecord, outcome: Outc
         outcome,
         rec.stated,
         state.settings.normalizers,
-        Path(app.srcdir),
+        # a notebook cell's stated images are its stored figures; its run's own where its output is not compared
+        notebook_tags.figures_dir(app, rec, result.figures if result and notebook.output_ignored(env, rec) else None),
         stated_label=f"stated ({rec.where})",
     )
     status = WORDS[found.status]

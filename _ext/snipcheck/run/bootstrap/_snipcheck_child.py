@@ -619,6 +619,14 @@ def figure_png(figure):
     PNG bytes: 8-bit RGBA, not interlaced, every row unfiltered (so the
     build decodes it fast; :mod:`snipcheck.png`)."""
     canvas = figure.canvas
+    if _figures.get("tight"):
+        # a notebook's cell: drawn as IPython's inline backend draws it
+        # (print_figure: PNG at the figure's dpi, cropped to bbox_inches="tight")
+        import io as io_mod
+
+        out = io_mod.BytesIO()
+        figure.savefig(out, format="png", bbox_inches="tight")
+        return out.getvalue()
     if not hasattr(canvas, "buffer_rgba"):
         import io as io_mod
 

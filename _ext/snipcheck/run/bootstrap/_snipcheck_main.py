@@ -258,9 +258,12 @@ def _run_in(script, main, child_mod, mode=""):  # type: ignore[no-untyped-def]
         figure still open at its end is shown, then closed (not after
         ``SystemExit`` or ``KeyboardInterrupt``); ``folder``, the script's
         folder (the one above the cell's) is ``sys.path[0]``, where the
-        modules beside the script are.
+        modules beside the script are; ``inline``, its figures are drawn as
+        IPython's inline backend draws them (cropped to ``bbox_inches="tight"``),
+        for a notebook's cell.
     """
     modes = mode.split(",")
+    child_mod._figures["tight"] = "inline" in modes
     found = _run_code(script, main, child_mod, "repr" in modes, "folder" in modes)
     if "figures" in modes and not isinstance(found[2], SystemExit | KeyboardInterrupt):
         try:
