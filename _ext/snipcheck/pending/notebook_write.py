@@ -44,10 +44,16 @@ from typing import Any
 
 from snipcheck.files import ChangedOnDisk
 from snipcheck.sources import notebook as nb
+from snipcheck.sources import notebook_outputs
 from snipcheck.sources.rewrite import Edit, Unwritable
 
 __all__ = ["NotebookChanged", "new_outputs", "output_spans", "rewrite", "unwritable"]
 
+#: What ``record`` says of a notebook cell whose figures changed.
+FIGURES_NOT_WRITTEN = (
+    "snipcheck does not write figures into a notebook: run the cell in Jupyter and save the notebook "
+    "(its new figure is shown on the built page)"
+)
 #: The line that starts a traceback, in the stated output of an ``error`` output and in a run's.
 TRACEBACK = "Traceback (most recent call last):"
 #: The markup of a notebook cell's placement (:mod:`snipcheck.sphinxext.notebook`).
@@ -72,6 +78,15 @@ class NotebookChanged(ChangedOnDisk):
     def __init__(self, path: Path, cells: str) -> None:
         super().__init__(path)
         self.cells = cells
+
+
+class FigureChanged(ValueError):
+    """New text that changes a stored figure's placeholder line: its image
+    would have to be written too, which is not done (``record`` refuses a
+    notebook cell whose figures changed before it gets here)."""
+
+    def __init__(self, old: str, new: str) -> None:
+        super().__init__(f"its figure {old} would become {new!r}")
 
 
 def cell_label(number: int, cell_id: str) -> str:
@@ -179,17 +194,6 @@ def _joined(value: Any) -> str:
     return value if isinstance(value, str) else "".join(value)
 
 
-def _text_of(out: dict[str, Any]) -> str | None:
-    """The text an output adds to the stated output (its :func:`~snipcheck.sources.notebook.stated_text`
-    part), or ``None`` for one that adds none (an error, an image, a widget)."""
-    kind = out.get("output_type")
-    if kind == "stream":
-        return _joined(out.get("text", ""))
-    if kind in ("execute_result", "display_data") and "text/plain" in out.get("data", {}):
-        return _joined(out["data"]["text/plain"]) + "\n"
-    return None
-
-
 def _split_error(body: str) -> tuple[str, list[str] | None]:
     """``body`` cut before its traceback: the text before it (with the line
     break that ends it) and the traceback's lines (a chained exception's
@@ -232,7 +236,7 @@ def stated_form(body: str, raises: bool) -> str:
     if tail is None:
         return body
     ename, evalue, _ = _exception(tail)
-    return f"{before}{TRACEBACK}\n...\n{ename}: {evalue}"
+    return f"{before}{TRACEBACK}\n...\n{nb.error_line(_short(ename), evalue)}"
 
 
 def _share(parts: list[str], text: str) -> list[str]:
@@ -295,7 +299,7 @@ def new_outputs(old: list[dict[str, Any]], body: str, raises: bool) -> list[dict
     :param old: the stored outputs, as the JSON text holds them.
     """
     before, tail = _split_error(body) if raises else (body, None)
-    texts = [_text_of(out) for out in old]
+    texts = nb.output_texts(old)
     parts = [t for t in texts if t is not None]
     ends_line = not parts or parts[-1].endswith("\n")
     if tail is None and before and ends_line:
@@ -315,7 +319,9 @@ def new_outputs(old: list[dict[str, Any]], body: str, raises: bool) -> list[dict
                 result.append(_error(out, tail))
                 tail = None
         elif text is None or (new := next(mine)) == text:
-            result.append(out)  # no text (an image), or the same text: as stored
+            result.append(out)  # no text (a widget), or the same text: as stored
+        elif notebook_outputs.figure(out) is not None:
+            raise FigureChanged(text.strip(), new.strip())
         elif new:
             result.append(_with_text(out, new))
     if tail is not None:
@@ -333,11 +339,18 @@ def _with_text(out: dict[str, Any], text: str) -> dict[str, Any]:
     return new
 
 
+def _short(ename: str) -> str:
+    """The name IPython stores of an exception (``type.__name__``) for the one a plain run prints
+    (``json.decoder.JSONDecodeError``: ``JSONDecodeError``)."""
+    return ename.rpartition(".")[2]
+
+
 def _error(old: dict[str, Any] | None, lines: list[str]) -> dict[str, Any]:
-    ename, evalue, frames = _exception(lines)
+    printed, evalue, frames = _exception(lines)
+    ename = _short(printed)
     if old is not None and (old.get("ename"), old.get("evalue")) == (ename, evalue):
         return old
-    traceback = [TRACEBACK, *frames, f"{ename}: {evalue}"]
+    traceback = [TRACEBACK, *frames, f"{printed}: {evalue}" if evalue else printed]
     return {"ename": ename, "evalue": evalue, "output_type": "error", "traceback": traceback}
 
 
@@ -432,7 +445,10 @@ def rewrite(path: Path, edits: Sequence[Edit]) -> tuple[bytes, bytes]:
         if number in expected:
             raise Unwritable(f"{path}: {cell_label(number, cell_id)}: two new outputs for one cell")
         start, end = span
-        outputs = new_outputs(json.loads(text[start:end]), edit.body, bool(cell.expect))
+        try:
+            outputs = new_outputs(json.loads(text[start:end]), edit.body, bool(cell.expect))
+        except FigureChanged as exc:
+            raise Unwritable(f"{path}: {cell_label(number, cell_id)}: {exc}; {FIGURES_NOT_WRITTEN}") from None
         splices.append((start, end, _style(text, start, end).dump(outputs)))
         expected[number] = stated_form(edit.body, bool(cell.expect))
     new_text = text

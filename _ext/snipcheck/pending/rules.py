@@ -33,7 +33,7 @@ from snipcheck.judge.compare import judge
 from snipcheck.judge.normalize import Normalizer
 from snipcheck.judge.verdict import ENDED_BADLY, Status, check
 from snipcheck.model import Outcome, RunResult, Snippet
-from snipcheck.pending import change
+from snipcheck.pending import change, notebook_write
 from snipcheck.pending.change import Change
 from snipcheck.pending.recording import Unrecordable, to_record
 from snipcheck.pending.variation import VARIES
@@ -71,6 +71,9 @@ def record_change(
     :return: the change, or ``None`` when the stated output and figures hold.
     """
     p = placement
+    notebook = p.markup == notebook_write.MARKUP
+    if p.figures_dir:  # a notebook cell's stated images: its stored figures, copied by the index's read
+        srcdir = Path(p.figures_dir)
     found = check(p.snippet_id, snippet.tags, outcome, p.stated, normalizers, srcdir, actual_label="actual")
     if found.status is Status.ERROR:
         return change.refuse(p.snippet_id, p, "; ".join(found.problems()))
@@ -85,6 +88,8 @@ def record_change(
         return change.refuse(p.snippet_id, p, NOT_RECORDED + "; ".join(verdict.problems))
     if found.status is Status.TRUNCATED:
         return change.refuse(p.snippet_id, p, NOT_RECORDED + found.truncation)
+    if notebook and found.status is Status.FIGURES:
+        return change.refuse(p.snippet_id, p, NOT_RECORDED + notebook_write.FIGURES_NOT_WRITTEN)
     if found.status in (Status.OK, Status.FIGURES):
         return figures_change(p, snippet, result, srcdir, again)
     try:
@@ -100,6 +105,10 @@ def record_change(
     if unstable:
         return change.refuse(p.snippet_id, p, NOT_RECORDED + unstable)
     options = {"stated-env": f"{result.stamp.label()} · {result.stamp.platform}"} if snippet.tags.requires else {}
+    if notebook:  # its text goes into the notebook; its figures stay as stored, so they must hold
+        if not all(c.ok for c in figure_files.check(p.snippet_id, result.figures, srcdir)):
+            return change.refuse(p.snippet_id, p, NOT_RECORDED + notebook_write.FIGURES_NOT_WRITTEN)
+        return change.accept(p, body, figures=None, diff=verdict.diff)
     return change.accept(p, body, options=options, figures=result.figures, diff=verdict.diff)
 
 

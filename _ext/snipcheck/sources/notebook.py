@@ -179,25 +179,55 @@ def stated_text(outputs: list[Any]) -> tuple[str, str]:
     """
     parts: list[str] = []
     ename = ""
+    for out, text in zip(outputs, output_texts(outputs), strict=True):
+        if text is not None:
+            parts.append(text)
+        elif out.get("output_type") == "error":
+            ename = str(out.get("ename", ""))
+            if parts and not parts[-1].endswith("\n"):
+                parts.append("\n")
+            parts.append(f"Traceback (most recent call last):\n...\n{error_line(ename, str(out.get('evalue', '')))}\n")
+    return "".join(parts).removesuffix("\n"), ename
+
+
+def output_texts(outputs: list[Any]) -> list[str | None]:
+    """The text each stored output adds to the stated output, in order:
+    a ``stream``'s text, a figure's placeholder line, a rich output's
+    ``text/plain`` and a line break; ``None`` for an output that adds no text
+    of its own (an ``error``, whose line :func:`stated_text` writes, or a
+    bundle without ``text/plain``).  The writer of new outputs
+    (:mod:`snipcheck.pending.notebook_write`) shares new text out by these.
+    """
+    texts: list[str | None] = []
     drawn = 0
     for out in outputs:
         kind = out.get("output_type")
         shown = notebook_outputs.figure(out)
         if kind == "stream":
-            parts.append(_joined(out.get("text", "")))
+            texts.append(_joined(out.get("text", "")))
         elif shown is not None:
             drawn += 1
-            parts.append(shown.placeholder(drawn) + "\n")
+            texts.append(shown.placeholder(drawn) + "\n")
         elif kind in ("execute_result", "display_data"):
             plain = notebook_outputs.plain_text(out)
-            if plain is not None:
-                parts.append(_joined(plain) + "\n")
-        elif kind == "error":
-            ename = str(out.get("ename", ""))
-            if parts and not parts[-1].endswith("\n"):
-                parts.append("\n")
-            parts.append(f"Traceback (most recent call last):\n...\n{ename}: {out.get('evalue', '')}\n")
-    return "".join(parts).removesuffix("\n"), ename
+            texts.append(None if plain is None else _joined(plain) + "\n")
+        else:
+            texts.append(None)
+    return texts
+
+
+def error_line(ename: str, evalue: str) -> str:
+    """The last line of a traceback as a plain run prints it, for IPython's
+    stored ``ename`` and ``evalue``: ``KeyError`` alone for an exception
+    without a message (not ``KeyError: ``); and, for a name that is not a
+    builtin exception's, ``[..]`` before it, since IPython stores
+    ``type.__name__`` (``JSONDecodeError``) where a plain run prints the
+    module too (``json.decoder.JSONDecodeError``), or nothing for a class of
+    the notebook itself (``__main__``)."""
+    import builtins
+
+    name = ename if isinstance(getattr(builtins, ename, None), type) or not ename else "[..]" + ename
+    return f"{name}: {evalue}" if evalue else name
 
 
 def _joined(text: str | list[str]) -> str:

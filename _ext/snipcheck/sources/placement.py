@@ -75,6 +75,9 @@ class Placement:
         its content come before the stated output: the code and the
         separator.  They lie between the option block and ``head_end``, and a
         rewrite never touches them.  0 for a ``snippet`` directive.
+    :param figures_dir: where the stated images of its figures are, when not
+        under the pages' source folder (``""``): a notebook cell's are its
+        stored figures, copied into the build's own folder.
     """
 
     snippet_id: str
@@ -95,6 +98,7 @@ class Placement:
     chain: str = ""
     digest: str = ""
     code_lines: int = 0
+    figures_dir: str = ""
 
     def option(self, name: str) -> str | None:
         """The raw value of option ``name``, or ``None`` when not given."""

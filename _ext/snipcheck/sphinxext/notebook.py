@@ -157,7 +157,8 @@ def _place(
     placed = index.placements(env).setdefault(docname, [])
     # line: the cell's number (what a notebook cell's location names, see Placement)
     placement = Placement(snippet_id, "notebook-cell", docname, str(path), cell.number, notebook_write.MARKUP, "", "",
-                          0, 0, False, "", (), cell.stated, writable=written[1], chain=CHAIN, digest=written[0])  # fmt: skip
+                          0, 0, False, "", (), cell.stated, writable=written[1], chain=CHAIN, digest=written[0],
+                          figures_dir=str(Path(app.doctreedir) / notebook_tags.FIGURES))  # fmt: skip
     placed.append(placement)
     serial = len(placed) - 1
     index.code_blocks(env).setdefault(docname, []).append(block)

@@ -165,7 +165,9 @@ def run_cells(feed, child_mod):  # type: ignore[no-untyped-def]
         if raised is None and status == 0:
             ending = 0
         elif raised is not None and expected not in ("", "ok") and (
-            qualified_name(type(raised)) == expected or (expected == "exception" and isinstance(raised, Exception))
+            # as the check step matches it (judge.compare): the name, or its last part
+            expected in (qualified_name(type(raised)), type(raised).__qualname__.rsplit(".", 1)[-1])
+            or (expected == "exception" and isinstance(raised, Exception))
         ):
             ending = 1
         else:

@@ -1,0 +1,104 @@
+"""Notebook cells at the edges of what IPython stores and what record may write (issue 37).
+
+IPython stores an exception as ``ename``/``evalue``: ``type.__name__`` (so
+``JSONDecodeError``, where a plain run prints ``json.decoder.JSONDecodeError``)
+and ``str(exc)`` (empty for ``KeyError()``, where a plain run prints
+``KeyError`` without a colon).  A cell's figures are stored as PNGs that
+record cannot redraw in the notebook: a text change is written with the
+figure kept byte for byte, and a changed figure is refused, nothing written.
+Every notebook here is executed for real by nbclient and ipykernel.
+"""
+
+from __future__ import annotations
+
+import builtins
+import copy
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from conftest import fresh_cache
+from faults_support import sphinx_build
+from notebook_support import CONF, INDEX, cell, executed
+from snipcheck.app import cli
+
+RAISING = [
+    ("empty", "raise KeyError()", ["raises-exception"]),
+    ("qualified", "import json\njson.loads('not json')", ["raises-exception"]),
+    ("own", "class Oops(Exception):\n    pass\nraise Oops('o')", ["raises-exception"]),
+    ("after", "print('on')", []),
+]
+FIGURE = [
+    ("plot", "import matplotlib.pyplot as plt\nprint('drawn')\nplt.plot([1, 3, 2]);", []),
+]
+
+
+def _project(tmp_path: Path, probe_cache: Path, nb: Any) -> Path:
+    root = tmp_path / "p"
+    root.mkdir()
+    cache = fresh_cache(tmp_path / "cache", probe_cache)
+    (root / "conf.py").write_text(CONF + f'snipcheck_cache_dir = {str(cache)!r}\nsnipcheck_runner = "subprocess"\n')
+    (root / "index.rst").write_text(INDEX)
+    (root / "nb.ipynb").write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
+    return root
+
+
+def _record(root: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    monkeypatch.chdir(root)
+    monkeypatch.setattr(builtins, "input", lambda prompt: "a")
+    status = cli.main(["--root", str(root), "record"])
+    return status, capsys.readouterr().err
+
+
+def test_exceptions_as_ipython_stores_them_hold_against_a_plain_run(tmp_path: Path, probe_cache: Path) -> None:
+    stored = executed(RAISING)
+    assert [(o.ename, o.evalue) for c in stored.cells[1:4] for o in c.outputs] == [
+        ("KeyError", ""), ("JSONDecodeError", "Expecting value: line 1 column 1 (char 0)"), ("Oops", "o"),
+    ]  # fmt: skip
+    root = _project(tmp_path, probe_cache, stored)
+    built = sphinx_build(root, tmp_path, tmp_path / "cache")
+    assert built.statuscode == 0 and built.warnings == [], built.warnings_text
+
+
+def test_a_changed_exception_of_a_module_is_written_under_the_name_ipython_stores(
+    tmp_path: Path, probe_cache: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nb = executed(RAISING)
+    cell(nb, "qualified").outputs[0].evalue = "Expecting value: line 9"
+    root = _project(tmp_path, probe_cache, nb)
+    assert _record(root, monkeypatch, capsys)[0] == 0
+    (error,) = cell(nbformat.read(root / "nb.ipynb", as_version=4), "qualified").outputs
+    assert (error.ename, error.evalue) == ("JSONDecodeError", "Expecting value: line 1 column 1 (char 0)")
+    built = sphinx_build(root, tmp_path, tmp_path / "cache")
+    assert built.statuscode == 0 and built.warnings == [], built.warnings_text
+
+
+def test_record_writes_a_figure_cell_s_text_and_keeps_its_stored_figure_byte_for_byte(
+    tmp_path: Path, probe_cache: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stored = executed(FIGURE)
+    kinds = [o.output_type for o in cell(stored, "plot").outputs]
+    assert kinds == ["stream", "display_data"], kinds
+    nb = copy.deepcopy(stored)
+    cell(nb, "plot").outputs[0].text = "drawX\n"
+    root = _project(tmp_path, probe_cache, nb)
+    status, err = _record(root, monkeypatch, capsys)
+    assert status == 0, err
+    assert (root / "nb.ipynb").read_text(encoding="utf-8") == nbformat.writes(stored) + "\n"
+    assert not [p for p in root.rglob("*.png")]  # no figure file beside the pages: the notebook holds its figures
+
+
+def test_record_refuses_a_notebook_cell_whose_figure_changed_and_writes_nothing(
+    tmp_path: Path, probe_cache: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nb = executed(FIGURE)
+    other = executed([("plot", FIGURE[0][1].replace("[1, 3, 2]", "[3, 1, 2]"), [])])
+    cell(nb, "plot").outputs[1] = copy.deepcopy(cell(other, "plot").outputs[1])  # another line drawn
+    cell(nb, "plot").outputs[0].text = "drawX\n"
+    root = _project(tmp_path, probe_cache, nb)
+    before = (root / "nb.ipynb").read_bytes()
+    status, err = _record(root, monkeypatch, capsys)
+    assert status != 0 and "does not write figures into a notebook" in err and "nb/plot" in err, err
+    assert (root / "nb.ipynb").read_bytes() == before
+    assert not [p for p in root.rglob("*.png")]
