@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from docutils import nodes
 
 from snipcheck.sources import notebook as nb
+from snipcheck.sources import notebook_cells as cells
 from snipcheck.sources.chains import Broken
 from snipcheck.sources.placement import CodeBlock, Placement
 from snipcheck.sources.snippets import SnippetError
@@ -97,8 +98,8 @@ def _place(app: Sphinx, docname: str, path: Path, shown: str, cell: nb.Cell, con
     text = _tag_block(cell.expect) + nb.run_text(cell.source)
     block = CodeBlock(snippet_id, docname, str(path.resolve()), 0, 1, "python", text)
     placed = index.placements(env).setdefault(docname, [])
-    placement = Placement(snippet_id, "notebook-cell", docname, str(path), 0, "notebook", "", "", 0, 0, False, "",
-                          (), cell.stated, writable=_NOT_WRITABLE, chain=CHAIN)  # fmt: skip
+    placement = Placement(snippet_id, cells.DIRECTIVE, docname, str(path), cell.number, "notebook", "", "", 0, 0, False, "",
+                          cells.options(cell.compared), cell.stated, writable=_NOT_WRITABLE, chain=CHAIN)  # fmt: skip
     placed.append(placement)
     serial = len(placed) - 1
     index.code_blocks(env).setdefault(docname, []).append(block)
