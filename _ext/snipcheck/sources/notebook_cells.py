@@ -5,7 +5,9 @@ placed as a :class:`~snipcheck.sources.placement.Placement` of directive
 :data:`DIRECTIVE`, whose ``line`` is the cell's number (its 1-based position
 among all the notebook's cells, as Jupyter counts them) and whose options
 carry what its markers say beyond its code and stated output: whether its
-output is compared (nbval's ``NBVAL_IGNORE_OUTPUT`` says no).  The build,
+output is compared (nbval's ``NBVAL_IGNORE_OUTPUT`` says no).  A cell of a
+text notebook (a ``.md`` page of ``{code-cell}`` directives) has a line of
+its page, as any MyST placement, and its number as the option :data:`CELL`.  The build,
 ``verify``, ``accept`` and the pytest plugin read the same placement index,
 so each names the cell and compares it the same way
 (:func:`snipcheck.judge.verdict.check`'s ``compared``).
@@ -15,21 +17,28 @@ Pure core: standard library and :mod:`snipcheck.sources.placement`.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from snipcheck.sources.placement import Placement
 
-__all__ = ["DIRECTIVE", "NOT_COMPARED", "compared", "is_cell", "label", "options", "shown_path"]
+__all__ = ["CELL", "DIRECTIVE", "NOT_COMPARED", "compared", "is_cell", "label", "options", "text_cell"]
 
 #: The directive name of a notebook cell's placement.
 DIRECTIVE = "notebook-cell"
 #: The option of a cell whose output is run but not compared (``NBVAL_IGNORE_OUTPUT``).
 NOT_COMPARED = ("output", "not-compared")
+#: The option that gives a text notebook cell's number (its ``line`` is a line of the page).
+CELL = "cell"
 
 
 def options(compared_output: bool) -> tuple[tuple[str, str], ...]:
     """The placement options of a cell whose output is compared or not."""
     return () if compared_output else (NOT_COMPARED,)
+
+
+def text_cell(number: int) -> tuple[str, str]:
+    """The option of a cell of a text notebook (a ``.md`` page of ``{code-cell}``
+    directives): its number among the page's code cells, where its
+    placement's ``line`` is the line of the page where the cell begins."""
+    return (CELL, str(number))
 
 
 def is_cell(placement: Placement) -> bool:
@@ -54,12 +63,8 @@ def label(placement: Placement, shown: str | None = None) -> str:
     if not is_cell(placement):
         return f"{path}:{placement.line}"
     cell_id = placement.snippet_id.rsplit("/", 1)[-1]
+    number = placement.option(CELL)
+    if number is not None:  # a text notebook: a line of the page, and the cell's number
+        return f"{path}:{placement.line}, cell {number} (id {cell_id})"
     return f"{path}, cell {placement.line} (id {cell_id})"
 
-
-def shown_path(placement: Placement, root: Path) -> str:
-    """``placement``'s file relative to ``root`` where it lies under it, else as recorded."""
-    try:
-        return Path(placement.source).resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return placement.source
