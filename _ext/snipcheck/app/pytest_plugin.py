@@ -13,6 +13,12 @@ environment lacks is skipped, naming them.  A cell of a chain that an earlier
 cell kept from running (it failed or ended the process) fails, naming that
 cell, whether or not that cell's item was selected.
 
+A notebook page (an ``.ipynb``, or a MyST-NB text notebook) places one
+cell of chain ``notebook`` per code cell that runs
+(:mod:`snipcheck.sources.notebook_cells`): an item each, named by the
+notebook and the cell id, its failures by the cell's number, and an
+``NBVAL_IGNORE_OUTPUT`` cell judged by how it ended only, as in the build.
+
 Items are named by snippet id (``docs/inplace.md::inplace/leaf-add``), so
 ``-k`` selects snippets, ``-x`` stops at the first drift, and pytest-xdist
 spreads them over workers (each runs its own share).
