@@ -186,3 +186,14 @@ def test_pytest_snipcheck_passes_and_fails_the_same_way(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert re.findall(r"^tn\.md::(\S+) FAILED", done.stdout, re.MULTILINE) == ["tn/cell-2"]
     assert "--- stated (tn.md:19, cell 2 (id cell-2))" in done.stdout
+
+
+def test_the_execution_time_table_names_the_notebook(tmp_path: Path, cache_dir: Path) -> None:
+    page = PAGE.replace('words = ["A", "python", "cell"]\n', 'import time\ntime.sleep(0.3)\nwords = ["A", "python", "cell"]\n')
+    built = sphinx_build(_project(tmp_path / "p", page), tmp_path, cache_dir)
+    assert built.statuscode == 0, built.warnings_text
+    (line,) = [x for x in built.status.splitlines() if x.startswith("snipcheck: execution took")]
+    assert re.search(r"slowest: tn\.md \(notebook\) \d+\.\d\d s \(6 cells: 6 same\)", line), line
+    report = json.loads((built.report_dir / "report.json").read_text())
+    (row,) = report["execution"]["rows"]
+    assert (row["page"], row["chain"], row["snippets"]) == ("tn", "notebook", 6)
