@@ -68,9 +68,11 @@ def _project(root: Path, nb: Any) -> Path:
 
 
 def _pytest(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``pytest --snipcheck ARGS`` in ``project``, nbval installed beside it (the test extra has it), as
+    a team that moves from nbval has it: nbval collects nothing without ``--nbval``."""
     env = dict(os.environ, SNIPCHECK_CACHE_DIR=str(project.parent / "cache"), NO_COLOR="1")
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:nbval", "--snipcheck", *args],
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--snipcheck", *args],
         cwd=project, env=env, capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
 
