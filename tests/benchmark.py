@@ -38,6 +38,9 @@ that cold run (:mod:`bench_ci_cache`; issue 38); ``--ci-cache`` prints that
 table alone.
 And the script corpus built by snipcheck and by sphinx-gallery, cold and
 with nothing changed (:mod:`bench_gallery`); ``--gallery`` prints that row alone.
+And a notebook of 50 small cells checked by snipcheck, built by myst-nb's
+``force`` execution and run by ``pytest --nbval`` (:mod:`bench_notebooks`);
+``--notebooks`` prints that row alone.
 """
 
 from __future__ import annotations
@@ -62,6 +65,7 @@ sys.path.insert(0, os.environ.get("SNIPCHECK_BENCH_EXT") or str(ROOT / "_ext"))
 
 import bench_ci_cache
 import bench_gallery
+import bench_notebooks
 import bench_outputs
 import bench_pages
 from bench_breakdown import fork_times
@@ -610,6 +614,10 @@ def main() -> None:
         help="only measure a CI run after a one-snippet change with the CI cache against a cold one (tests/bench_ci_cache.py)",
     )  # fmt: skip
     parser.add_argument("--gallery", action="store_true", help="only build the script corpus by snipcheck and sphinx-gallery")
+    parser.add_argument(
+        "--notebooks", action="store_true",
+        help="only check a notebook of 50 cells by snipcheck, myst-nb (force) and pytest --nbval (tests/bench_notebooks.py)",
+    )  # fmt: skip
     parser.add_argument("--before", metavar="REV", help="also break down the snipcheck of git revision REV")
     parser.add_argument("--rounds", type=int, default=3, help="with --before: rounds of the two checkouts in turn (default 3)")
     parser.add_argument(
@@ -634,6 +642,9 @@ def main() -> None:
         return
     if args.gallery:
         bench_gallery.report(args.rounds)
+        return
+    if args.notebooks:
+        bench_notebooks.report(args.rounds)
         return
     if args.overhead:
         with tempfile.TemporaryDirectory(prefix="snipcheck-bench-") as tmp:
@@ -676,6 +687,7 @@ def main() -> None:
     bench_pages.report([int(s) for s in ONE_PAGE.split(",")], args.rounds, args.before)
     bench_ci_cache.report(args.rounds)
     bench_gallery.report(args.rounds)
+    bench_notebooks.report(args.rounds)
     if len(scaling) > 1:
         print("\n== scaling of the cold build")
         (n0, c0, o0) = scaling[0]

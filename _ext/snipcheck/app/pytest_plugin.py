@@ -13,6 +13,12 @@ environment lacks is skipped, naming them.  A cell of a chain that an earlier
 cell kept from running (it failed or ended the process) fails, naming that
 cell, whether or not that cell's item was selected.
 
+A notebook page (an ``.ipynb``, or a MyST-NB text notebook) places one
+cell of chain ``notebook`` per code cell that runs
+(:mod:`snipcheck.sources.notebook_cells`): an item each, named by the
+notebook and the cell id, its failures by the cell's number, and an
+``NBVAL_IGNORE_OUTPUT`` cell judged by how it ended only, as in the build.
+
 Items are named by snippet id (``docs/inplace.md::inplace/leaf-add``), so
 ``-k`` selects snippets, ``-x`` stops at the first drift, and pytest-xdist
 spreads them over workers (each runs its own share).
@@ -28,6 +34,7 @@ import pytest
 
 from snipcheck.app.project import Project, ProjectError
 from snipcheck.judge.verdict import Status, check
+from snipcheck.sources import notebook_cells
 from snipcheck.sources.placement import Placement
 
 if TYPE_CHECKING:
@@ -271,10 +278,11 @@ class SnippetItem(pytest.Item):
         snippet = self._snippet()
         outcome: Outcome = session.executor(self.project).outcome(snippet)
         p = self.placement
-        where = f"{_shown(Path(p.source))}:{p.line}"
+        where = notebook_cells.label(p, _shown(Path(p.source)))
         found = check(
-            p.snippet_id, snippet.tags, outcome, p.stated, self.project.settings.normalizers, self.project.srcdir,
-            stated_label=f"stated ({where})",
+            p.snippet_id, snippet.tags, outcome, p.stated, self.project.settings.normalizers,
+            Path(p.figures_dir) if p.figures_dir else self.project.srcdir,
+            stated_label=f"stated ({where})", compared=notebook_cells.compared(p),
         )  # fmt: skip
         verdict = OUTCOMES[found.status]
         if verdict == "pass":
@@ -286,7 +294,9 @@ class SnippetItem(pytest.Item):
         text = f"snippet {p.snippet_id!r} ({where}): " + "; ".join(found.problems())
         if found.diff:
             text += "\n" + found.diff
-        if found.status.new_output:
+        if found.status.new_output and notebook_cells.is_cell(p) and p.writable:  # record refuses it: say what to do
+            text += f"\nif the new output is right: {p.writable}"
+        elif found.status.new_output:
             text += "\nif the new output is right, record it: " + self.project.settings.record_command.format(
                 id=p.snippet_id
             )
@@ -297,8 +307,11 @@ class SnippetItem(pytest.Item):
             return str(excinfo.value)
         return str(super().repr_failure(excinfo, style))
 
-    def reportinfo(self) -> tuple[Path, int, str]:
-        return self.path, self.placement.line - 1, f"snippet {self.placement.snippet_id}"
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        p = self.placement
+        if notebook_cells.is_cell(p):  # its line is the cell's number: no line of the file
+            return self.path, None, f"snippet {p.snippet_id} ({notebook_cells.label(p, self.path.name)})"
+        return self.path, p.line - 1, f"snippet {p.snippet_id}"
 
 
 def _shown_entry(page: Path) -> str:

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from snipcheck.judge import figures as figure_files
-from snipcheck.judge.compare import Verdict, judge, truncation_advice
+from snipcheck.judge.compare import Verdict, judge, terminal_text, truncation_advice
 from snipcheck.judge.normalize import Normalizer
 from snipcheck.model import Outcome, Tags
 
@@ -153,6 +153,7 @@ def check(
     *,
     stated_label: str = "stated",
     actual_label: str | None = None,
+    compared: bool = True,
 ) -> Finding:
     """Judge one placed snippet's outcome: the one place that decides its status.
 
@@ -165,6 +166,10 @@ def check(
         (:func:`snipcheck.judge.figures.stated_path`).
     :param stated_label: names the stated side in the diff (file and line).
     :param actual_label: names the actual side; default ``actual (<the run's stamp>)``.
+    :param compared: ``False`` for a notebook cell whose output is run but not
+        compared (nbval's ``NBVAL_IGNORE_OUTPUT``,
+        :func:`snipcheck.sources.notebook_cells.compared`): only how it ended
+        is judged, as if it stated what it printed.
     """
     result = outcome.result
     if outcome.origin == "error":
@@ -174,6 +179,8 @@ def check(
     if result is None:
         return Finding(Status.NOT_RUN, missing=outcome.missing)
     label = actual_label if actual_label is not None else f"actual ({result.stamp.label()})"
+    if not compared:
+        stated = terminal_text(result, normalizers)
     text = judge(tags, result, stated, normalizers, stated_label=stated_label, actual_label=label)
     found = figure_files.check(snippet_id, result.figures, srcdir)
     drawn = tuple(

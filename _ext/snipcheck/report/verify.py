@@ -47,6 +47,7 @@ from snipcheck.model import Figure, Snippet, Stamp
 from snipcheck.report.steady import problem as steady_problem
 from snipcheck.report.steady import steady
 from snipcheck.settings import Settings
+from snipcheck.sources import notebook_cells
 from snipcheck.sources.placement import Placement, fingerprint
 from snipcheck.sources.snippets import SnippetError, load
 
@@ -314,10 +315,11 @@ def verify(
         outcome = executor.outcome(snippet)
         if progress is not None:
             progress(done, len(loaded), p.snippet_id)
-        labels = (f"stated ({doc}:{p.line})", f"actual ({stamp.label()})")
+        labels = (f"stated ({notebook_cells.label(p, doc)})", f"actual ({stamp.label()})")
         found = check(
-            p.snippet_id, snippet.tags, outcome, p.stated, settings.normalizers, srcdir or settings.source_dir or settings.root,
-            stated_label=labels[0], actual_label=labels[1],
+            p.snippet_id, snippet.tags, outcome, p.stated, settings.normalizers,
+            Path(p.figures_dir) if p.figures_dir else srcdir or settings.source_dir or settings.root,
+            stated_label=labels[0], actual_label=labels[1], compared=notebook_cells.compared(p),
         )  # fmt: skip
         status = WORDS[found.status]
         if found.status is Status.ERROR:
@@ -330,8 +332,9 @@ def verify(
             )
             continue
         text = found.text
-        masked_diff = text_diff(p.stated, text.actual, settings.normalizers, *labels, masking=False) if text.ok else ""
-        shown = steady(p.stated, text.actual, settings.normalizers, labels, diff=text.diff, masked_diff=masked_diff)
+        compared = p.stated if notebook_cells.compared(p) else text.actual  # NBVAL_IGNORE_OUTPUT: what it printed
+        masked_diff = text_diff(compared, text.actual, settings.normalizers, *labels, masking=False) if text.ok else ""
+        shown = steady(compared, text.actual, settings.normalizers, labels, diff=text.diff, masked_diff=masked_diff)
         reports.append(
             SnippetReport(
                 p.snippet_id,
@@ -344,7 +347,7 @@ def verify(
                 shown.actual,
                 duration=outcome.result.duration,
                 origin=outcome.origin,
-                masked=masking_normalizers(p.stated, text.actual, settings.normalizers) if text.ok else (),
+                masked=masking_normalizers(compared, text.actual, settings.normalizers) if text.ok else (),
                 masked_diff=shown.masked_diff,
                 figures=outcome.result.figures,
                 run_actual=text.actual,

@@ -33,6 +33,7 @@ from snipcheck.sphinxext import (
     script,
     state,
     summary,
+    text_notebook,
 )
 from snipcheck.sphinxext import claim_role as claims
 from snipcheck.sphinxext import figure_nodes as figures
@@ -63,6 +64,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     code.register(app)
     script.register(app)
     notebook.register(app)
+    text_notebook.register(app)
     results.register(app)
     fill.register(app)
     figures.register(app)
@@ -76,9 +78,10 @@ def setup(app: Sphinx) -> dict[str, Any]:
 
     return {
         "version": __version__,
+        # 9: text notebooks place their cells, a notebook cell's line is its number;
         # 8: code blocks of script cells know what they display; 7: placements know their file's digest; 6: chains (placements and snippets know theirs);
         # 5: labels are document text (translated)
-        "env_version": 8,
+        "env_version": 9,
         "parallel_read_safe": True,
         "parallel_write_safe": True,
     }

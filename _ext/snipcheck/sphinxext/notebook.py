@@ -26,6 +26,7 @@ from docutils import nodes
 
 from snipcheck.pending import notebook_write
 from snipcheck.sources import notebook as nb
+from snipcheck.sources import notebook_cells as cells
 from snipcheck.sources.chains import Broken
 from snipcheck.sources.placement import CodeBlock, Placement
 from snipcheck.sources.snippets import SnippetError
@@ -156,9 +157,9 @@ def _place(
     notebook_tags.state_figures(app, snippet_id, cell.figures)
     placed = index.placements(env).setdefault(docname, [])
     # line: the cell's number (what a notebook cell's location names, see Placement)
-    placement = Placement(snippet_id, "notebook-cell", docname, str(path), cell.number, notebook_write.MARKUP, "", "",
-                          0, 0, False, "", (), cell.stated, writable=written[1], chain=CHAIN, digest=written[0],
-                          figures_dir=str(Path(app.doctreedir) / notebook_tags.FIGURES))  # fmt: skip
+    placement = Placement(snippet_id, cells.DIRECTIVE, docname, str(path), cell.number, notebook_write.MARKUP, "", "",
+                          0, 0, False, "", cells.options(cell.compared), cell.stated, writable=written[1], chain=CHAIN,
+                          digest=written[0], figures_dir=str(Path(app.doctreedir) / notebook_tags.FIGURES))  # fmt: skip
     placed.append(placement)
     serial = len(placed) - 1
     index.code_blocks(env).setdefault(docname, []).append(block)

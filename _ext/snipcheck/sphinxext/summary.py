@@ -31,9 +31,10 @@ from snipcheck.engine.chain_job import NO_RESULT
 from snipcheck.run import sandbox
 from snipcheck.run.requirements import why_unmet
 from snipcheck.shard.carried import read_record
+from snipcheck.sources import notebook_cells
 from snipcheck.sources.chains import with_later
+from snipcheck.sphinxext import index, times
 from snipcheck.sphinxext import state as state_mod
-from snipcheck.sphinxext import times
 from snipcheck.sphinxext.claim_role import claims
 from snipcheck.sphinxext.collector import PROBLEMS, SnippetRecord, iter_all
 from snipcheck.sphinxext.pages import unreadable
@@ -101,7 +102,7 @@ def summarize(app: Sphinx, exception: BaseException | None) -> None:
     logger.info(line)
     if counts["not-run"] and missing:
         logger.info(unmet(missing, state.stamp, state.settings.requirement_notes))
-    table = times.rows(recs, state.read_now, carried)
+    table = times.rows(recs, state.read_now, carried, notebook_rows(app))
     wall = round(state.wall, 3)
     runs = times.run_seconds(recs, state.read_now)
     if origins["run"]:
@@ -117,6 +118,17 @@ def summarize(app: Sphinx, exception: BaseException | None) -> None:
         write_atomic(state.settings.report_dir / "report.json", json.dumps(report, ensure_ascii=False, indent=1).encode())
     except OSError as exc:
         logger.warning(f"snipcheck: cannot write the report: {exc}", type="snipcheck", subtype="config")
+
+
+def notebook_rows(app: Sphinx) -> dict[tuple[str, str], str]:
+    """``(page, chain)`` → the notebook's file, for each notebook page's
+    cells: their row of the execution-time table names the notebook."""
+    return {
+        (docname, p.chain): str(app.env.doc2path(docname, False))
+        for docname, placed in index.placements(app.env).items()
+        for p in placed
+        if notebook_cells.is_cell(p)
+    }
 
 
 def unmet(missing: Counter[str], stamp: Stamp | None, notes: tuple[tuple[str, str], ...]) -> str:

@@ -15,7 +15,7 @@ Plain functions of the judged records: no Sphinx import.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -44,6 +44,9 @@ class Row:
     :param seconds: the sum of their results' durations, in seconds (a
         cached result's as it ran then), to the millisecond.
     :param origin: how many came from each of :data:`ORIGINS`.
+    :param notebook: for the row of a notebook page's cells, the notebook's
+        file as the summary names it (``nb.ipynb``); ``""`` for any other.
+        ``report.json`` keeps the row's ``page`` and ``chain`` (``notebook``).
     """
 
     page: str
@@ -51,16 +54,20 @@ class Row:
     snippets: int
     seconds: float
     origin: dict[str, int]
+    notebook: str = ""
 
     def to_json(self) -> dict[str, object]:
         return {"page": self.page, "chain": self.chain, "snippets": self.snippets,
                 "seconds": self.seconds, "origin": self.origin}  # fmt: skip
 
     def label(self) -> str:
-        """``tutorial, chain tensors 0.90 s (5 snippets: 5 from the cache)``."""
+        """``tutorial, chain tensors 0.90 s (5 snippets: 5 from the cache)``;
+        ``nb.ipynb (notebook) 0.90 s (5 cells: 5 same)`` for a notebook page."""
         where = self.page if self.chain is None else f"{self.page}, chain {self.chain}"
         counts = ", ".join(f"{n} {_WORDS[name]}" for name, n in self.origin.items() if n)
         plural = "s" if self.snippets != 1 else ""
+        if self.notebook:
+            return f"{self.notebook} (notebook) {self.seconds:.2f} s ({self.snippets} cell{plural}: {counts})"
         return f"{where} {self.seconds:.2f} s ({self.snippets} snippet{plural}: {counts})"
 
 
@@ -76,10 +83,16 @@ def origin(rec: SnippetRecord, read_now: frozenset[str], carried: frozenset[int]
     return "none"
 
 
-def rows(recs: Iterable[SnippetRecord], read_now: frozenset[str], carried: frozenset[int] = frozenset()) -> list[Row]:
+def rows(
+    recs: Iterable[SnippetRecord],
+    read_now: frozenset[str],
+    carried: frozenset[int] = frozenset(),
+    notebooks: Mapping[tuple[str, str], str] | None = None,
+) -> list[Row]:
     """The table: a row per chain and per page (its snippets outside chains),
     slowest first (then by page and chain, so equal times keep one order);
-    ``carried`` as :func:`origin` takes it."""
+    ``carried`` as :func:`origin` takes it; ``notebooks`` maps ``(page,
+    chain)`` of a notebook page's cells to the notebook's file (:attr:`Row.notebook`)."""
     groups: dict[tuple[str, str | None], list[SnippetRecord]] = {}
     for rec in recs:
         chain = rec.snippet.chain.partition(":")[2] if rec.snippet is not None and rec.snippet.chain else None
@@ -89,7 +102,8 @@ def rows(recs: Iterable[SnippetRecord], read_now: frozenset[str], carried: froze
         counted = Counter(origin(r, read_now, carried) for r in group)
         seconds = sum(r.duration for r in group)  # 0 without a result
         # rounded once, so the summary and report.json show the same figure
-        table.append(Row(page, chain, len(group), round(seconds, 3), {name: counted[name] for name in ORIGINS}))
+        notebook = (notebooks or {}).get((page, chain or ""), "")
+        table.append(Row(page, chain, len(group), round(seconds, 3), {name: counted[name] for name in ORIGINS}, notebook))
     return sorted(table, key=lambda row: (-row.seconds, row.page, row.chain or ""))
 
 
