@@ -98,7 +98,7 @@ def test_pytest_fails_naming_the_cell_on_a_one_character_change(tmp_path: Path, 
     assert re.findall(r"^FAILED (\S+)", done.stdout, re.MULTILINE) == ["nb.ipynb::nb/printed"]
     assert "--- stated (nb.ipynb, cell 3 (id printed))" in done.stdout
     assert "\n-7\n+6\n" in done.stdout
-    assert "snipcheck record nb/printed" not in done.stdout  # record refuses a notebook cell: not offered
+    assert "snipcheck record nb/printed" in done.stdout  # record writes the cell's outputs into the notebook
     assert "run the notebook in Jupyter and save it" in done.stdout
 
 
