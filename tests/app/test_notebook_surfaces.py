@@ -99,7 +99,6 @@ def test_pytest_fails_naming_the_cell_on_a_one_character_change(tmp_path: Path, 
     assert "--- stated (nb.ipynb, cell 3 (id printed))" in done.stdout
     assert "\n-7\n+6\n" in done.stdout
     assert "snipcheck record nb/printed" in done.stdout  # record writes the cell's outputs into the notebook
-    assert "run the notebook in Jupyter and save it" in done.stdout
 
 
 def test_pytest_k_runs_the_cells_before_the_one_selected(tmp_path: Path, stored: Any) -> None:
