@@ -204,6 +204,41 @@ def test_removed_input_or_output_is_still_compared(tmp_path: Path, cache_dir: Pa
     assert ("real" in shown) == (tag == "remove-input")  # removed output stays removed
 
 
+@pytest.mark.parametrize("check", [False, True], ids=["ignore", "ignore+check"])
+@pytest.mark.parametrize("how", ["comment", "tag"])
+def test_nbval_check_output_compares_a_cell_that_also_says_ignore_output(
+    tmp_path: Path, cache_dir: Path, check: bool, how: str
+) -> None:
+    markers = ["NBVAL_IGNORE_OUTPUT"] + (["NBVAL_CHECK_OUTPUT"] if check else [])
+    source = "print('re' + 'al')"
+    tags: list[str] = []
+    if how == "comment":
+        source = "".join(f"# {m}\n" for m in markers) + source
+    else:
+        tags = markers
+    built = _built_with(tmp_path, cache_dir, [("c", source, tags)], _restate("c", "stated\n"))
+    if check:
+        assert built.statuscode == 1 and "[snipcheck.drift]" in built.about("nb/c")[0], built.warnings_text
+    else:
+        assert built.statuscode == 0 and built.warnings == [], built.warnings_text
+
+
+@pytest.mark.parametrize("tag", ["hide-input", "hide-output", "hide-cell"])
+def test_hidden_input_or_output_is_compared_and_shown_behind_myst_nb_s_toggle(
+    tmp_path: Path, cache_dir: Path, tag: str
+) -> None:
+    built = _built_with(tmp_path, cache_dir, [("c", "print('re' + 'al')", [tag])], _restate("c", "stated\n"))
+    assert built.statuscode == 1 and "[snipcheck.drift]" in built.about("nb/c")[0], built.warnings_text
+    page = html(built.outdir / "nb.html")
+    (cell,) = [c for c in page.select("div.cell") if "real" in c.get_text()]  # the real run's output is on the page
+    assert f"tag_{tag}" in cell.get("class", [])
+    # behind myst-nb's toggle as myst-nb hides a stored output: a <details> that holds the panel (and the code)
+    toggles = cell.select("details.hide")
+    hidden = [t for t in toggles if t.select_one(".snipcheck-output")]
+    assert bool(hidden) == (tag != "hide-input"), cell
+    assert bool([t for t in toggles if t.select_one(".cell_input")]) == (tag != "hide-output"), cell
+
+
 # --- what is not run ------------------------------------------------------------------------------
 
 

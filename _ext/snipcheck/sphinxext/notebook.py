@@ -184,6 +184,8 @@ def _place(
     if container is not None:
         node = render.snippet_node(None, snippet_id)
         node += render.pending_output(serial)
+        # as myst-nb marks a cell's output: its hide-output/hide-cell toggle (HideInputCells) then wraps the panel
+        node["nb_element"] = "cell_code_output"
         outputs = [c for c in container.children if isinstance(c, nodes.Element) and c.get("nb_element") == "cell_code_output"]
         if outputs:
             outputs[0].replace_self(node)
