@@ -102,3 +102,27 @@ def test_record_refuses_a_notebook_cell_whose_figure_changed_and_writes_nothing(
     assert status != 0 and "does not write figures into a notebook" in err and "nb/plot" in err, err
     assert (root / "nb.ipynb").read_bytes() == before
     assert not [p for p in root.rglob("*.png")]
+
+
+WARNS = [("warns", "import warnings\nwarnings.warn('careful')", [])]
+
+
+def test_a_warning_s_location_as_ipython_names_it_holds_and_record_writes_the_run_s(
+    tmp_path: Path, probe_cache: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # IPython names a cell's file /tmp/ipykernel_<pid>/<hash>.py; a plain run, the cell's script
+    stored = executed(WARNS)
+    (stderr,) = cell(stored, "warns").outputs
+    assert "ipykernel_" in stderr.text and ": UserWarning: careful" in stderr.text, stderr.text
+    root = _project(tmp_path, probe_cache, stored)
+    built = sphinx_build(root, tmp_path, tmp_path / "cache")
+    assert built.statuscode == 0 and built.warnings == [], built.warnings_text
+    # a changed message: record writes the run's own text, no wildcard into the notebook
+    nb = copy.deepcopy(stored)
+    cell(nb, "warns").outputs[0].text = stderr.text.replace("careful", "careless")
+    (root / "nb.ipynb").write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
+    status, err = _record(root, monkeypatch, capsys)
+    assert status == 0, err
+    (written,) = cell(nbformat.read(root / "nb.ipynb", as_version=4), "warns").outputs
+    assert written.text.startswith("nb/warns.py:2: UserWarning: careful\n"), written.text
+    assert "[..]" not in written.text and "ipykernel_" not in written.text

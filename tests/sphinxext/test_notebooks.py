@@ -18,7 +18,7 @@ import nbformat
 import pytest
 from helpers import html, write_project
 from nbclient import NotebookClient
-from snipcheck.sources.notebook import read, run_text
+from snipcheck.sources.notebook import read, shows_last
 from faults_support import sphinx_build
 
 CONF = 'project = "nb"\nextensions = ["myst_nb", "snipcheck"]\nnb_execution_mode = "off"\nsnipcheck_preload = []\n'
@@ -277,14 +277,16 @@ def test_a_bad_notebook_gets_a_located_error_and_the_build_goes_on(
 
 
 @pytest.mark.parametrize(
-    ("source", "run"),
-    [
-        ("x + 1", "__import__('sys').displayhook((x + 1))"),
-        ("x = 1\nf(\n  x)", "x = 1\n__import__('sys').displayhook((f(\n  x)))"),
-        ("x + 1;", "x + 1;"),
-        ("x = 1", "x = 1"),
-        ("print(1", "print(1"),
-    ],
+    ("source", "shown"),
+    [("x + 1", True), ("x = 1\nf(\n  x)", True), ("x + 1;", False), ("x = 1", False), ("print(1", False)],
 )
-def test_a_last_expression_is_shown_as_ipython_shows_it_on_the_same_lines(source: str, run: str) -> None:
-    assert run_text(source) == run
+def test_a_last_expression_is_shown_as_ipython_shows_it(source: str, shown: bool) -> None:
+    assert shows_last(source) == shown
+
+
+def test_a_cell_runs_as_written_so_warnings_and_tracebacks_show_its_own_lines(tmp_path: Path, cache_dir: Path) -> None:
+    cells = [("w", "import warnings\nwarnings.warn('careful')", []), ("v", "x = 2\nx * 21", [])]
+    built = _built_with(tmp_path, cache_dir, cells, lambda nb: None)
+    assert built.statuscode == 0 and built.warnings == [], built.warnings_text
+    shown = html(built.outdir / "nb.html").get_text()
+    assert "warnings.warn('careful')" in shown and "displayhook" not in shown and "42" in shown

@@ -93,7 +93,9 @@ def record_change(
     if found.status in (Status.OK, Status.FIGURES):
         return figures_change(p, snippet, result, srcdir, again)
     try:
-        body = to_record(p.stated, verdict.actual, normalizers)
+        # a notebook stores what the run printed: the wildcards its stated output
+        # holds stand for what IPython prints otherwise, never the author's
+        body = verdict.actual if notebook else to_record(p.stated, verdict.actual, normalizers)
     except Unrecordable as exc:
         return change.refuse(p.snippet_id, p, NOT_RECORDED + str(exc))
     why = p.writable  # any body can be stated: in the escaped form where the plain one cannot hold it

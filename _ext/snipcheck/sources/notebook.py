@@ -38,7 +38,7 @@ from typing import Any
 from snipcheck.model import Figure
 from snipcheck.sources import notebook_outputs
 
-__all__ = ["Cell", "Notebook", "NotebookError", "read", "run_text"]
+__all__ = ["Cell", "Notebook", "NotebookError", "read", "shows_last"]
 
 #: nbval's markers, as a comment on the cell's first lines or as a cell tag.
 NBVAL_IGNORE = "NBVAL_IGNORE_OUTPUT"
@@ -46,6 +46,13 @@ NBVAL_SKIP = "NBVAL_SKIP"
 NBVAL_RAISES = "NBVAL_RAISES_EXCEPTION"
 NBVAL_CHECK = "NBVAL_CHECK_OUTPUT"
 _MARKER = re.compile(r"^\s*#\s*(NBVAL_[A-Z_]+)\s*$")
+#: The file IPython runs a cell from, as a warning's location names it
+#: (``/tmp/ipykernel_15110/2931923677.py:2: UserWarning: ...``): a plain run
+#: names the cell's script there, so the stated output holds a ``[..]``
+#: wildcard in its place (:mod:`snipcheck.judge.wildcards`).
+_CELL_FILE = re.compile(r"(?:[A-Za-z]:)?[^\s:\"']*ipykernel_\d+[/\\]\d+\.py")
+#: The wildcard that matches any text within a line.
+INLINE = "[..]"
 
 
 class NotebookError(ValueError):
@@ -204,7 +211,8 @@ def output_texts(outputs: list[Any]) -> list[str | None]:
         kind = out.get("output_type")
         shown = notebook_outputs.figure(out)
         if kind == "stream":
-            texts.append(_joined(out.get("text", "")))
+            text = _joined(out.get("text", ""))
+            texts.append(_CELL_FILE.sub(INLINE, text) if out.get("name") == "stderr" else text)
         elif shown is not None:
             drawn += 1
             texts.append(shown.placeholder(drawn) + "\n")
@@ -234,31 +242,21 @@ def _joined(text: str | list[str]) -> str:
     return text if isinstance(text, str) else "".join(text)
 
 
-def run_text(source: str) -> str:
-    """The code a cell runs: its source, with a last expression statement
-    passed to ``sys.displayhook`` as IPython shows it (``repr`` printed unless
-    ``None``; not when the line ends in ``;``), on the same lines so that
-    tracebacks number them as the cell shows them.  IPython magics
-    (``%``/``!`` lines) are not Python and stay as written: the run reports them.
+def shows_last(source: str) -> bool:
+    """Whether a cell shows the value of its last statement, as IPython does:
+    when that statement is a bare expression not followed by ``;``.  The run
+    then compiles it in the interactive mode, which hands its value to
+    ``sys.displayhook`` (``repr`` printed unless ``None``), and the cell's
+    source runs as written, so tracebacks and warnings show its own lines.
+    IPython magics (``%``/``!`` lines) are not Python: the run reports them.
     """
     try:
         tree = ast.parse(source)
     except SyntaxError:
-        return source
+        return False
     if not tree.body or not isinstance(tree.body[-1], ast.Expr):
-        return source
+        return False
     last = tree.body[-1]
     lines = source.split("\n")
-    end_line = last.end_lineno or last.lineno
-    tail = lines[end_line - 1][last.end_col_offset or 0 :]
-    if tail.strip().startswith(";"):
-        return source
-    first = lines[last.lineno - 1]
-    head, expr_start = first[: last.col_offset], first[last.col_offset :]
-    lines[last.lineno - 1] = head + "__import__('sys').displayhook((" + expr_start
-    end = lines[end_line - 1]
-    cut = last.end_col_offset or len(end)
-    if last.lineno == end_line:
-        cut += len("__import__('sys').displayhook((")
-    lines[end_line - 1] = end[:cut] + "))" + end[cut:]
-    return "\n".join(lines)
+    tail = lines[(last.end_lineno or last.lineno) - 1][last.end_col_offset or 0 :]
+    return not tail.strip().startswith(";")

@@ -149,11 +149,12 @@ def _place(
     where = f"{shown}, cell {cell.number} (id {cell.cell_id})"
     bad = ""
     try:
-        text = notebook_tags.cell_text(cell, table, nb.run_text(cell.source), where, docname, first=first)
+        text = notebook_tags.cell_text(cell, table, cell.source, where, docname, first=first)
     except ValueError as exc:  # a metadata value no tag block can hold: the cell is placed, not loaded
-        text, bad = nb.run_text(cell.source), f"its metadata 'snipcheck': {exc}"
+        text, bad = cell.source, f"its metadata 'snipcheck': {exc}"
     notebook_tags.warn_unchecked(cell, where, docname)
-    block = CodeBlock(snippet_id, docname, str(path.resolve()), 0, 1, "python", text, notebook_tags.SCRIPT_CELL)
+    mode = (*notebook_tags.SCRIPT_CELL, "repr") if nb.shows_last(cell.source) else notebook_tags.SCRIPT_CELL
+    block = CodeBlock(snippet_id, docname, str(path.resolve()), 0, 1, "python", text, mode)
     notebook_tags.state_figures(app, snippet_id, cell.figures)
     placed = index.placements(env).setdefault(docname, [])
     # line: the cell's number (what a notebook cell's location names, see Placement)
