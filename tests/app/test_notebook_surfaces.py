@@ -21,7 +21,7 @@ from typing import Any
 import nbformat
 import pytest
 from helpers import snipcheck_cli, write_project
-from nbclient import NotebookClient
+from notebook_support import executed
 
 CONF = (
     'project = "nb"\nextensions = ["myst_nb", "snipcheck"]\nnb_execution_mode = "off"\n'
@@ -46,14 +46,7 @@ RUN = [i for i, _, tags in CELLS if "skip-execution" not in tags]
 def stored() -> Any:
     """The notebook, executed once for the module; the random draw's stored
     output is one no run prints again (a cell that must not be compared)."""
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.cells.append(nbformat.v4.new_markdown_cell("# A notebook\n\nWords."))
-    for cell_id, source, tags in CELLS:
-        cell = nbformat.v4.new_code_cell(source, id=cell_id)
-        cell.metadata["tags"] = list(tags)
-        nb.cells.append(cell)
-    NotebookClient(nb, timeout=60, kernel_name="python3", allow_errors=True).execute()
+    nb = executed(CELLS)
     _cell(nb, "drawn").outputs = [nbformat.v4.new_output("stream", name="stdout", text="0.123456789\n")]
     _cell(nb, "skipped").outputs = [nbformat.v4.new_output("stream", name="stdout", text="never run\n")]
     return nb

@@ -17,35 +17,12 @@ from typing import Any
 import nbformat
 import pytest
 from helpers import html, write_project
-from nbclient import NotebookClient
 from snipcheck.sources.notebook import read, shows_last
 from faults_support import sphinx_build
+from notebook_support import CELLS, CONF, INDEX, executed
+from notebook_support import cell as _cell
 
-CONF = 'project = "nb"\nextensions = ["myst_nb", "snipcheck"]\nnb_execution_mode = "off"\nsnipcheck_preload = []\n'
-INDEX = "Notebooks\n=========\n\n.. toctree::\n\n   nb\n"
-
-# (id, source, tags): each cell states what its stored output must be compared as
-CELLS = [
-    ("setup", "x = 2", []),
-    ("printed", "print(x * 3)", []),
-    ("shown", "x + 1", []),
-    ("both", "import sys\nprint('out')\nprint('err', file=sys.stderr)\nx * 10", []),
-    ("raises", "1 / 0", ["raises-exception"]),
-    ("after", "print(x + 100)", []),
-]
-
-
-def _executed(cells: list[tuple[str, str, list[str]]]) -> Any:
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.cells.append(nbformat.v4.new_markdown_cell("# A notebook\n\nWords."))
-    for cell_id, source, tags in cells:
-        cell = nbformat.v4.new_code_cell(source, id=cell_id)
-        cell.metadata["tags"] = list(tags)
-        nb.cells.append(cell)
-    NotebookClient(nb, timeout=60, kernel_name="python3", allow_errors=True).execute()
-    return nb
-
+_executed = executed  # the name this module's tests use
 
 @pytest.fixture(scope="module")
 def stored() -> Any:
@@ -61,10 +38,6 @@ def _statuses(built: Any) -> dict[str, str]:
     """snippet id → status, from the build's report."""
     report = json.loads((built.report_dir / "report.json").read_text())
     return {r["snippet_id"]: r["status"] for r in report["snippets"]}
-
-
-def _cell(nb: Any, cell_id: str) -> Any:
-    return next(c for c in nb.cells if c.get("id") == cell_id)
 
 
 def test_the_stored_outputs_are_what_jupyter_stored(stored: Any) -> None:
