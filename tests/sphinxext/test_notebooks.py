@@ -263,3 +263,23 @@ def test_a_cell_runs_as_written_so_warnings_and_tracebacks_show_its_own_lines(tm
     assert built.statuscode == 0 and built.warnings == [], built.warnings_text
     shown = html(built.outdir / "nb.html").get_text()
     assert "warnings.warn('careful')" in shown and "displayhook" not in shown and "42" in shown
+
+
+ORDERED = [
+    ("warned", "import warnings\nwarnings.warn('careful')\nprint('done')", []),
+    ("valued", "import sys\nprint('out')\nprint('err', file=sys.stderr)\nwarnings.warn('late')\n6 * 7", []),
+    ("drawn", "import matplotlib.pyplot as plt\nprint('a')\nprint('b', file=sys.stderr)\nplt.plot([1, 2])\nplt.show()\n"
+              "print('c')\nprint('d', file=sys.stderr)", []),
+]  # fmt: skip
+
+
+def test_a_cell_s_streams_are_compared_in_the_order_jupyter_stores_them(tmp_path: Path, cache_dir: Path) -> None:
+    # a kernel sends a cell's stdout, then its stderr, before each display and at its end
+    nb = _executed(ORDERED)
+    kinds = {c.id: [o.get("name", o.output_type) for o in c.outputs] for c in nb.cells if c.cell_type == "code"}
+    assert kinds == {
+        "warned": ["stdout", "stderr"], "valued": ["stdout", "stderr", "execute_result"],
+        "drawn": ["stdout", "stderr", "display_data", "stdout", "stderr"],
+    }  # fmt: skip
+    built = sphinx_build(_project(tmp_path / "p", nb), tmp_path, cache_dir)
+    assert built.statuscode == 0 and built.warnings == [], built.warnings_text

@@ -38,7 +38,7 @@ from snipcheck.sources.inputs import values as variable_values
 __all__ = ["CacheError", "ResultCache", "cache_key", "write_atomic"]
 
 #: Bump when a runner change alters what a run of the same source produces.
-RUNNER_VERSION = "6"  # 6: invalid UTF-8 reads \x{ff}, a chain's cells end where the supervisor says (issue 33); 5: a terminal's buffering and plain python's environment (issue 23); 4: figures (RunResult.figures); 3: the run directory reads [CWD] in output
+RUNNER_VERSION = "7"  # 7: a notebook cell runs as written, its stderr after its stdout as Jupyter stores them (issue 37); 6: invalid UTF-8 reads \x{ff}, a chain's cells end where the supervisor says (issue 33); 5: a terminal's buffering and plain python's environment (issue 23); 4: figures (RunResult.figures); 3: the run directory reads [CWD] in output
 _SCHEMA = 1
 
 

@@ -320,15 +320,28 @@ def _file_io(capture):
 
         def write(self, b):
             data = bytes(b)
-            if self._snipcheck_err and capture.cut is not None:
-                size, data = len(data), capture.cut_report(data)
-                written = self._snipcheck_labelled(data) if data else 0
-                return size if written == len(data) else written
-            return self._snipcheck_labelled(data) if self._snipcheck_err else self._snipcheck_plain(data)
+            if not self._snipcheck_err:
+                return self._snipcheck_plain(data)
+            called = self._snipcheck_label()  # here: label_of_caller counts the frames above this one
+            if _held["on"]:  # a notebook's cell: after its stdout (see hold_stderr)
+                _held["items"].append(lambda: self._snipcheck_err_write(data, called))
+                return len(data)
+            return self._snipcheck_err_write(data, called)
 
-        def _snipcheck_labelled(self, data):
-            """Write to stderr: a warning's or the traceback's text as a frame."""
-            label, text = capture.label_of_caller()
+        def _snipcheck_label(self):
+            return capture.label_of_caller()  # two frames under the caller of write, as it counts
+
+        def _snipcheck_err_write(self, data, called=None):
+            if capture.cut is not None:
+                size, data = len(data), capture.cut_report(data)
+                written = self._snipcheck_labelled(data, called) if data else 0
+                return size if written == len(data) else written
+            return self._snipcheck_labelled(data, called)
+
+        def _snipcheck_labelled(self, data, called=None):
+            """Write to stderr: a warning's or the traceback's text as a frame
+            (``called``: the label worked out when it was written, if it was held)."""
+            label, text = called if called is not None else capture.label_of_caller()
             if label == b"w" and isinstance(text, str):
                 # The buffer may hold a partial line written before the
                 # warning: that goes out first, unlabelled, then the warning.
@@ -363,9 +376,44 @@ def _file_io(capture):
     FileIO.__qualname__ = "FileIO"
     OWN_CODES.update(
         (FileIO.write.__code__, FileIO._snipcheck_plain.__code__, FileIO._snipcheck_labelled.__code__,
-         _Capture.cut_report.__code__)
+         FileIO._snipcheck_err_write.__code__, FileIO._snipcheck_label.__code__, _Capture.cut_report.__code__)
     )
     return FileIO
+
+
+#: A notebook's cell (:func:`hold_stderr`): whether what it writes to
+#: ``sys.stderr`` is held, and the writes held, in order.
+_held = {"on": False, "items": []}
+
+
+def hold_stderr(on):
+    """Hold what a notebook's cell writes to ``sys.stderr`` (``on``) until its
+    next display or its end, as ipykernel does: a kernel buffers a cell's
+    streams and, before each display (a figure shown, the value of its last
+    expression) and at the cell's end, sends what it printed to stdout, then
+    what it wrote to stderr.  So the run shows a cell's output in the order
+    Jupyter stores it.  ``False`` writes what is held (:func:`release_held`)
+    and holds no more.  What C code writes to descriptor 2 is never held (a
+    kernel does not capture it at all)."""
+    if not on:
+        release_held()
+    _held["on"] = bool(on)
+
+
+def release_held():
+    """Write what :func:`hold_stderr` holds, after flushing ``sys.stdout``
+    (and ``sys.stderr``'s buffer, into what is held)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - a stream the snippet broke
+            pass
+    items, _held["items"] = _held["items"], []
+    for write in items:
+        try:
+            write()
+        except OSError:
+            pass
 
 
 def _rebuild(file_io, old, fd, name, err):
@@ -572,11 +620,7 @@ def capture_show(pyplot):
         managers = sorted(gcf.Gcf.get_all_fig_managers(), key=lambda m: m.num) if gcf is not None else []
         if not managers or str(sys.modules["matplotlib"].get_backend()).lower() != "agg":
             return original(*args, **kwargs)
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except Exception:  # noqa: BLE001 - a stream the snippet broke
-                pass
+        release_held()  # also flushes both streams
         for manager in managers:
             send_image(send_frame, "show", "png", "", figure_png(manager.canvas.figure))
         if kwargs.get("block", args[0] if args else None) is not False:

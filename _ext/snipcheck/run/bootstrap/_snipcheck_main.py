@@ -265,15 +265,20 @@ def _run_in(script, main, child_mod, mode=""):  # type: ignore[no-untyped-def]
         for a notebook's cell.
     """
     modes = mode.split(",")
-    child_mod._figures["tight"] = "inline" in modes
-    found = _run_code(script, main, child_mod, "repr" in modes, "folder" in modes)
-    if "figures" in modes and not isinstance(found[2], SystemExit | KeyboardInterrupt):
-        try:
-            child_mod.show_open_figures()
-        except Exception as exc:  # noqa: BLE001 - drawing the figure failed: the cell's own error
-            report(type(exc), exc, exc.__traceback__, child_mod)
-            return 1, False, exc
-    return found
+    inline = "inline" in modes
+    child_mod._figures["tight"] = inline
+    child_mod.hold_stderr(inline)  # a notebook's cell: its streams in the order Jupyter stores them
+    try:
+        found = _run_code(script, main, child_mod, "repr" in modes, "folder" in modes, inline)
+        if "figures" in modes and not isinstance(found[2], SystemExit | KeyboardInterrupt):
+            try:
+                child_mod.show_open_figures()
+            except Exception as exc:  # noqa: BLE001 - drawing the figure failed: the cell's own error
+                report(type(exc), exc, exc.__traceback__, child_mod)
+                return 1, False, exc
+        return found
+    finally:
+        child_mod.hold_stderr(False)
 
 
 def _split_last(source, path):  # type: ignore[no-untyped-def]
@@ -290,7 +295,21 @@ def _split_last(source, path):  # type: ignore[no-untyped-def]
     return compile(head, path, "exec"), compile(interactive(body=[tree.body[-1]]), path, "single")
 
 
-def _run_code(script, main, child_mod, show_last, in_folder=False):  # type: ignore[no-untyped-def]
+def _displayed(child_mod):  # type: ignore[no-untyped-def]
+    """A ``sys.displayhook`` for a notebook cell's last expression: what the
+    cell wrote to stderr first (held, see ``hold_stderr``), then its value,
+    as a kernel sends its streams before the cell's result."""
+    hook = sys.displayhook
+
+    def shown(value):  # type: ignore[no-untyped-def]
+        child_mod.release_held()
+        hook(value)
+
+    child_mod.OWN_CODES.add(shown.__code__)
+    return hook, shown
+
+
+def _run_code(script, main, child_mod, show_last, in_folder=False, inline=False):  # type: ignore[no-untyped-def]
     calibration = _state["calibration"]
     path = os.path.abspath(script)
     sys.argv[:] = [script]
@@ -315,8 +334,15 @@ def _run_code(script, main, child_mod, show_last, in_folder=False):  # type: ign
             report(type(broken), broken.with_traceback(None), None, child_mod)
             return 1, False, broken
         codes = (_split_last(source, path) if show_last else None) or (code,)
-        for part in codes:
-            exec_at_top(part, main.__dict__, calibration)
+        for n, part in enumerate(codes):
+            if inline and n == 1:  # a notebook cell's last expression, shown after its streams
+                hook, sys.displayhook = _displayed(child_mod)
+                try:
+                    exec_at_top(part, main.__dict__, calibration)
+                finally:
+                    sys.displayhook = hook
+            else:
+                exec_at_top(part, main.__dict__, calibration)
     except SystemExit as exc:
         return exit_status(exc), False, exc
     except BaseException as exc:  # noqa: BLE001 - what python prints for any uncaught exception
