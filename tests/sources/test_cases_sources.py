@@ -1,0 +1,96 @@
+"""The kind of ``shared/cases/sources.md``: record writes the bodies it means to, and no other byte.
+
+Walked again after the layered layout: case 1's second half (a lone carriage
+return shifting the rewrite onto a line that opens no directive, once another
+page was already written), and new examples of the kind that the file does
+not list: outputs that hold the fence's own closing line (a backtick, tilde
+or colon fence, at the top level and in an indented list item), and an
+output with blank lines recorded into a directive nested in ``.. note::``.
+Each runs the real ``snipcheck record`` on a small project, then ``verify``
+must call every output unchanged (record and build agree), and every byte
+outside the bodies is as it was.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import placements_in, snipcheck_cli, write_project
+
+CONF = """\
+extensions = ["myst_parser", "snipcheck"]
+myst_enable_extensions = ["colon_fence"]
+snipcheck_source_dir = "docs"
+snipcheck_runner = "subprocess"
+snipcheck_preload = []
+"""
+
+
+def make(root: Path, pages: dict[str, str | bytes], snippets: dict[str, str]) -> Path:
+    pages = {"index.md": "# Index\n", **pages}
+    return write_project(root, CONF, {f"docs/{name}": text for name, text in pages.items()}, snippets)
+
+
+def cli(root: Path, *args: str):
+    return snipcheck_cli(root, *args, cache=root.parent / "cache")
+
+
+def test_1_a_lone_carriage_return_before_a_directive_on_a_later_page_writes_both_pages(tmp_path: Path) -> None:
+    # Was: "KeyError: '…md:9: no snippet directive opens on this line'" after
+    # other files were already written (the scan counted a lone \r as a line end).
+    first = b"# A\n\n```{snippet} f/a\n```\n"
+    second = b"# B\n\none\rtwo\rthree\n\n```{snippet} f/b\n```\n\nplain\n\ntext\n\n```{snippet} f/c\n```\n"
+    root = make(tmp_path / "p", {"a.md": first, "b.md": second},
+                {"f/a": 'print("A")\n', "f/b": 'print("B")\n', "f/c": 'print("C")\n'})  # fmt: skip
+    out = cli(root, "record")
+    assert out.returncode == 0, out.stderr
+    assert "Traceback" not in out.stderr
+    assert (root / "docs" / "a.md").read_bytes() == first.replace(b"f/a\n```", b"f/a\nA\n```")
+    assert (root / "docs" / "b.md").read_bytes() == second.replace(b"f/b\n```", b"f/b\nB\n```").replace(
+        b"f/c\n```", b"f/c\nC\n```"
+    )
+    assert [p.stated for p in placements_in(root / "docs" / "b.md")] == ["B", "C"]
+
+
+OUTPUTS = {
+    "backtick fence": 'print("x\\n```\\ny")',
+    "every fence": 'print("```\\n~~~\\n````\\n:::")',
+}
+PAGES = {
+    "top level": "# T\n\n```{snippet} f/a\n```\n\nafter\n",
+    "colon fence": "# T\n\n:::{snippet} f/a\n:::\n\nafter\n",
+    "list item": "# T\n\n- an item\n\n  ```{snippet} f/a\n  ```\n\nafter\n",
+}
+
+
+@pytest.mark.parametrize("printed", OUTPUTS.values(), ids=OUTPUTS)
+@pytest.mark.parametrize("page", PAGES.values(), ids=PAGES)
+def test_an_output_holding_a_fence_line_is_recorded_whole_and_then_holds(tmp_path: Path, page: str, printed: str) -> None:
+    # New example: a line of the output equal to the fence would close it
+    # early, and the rest of the output would become prose on the page.
+    root = make(tmp_path / "p", {"t.md": page}, {"f/a": printed + "\n"})
+    out = cli(root, "record")
+    assert out.returncode == 0, out.stderr
+    text = (root / "docs" / "t.md").read_text()
+    expected = eval(printed[len("print(") : -1])  # the literal the snippet prints
+    assert [p.stated for p in placements_in(root / "docs" / "t.md")] == [expected]
+    assert text.startswith("# T\n\n") and text.endswith("\n\nafter\n")
+    check = cli(root, "verify")
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "1 unchanged, 0 drifted" in check.stdout
+
+
+def test_an_output_with_blank_lines_in_a_directive_nested_in_a_note_holds(tmp_path: Path) -> None:
+    # New example: a body indented under two directives, with blank lines the
+    # docutils block must keep, and the prose after the note untouched.
+    page = "T\n=\n\n.. note::\n\n   Before.\n\n   .. snippet:: f/a\n\n   Inside the note.\n\nafter\n"
+    root = make(tmp_path / "p", {"t.rst": page}, {"f/a": 'print("x\\n\\n\\n  y")\n'})
+    out = cli(root, "record")
+    assert out.returncode == 0, out.stderr
+    assert (root / "docs" / "t.rst").read_text() == page.replace(
+        ".. snippet:: f/a\n\n", ".. snippet:: f/a\n\n      x\n\n\n        y\n\n"
+    )
+    check = cli(root, "verify")
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "1 unchanged, 0 drifted" in check.stdout
