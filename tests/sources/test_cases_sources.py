@@ -94,3 +94,44 @@ def test_an_output_with_blank_lines_in_a_directive_nested_in_a_note_holds(tmp_pa
     check = cli(root, "verify")
     assert check.returncode == 0, check.stdout + check.stderr
     assert "1 unchanged, 0 drifted" in check.stdout
+
+
+TAB_PAGES = {
+    "tab": "T\n=\n\n.. snippet:: f/a\n\n\tstale\n\tlines\n\nafter\n",
+    "tab in a note": "T\n=\n\n.. note::\n\n\t.. snippet:: f/a\n\n\t   stale\n\nafter\n",
+    "tab after spaces": "T\n=\n\n.. snippet:: f/a\n\n  \tstale\n\nafter\n",
+}
+
+
+@pytest.mark.parametrize("page", TAB_PAGES.values(), ids=TAB_PAGES)
+def test_an_rst_body_indented_with_a_tab_is_recorded_and_then_holds(tmp_path: Path, page: str) -> None:
+    # New example: docutils reads a tab as indentation up to the next multiple
+    # of 8 columns, so the build read the body and reported drift, but record
+    # said "not recorded: its body was not found at line 6 of its file" and
+    # exited 1: the page could never be fixed by record.
+    root = make(tmp_path / "p", {"t.rst": page}, {"f/a": 'print("fresh\\n  indented")\n'})
+    out = cli(root, "record")
+    assert out.returncode == 0, out.stdout + out.stderr
+    text = (root / "docs" / "t.rst").read_text()
+    assert [p.stated for p in placements_in(root / "docs" / "t.rst")] == ["fresh\n  indented"]
+    head, _, rest = page.partition("stale")
+    assert text.startswith(head + "fresh\n") and text.endswith("\n\nafter\n"), text
+    check = cli(root, "verify")
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "1 unchanged, 0 drifted" in check.stdout
+
+
+def test_a_page_in_another_encoding_is_refused_by_name_and_never_written(tmp_path: Path) -> None:
+    # New example: a project with source_encoding = "latin-1" (deprecated by
+    # Sphinx 9, still read by the build): record cannot keep every other byte
+    # of a page it cannot decode as UTF-8, so it says so and writes nothing.
+    page = "T\n=\n\nCaf\xe9 prose.\n\n.. snippet:: f/a\n\n   stale\n".encode("latin-1")
+    root = write_project(
+        tmp_path / "p", CONF + 'source_encoding = "latin-1"\n', {"docs/index.rst": page}, {"f/a": 'print("fresh")\n'}
+    )
+    out = cli(root, "record")
+    assert out.returncode == 1
+    assert "Traceback" not in out.stderr
+    assert "docs/index.rst:6: f/a: not recorded: cannot read its source: " in out.stderr
+    assert "index.rst is not valid UTF-8" in out.stderr
+    assert (root / "docs" / "index.rst").read_bytes() == page
