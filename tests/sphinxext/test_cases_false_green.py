@@ -5,7 +5,9 @@ test_false_green.py, test_placements.py, test_verify.py and
 test_cache_environment.py).  These are placements and edits the file does not
 list, tried as an attacker would: a snippet inside MyST's ``{eval-rst}``
 block, one inside ``.. only:: latex`` (which an HTML build never shows), and
-an edited helper module the snippet imports.  In each, a stale stated output
+an edited helper module the snippet imports; and the builders that publish
+outside HTML (a PDF through LaTeX, man pages, Texinfo, JSON for a web app,
+XML), which test_judge_while_writing.py does not build.  In each, a stale stated output
 must fail the plain ``sphinx-build`` (no ``-W``) and ``snipcheck verify``, and
 ``snipcheck run`` must show the new output, never a cached one.
 """
@@ -28,10 +30,10 @@ snipcheck_preload = []
 """
 
 
-def sphinx(root: Path, cache: Path) -> subprocess.CompletedProcess[str]:
+def sphinx(root: Path, cache: Path, builder: str = "html") -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, SNIPCHECK_CACHE_DIR=str(cache), NO_COLOR="1")
     return subprocess.run(
-        [sys.executable, "-m", "sphinx", "-b", "html", "-c", ".", "docs", "_build/html"],
+        [sys.executable, "-m", "sphinx", "-b", builder, "-c", ".", "docs", f"_build/{builder}"],
         cwd=root, env=env, capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
 
@@ -76,3 +78,14 @@ def test_an_edited_helper_module_is_never_served_from_the_cache(tmp_path: Path) 
     run = snipcheck_cli(root, "run", "f/a", cache=cache)
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines()[1] == "2", run.stdout
+
+
+@pytest.mark.parametrize("builder", ["latex", "man", "texinfo", "json", "xml", "dummy"])
+def test_every_other_builder_fails_on_drift_without_w(tmp_path: Path, builder: str) -> None:
+    root = write_project(
+        tmp_path / "p", CONF, {"docs/index.md": "# T\n\n```{snippet} f/a\nstale\n```\n"}, {"f/a": 'print("fresh")\n'}
+    )
+    built = sphinx(root, tmp_path / "cache", builder)
+    assert built.returncode == 1, built.stdout + built.stderr
+    assert "ERROR: snipcheck: 1 stated output or claim do not hold" in built.stderr, built.stderr
+    assert "  index.md:3: f/a: drift" in built.stderr, built.stderr
