@@ -6,8 +6,9 @@ test_order_stress.py or test_suite_limits.py).  These are examples the file
 does not list, tried as a demanding user would: what PyTorch's ``DataLoader``
 with ``num_workers`` does under the hood, a ``multiprocessing`` pool whose
 workers import the snippet's ``__main__`` again (the ``spawn`` and
-``forkserver`` start methods), and a thread still printing after the
-snippet's main code ends.  Each run under both Python runners must show what plain python
+``forkserver`` start methods), a thread still printing after the
+snippet's main code ends, and Python's default warning filters (a
+``DeprecationWarning`` shows from ``__main__`` only).  Each run under both Python runners must show what plain python
 shows.
 """
 
@@ -78,3 +79,26 @@ def test_output_of_a_thread_joined_at_exit_is_kept(runner: Runner, project: Path
         """
     )
     assert shown(runner, project, "threads/late", source) == plain(project, "threads/late") == ("main done\nlate\n", "", 0)
+
+
+def test_deprecation_warnings_show_from_the_snippet_only_as_in_plain_python(runner: Runner, project: Path) -> None:
+    # Python shows a DeprecationWarning raised in __main__ and hides one from
+    # an imported module (the default filter "default::DeprecationWarning:__main__"):
+    # a snippet run under another module name would hide the first.
+    (project / "snippets" / "dep").mkdir(parents=True)
+    (project / "snippets" / "dep" / "_old.py").write_text(
+        "import warnings\n\ndef old():\n    warnings.warn('old from a helper', DeprecationWarning, stacklevel=1)\n"
+    )
+    source = textwrap.dedent(
+        """\
+        import warnings
+        from _old import old
+
+        warnings.warn("old from the snippet", DeprecationWarning)
+        old()
+        print("done")
+        """
+    )
+    out, err, status = shown(runner, project, "dep/main", source)
+    assert (out, err, status) == plain(project, "dep/main")
+    assert "old from the snippet" in err and "old from a helper" not in err
