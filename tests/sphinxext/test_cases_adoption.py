@@ -7,7 +7,8 @@ tests/site/test_chapter.py; here it is tried as an outside project meets it: a
 ``.rst`` page, the build run from the folder that holds the Makefile).  A new
 example of the kind: the hint a drifted build prints ("record it: snipcheck
 record f/a"), run as it is where the user ran the build (it now names
-``--conf-dir source``).
+``--conf-dir source``); and conf.py shapes the quickstart does not write:
+``snipcheck`` listed before ``myst_parser``, pages with a ``.txt`` suffix.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import plain
+from helpers import plain, snipcheck_cli, write_project
 
 CONF = """\
 project = "outside"
@@ -99,3 +100,31 @@ def test_the_hint_names_the_conf_dir_only_below_the_build_folder(
 
     command = record_command(configured, tmp_path / confdir, tmp_path / "p")
     assert command == expected
+
+
+SHAPES = {
+    "snipcheck before myst_parser": ('extensions = ["snipcheck", "myst_parser"]\n', {"index.md": "# T\n\n```{snippet} f/a\n```\n"}, "index.md:3"),
+    "a .txt source suffix": (
+        'extensions = ["snipcheck"]\nsource_suffix = {".rst": "restructuredtext", ".txt": "restructuredtext"}\n',
+        {"index.rst": "T\n=\n\n.. toctree::\n\n   other\n", "other.txt": "O\n=\n\n.. snippet:: f/a\n"},
+        "other.txt:4",
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES)
+def test_record_and_the_build_agree_on_other_conf_shapes(tmp_path: Path, shape: tuple[str, dict[str, str], str]) -> None:
+    conf, pages, where = shape
+    conf += 'exclude_patterns = ["_build"]\nsnipcheck_runner = "subprocess"\nsnipcheck_preload = []\n'
+    root = write_project(tmp_path / "p", conf, pages, {"f/a": 'print("fresh")\n'})
+    recorded = snipcheck_cli(root, "record", cache=tmp_path / "cache")
+    assert recorded.returncode == 0, recorded.stderr
+    assert recorded.stdout.startswith(f"{where}: f/a: recorded\n"), recorded.stdout
+    assert "fresh" in (root / where.split(":")[0]).read_text()
+    env = dict(os.environ, SNIPCHECK_CACHE_DIR=str(tmp_path / "cache"), NO_COLOR="1")
+    built = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "-b", "html", ".", "_build/html"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stderr
+    assert "1 match their stated output" in built.stdout, built.stdout
