@@ -137,3 +137,24 @@ def test_a_page_in_another_encoding_is_refused_by_name_and_never_written(tmp_pat
     assert "docs/index.rst:6: f/a: not recorded: cannot read its source: " in out.stderr
     assert "index.rst is not valid UTF-8" in out.stderr
     assert (root / "docs" / "index.rst").read_bytes() == page
+
+
+def test_a_file_included_by_two_pages_is_recorded_once(tmp_path: Path) -> None:
+    # New example: two pages include one part holding a snippet; the build
+    # judges the directive once per including page.  Was: "error: …_part.md:3:
+    # two new outputs for one directive; nothing was recorded", exit 1, though
+    # both outputs were the same, and nothing else in the project was recorded
+    # either.  (The build still warns that f/a "is placed more than once".)
+    part = "Part.\n\n```{snippet} f/a\nstale\n```\n"
+    pages = {"a.md": "# A\n\n```{include} _part.md\n```\n", "b.md": "# B\n\n```{include} _part.md\n```\n", "_part.md": part}
+    root = write_project(
+        tmp_path / "p", CONF + 'exclude_patterns = ["_part.md"]\n',
+        {"docs/index.md": "# I\n\n```{toctree}\na\nb\n```\n", **{f"docs/{n}": t for n, t in pages.items()}},
+        {"f/a": 'print("fresh")\n'},
+    )  # fmt: skip
+    out = cli(root, "record")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert (root / "docs" / "_part.md").read_text() == part.replace("stale", "fresh")
+    assert (root / "docs" / "a.md").read_text() == pages["a.md"]
+    check = cli(root, "verify")
+    assert check.returncode == 0, check.stdout + check.stderr
