@@ -158,3 +158,23 @@ def test_a_file_included_by_two_pages_is_recorded_once(tmp_path: Path) -> None:
     assert (root / "docs" / "a.md").read_text() == pages["a.md"]
     check = cli(root, "verify")
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+@pytest.mark.parametrize("option", [":start-line: 2", ":start-after: Skip me"])
+def test_a_snippet_in_part_of_an_included_file_is_refused_for_what_it_is(tmp_path: Path, option: str) -> None:
+    # New example: an rST include of part of a file hands docutils line
+    # numbers that need not point into the file.  Was: "…_part.rst changed on disk while it
+    # was read (another process wrote it meanwhile …); run the command again",
+    # which no second run changes.  Nothing may be written.
+    part = "Skip me\n\n.. snippet:: f/a\n\n   stale\n"
+    root = write_project(
+        tmp_path / "p", CONF + 'exclude_patterns = ["_part.rst"]\n',
+        {"docs/index.rst": f"A\n=\n\n.. include:: _part.rst\n   {option}\n", "docs/_part.rst": part},
+        {"f/a": 'print("fresh")\n'},
+    )  # fmt: skip
+    out = cli(root, "record")
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "changed on disk" not in out.stderr, out.stderr
+    assert "f/a: not recorded: it sits in a part of " in out.stderr, out.stderr
+    assert "_part.rst that a page includes (:start-line:, :end-line:, :start-after: or :end-before:)" in out.stderr
+    assert (root / "docs" / "_part.rst").read_text() == part
