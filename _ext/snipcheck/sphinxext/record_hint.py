@@ -1,4 +1,4 @@
-"""The record command a build's hints name, as the user can run it where the build ran.
+"""The record command hints name, as the user can run it where the build (or pytest) ran.
 
 The default hint, ``snipcheck record {id}``, reads ``conf.py`` in the folder it
 runs in.  A build run from the folder above the configuration
