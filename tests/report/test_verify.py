@@ -196,7 +196,7 @@ def test_shards_are_deterministic_and_merge_to_the_full_report(project: dict[str
     assert out.stderr.strip() == "error: cannot merge: shard 2/2 missing; give each of the 2 shards exactly once"
 
 
-@pytest.mark.parametrize("edit", ["snippet source", "stated output"])
+@pytest.mark.parametrize("edit", ["snippet source", "stated output", "stated output in place"])
 def test_merge_refuses_shards_made_from_two_revisions_of_the_chapter(project: dict[str, Path], edit: str) -> None:
     # false-green.md case 2, end to end: the fingerprint each shard carries is
     # the chapter's own, so an edit between two shards is caught by merge
@@ -209,6 +209,11 @@ def test_merge_refuses_shards_made_from_two_revisions_of_the_chapter(project: di
     try:
         if edit == "snippet source":
             path.write_text(original.replace("6 * 7", "7 * 6"))
+        elif edit == "stated output in place":
+            # false-green.md, "a test the suite lacks": one existing stated
+            # output edited, same id, same page, same line
+            assert original.count("no torch here: 42\n") == 1
+            path.write_text(original.replace("no torch here: 42\n", "no torch here: 41\n"))
         else:
             path.write_text(original.replace("Some prose", "Some prose\n\n```{snippet} demo/plain\nno torch here: 41\n```\n", 1))
         out = _cli(root, "verify", "--python", py2, "--shard", "2/2", "--json", "b2.json")

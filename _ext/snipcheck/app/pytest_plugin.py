@@ -297,9 +297,10 @@ class SnippetItem(pytest.Item):
         if found.status.new_output and notebook_cells.is_cell(p) and p.writable:  # record refuses it: say what to do
             text += f"\nif the new output is right: {p.writable}"
         elif found.status.new_output:
-            text += "\nif the new output is right, record it: " + self.project.settings.record_command.format(
-                id=p.snippet_id
-            )
+            from snipcheck.sphinxext.record_hint import record_command  # only on a failure: it loads Sphinx
+
+            command = record_command(self.project.settings.record_command, self.project.confdir, Path.cwd())
+            text += "\nif the new output is right, record it: " + command.format(id=p.snippet_id)
         raise SnippetDrift(text)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:

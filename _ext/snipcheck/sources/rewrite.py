@@ -109,12 +109,16 @@ def holdable(body: str, markup: str, cell: bool = False) -> str | None:
 
 
 def apply(text: SourceText, edits: Sequence[Edit]) -> None:
-    """Apply ``edits`` (all in ``text``'s file) to ``text``, bottom-up.
+    """Apply ``edits`` (all in ``text``'s file) to ``text``, bottom-up; equal
+    edits of one directive (a file included by two pages) are applied once.
 
     :raises Unwritable: if a placement is not writable or two edits
         overlap; ``text`` may then be partly changed, so callers work on a copy.
     """
-    ordered = sorted(edits, key=lambda e: e.placement.line, reverse=True)
+    # A file included by several pages is one directive placed once per page:
+    # the same new output for it is one edit.
+    unique = {(e.placement.line, e.body, tuple(sorted(e.options.items()))): e for e in edits}
+    ordered = sorted(unique.values(), key=lambda e: e.placement.line, reverse=True)
     for later, earlier in itertools.pairwise(ordered):
         if earlier.placement.line == later.placement.line:
             raise Unwritable(f"{later.placement.location}: two new outputs for one directive")

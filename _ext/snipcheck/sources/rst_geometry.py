@@ -34,7 +34,10 @@ def rst_geometry(directive: Parsed, text: SourceText, opening: int) -> dict[str,
         head_end, body_end = offsets[0], offsets[-1] + 1
         k, stated = next((k, s) for k, s in enumerate(directive.content) if s.strip())
         line = text.line(head_end + k).rstrip()
-        if not line.endswith(stated) or "\t" in line[: len(line) - len(stated)]:
+        # docutils has expanded tabs in ``stated``; the raw prefix keeps the
+        # author's own (a tab stays a tab), and what a rewrite writes is read
+        # back through the parser before it is kept
+        if not line.endswith(stated) or line[: len(line) - len(stated)].strip():
             raise NotWritable(f"its body was not found at line {head_end + k + 1} of its file")
         prefix = line[: len(line) - len(stated)]
     else:

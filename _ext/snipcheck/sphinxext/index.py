@@ -202,6 +202,13 @@ def _geometry(directive: SphinxDirective, path: Path, markup: str, line: int, co
     text = _source_text(env, path, markup)
     resolved = str(real)
     read = _temp(env, "snipcheck_read").get(resolved)
+    if (
+        read is not None
+        and not _agrees(env, "read", resolved, read, text)
+        and real != _resolved(env, Path(env.doc2path(env.docname)))  # only an included file is read in part
+        and _is_part(read, text)
+    ):
+        raise NotWritable(PART_INCLUDED.format(path=path))
     if read is not None and not _agrees(env, "read", resolved, read, text):
         # What Sphinx read (before any handler) is not the file now: it was
         # written in between.  Read the page again next time (its mtime may
@@ -229,6 +236,26 @@ def _geometry(directive: SphinxDirective, path: Path, markup: str, line: int, co
     if code_lines:  # a cell: the body region a rewrite replaces is the stated output after the separator
         geometry["head_end"] += code_lines
     return geometry
+
+
+#: What a placement says when it sits in part of a file that a page includes.
+PART_INCLUDED = (
+    "it sits in a part of {path} that a page includes (:start-line:, :end-line:, :start-after: or "
+    ":end-before:), where line numbers need not point into the file; include the whole file, "
+    "or place the snippet in the page itself"
+)
+
+
+def _is_part(seen: str, text: SourceText) -> bool:
+    """Whether ``seen`` (what an include handed over) is a run of the lines of
+    ``text`` (the file now) short of all of them (``:start-after:`` may cut
+    its first line short)."""
+    part, whole = _lines(seen), _lines(text.as_parsed())
+    while part and not part[0]:
+        part.pop(0)
+    if not part or len(part) >= len(whole):
+        return False
+    return "\n".join(part) + "\n" in "\n".join(whole) + "\n"
 
 
 def _agrees(env: BuildEnvironment, kind: str, resolved: str, seen: str, text: SourceText) -> bool:

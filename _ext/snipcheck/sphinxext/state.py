@@ -8,6 +8,7 @@ process that needs one (keyed by process id).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import weakref
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from snipcheck.sources.placement import CodeBlock
 from snipcheck.sources.snippets import find
 from snipcheck.sphinxext.log import bridge_core_logging, warn
 from snipcheck.sphinxext.progress import Progress
+from snipcheck.sphinxext.record_hint import record_command
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -129,6 +131,7 @@ def for_env(env: BuildEnvironment) -> BuildState:
 def _init(app: Sphinx) -> None:
     values = {name: getattr(app.config, name) for name in VALUES}
     settings, _ = Settings.from_mapping(Path(app.confdir), values, Path(app.doctreedir))  # validated at config-inited
+    settings = dataclasses.replace(settings, record_command=record_command(settings.record_command, Path(app.confdir), Path.cwd()))
     stamp = fingerprint = None
     use_cache = True
     if settings.execute:
