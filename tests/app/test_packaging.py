@@ -141,6 +141,7 @@ def third_party_imports() -> dict[str, set[str]]:
 OPTIONAL = {
     "myst_parser": ("myst", "myst-parser"),
     "nbformat": ("notebook", "nbformat"),
+    "myst_nb": ("notebook", "myst-nb"),  # a text notebook page is read with myst-nb's own reader
     "jupytext": ("jupytext", "jupytext"),
 }
 
