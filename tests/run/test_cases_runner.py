@@ -18,13 +18,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-import test_runner
 from snipcheck.run import Runner
-from test_runner import LIMIT, TIMEOUT, plain_python, write
+from runner_support import LIMIT, TIMEOUT, plain_python, project, runner, write  # noqa: F401 - fixtures
 
-# test_runner's fixtures: each Python runner in turn, and a project folder
-runner = test_runner.runner
-project = test_runner.project
 
 
 def shown(runner: Runner, project: Path, snippet_id: str, source: str) -> tuple[str, str, int]:

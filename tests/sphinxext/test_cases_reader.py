@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from helpers import html
-from test_i18n import NAMES, ui_text
+from i18n_support import NAMES, ui_text
 
 
 def english_words(text: str) -> set[str]:

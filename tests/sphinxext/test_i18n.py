@@ -21,6 +21,7 @@ from babel.messages.mofile import read_mo, write_mo
 from babel.messages.pofile import read_po
 from bs4 import BeautifulSoup
 from helpers import html
+from i18n_support import NAMES, UI, ui_text  # noqa: F401 - what the tests here and test_cases_reader share
 from snipcheck.sphinxext.i18n import LOCALE_DIR, MESSAGE_CATALOG
 
 PACKAGE = Path(snipcheck.__file__).parent
@@ -29,18 +30,6 @@ PACKAGE = Path(snipcheck.__file__).parent
 CHAPTER = PACKAGE.parent / "snipcheck_chapter"
 CHAPTER_CATALOG = "snipcheck_chapter"
 CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
-# The page-text classes snipcheck and its chapter sub-extensions own.
-UI = (
-    ".snipcheck-output-label, .snipcheck-badges, .snipcheck-note, .snipcheck-environment, "
-    ".snipcheck-belief-head, .snipcheck-problem-title, .caution, .snipcheck-reading-time, .snipcheck-resume, "
-    ".snipcheck-stamp"
-)
-# Names that stay as they are in any language (and the snippet's own output in the diff).
-NAMES = {"stdout", "stderr", "torch", "cpu", "Python", "CPU", "Linux", "cuda", "index", "The", "end",
-         "this", "not", "what", "prints", "really", "snippets", "belief", "py", "drifts", "warns",
-         "raises", "i18n", "md", "numpy"}  # fmt: skip
-
-
 def labels_in_code(package: Path = PACKAGE) -> dict[str, str]:
     """Every ``_("...")`` literal in ``package`` (snipcheck, or the chapter's
     package): msgid -> where."""
@@ -127,10 +116,6 @@ def test_the_committed_mo_files_are_compiled_from_their_po_files(domain: str) ->
     with open(locale_dir(domain) / "zh_CN" / "LC_MESSAGES" / f"{domain}.mo", "rb") as mo:
         committed = {m.id: m.string for m in read_mo(mo) if m.id}
     assert committed == fresh
-
-
-def ui_text(page: BeautifulSoup) -> str:
-    return "\n".join(el.get_text(" ", strip=True) for el in page.select(UI))
 
 
 @pytest.mark.sphinx("html", testroot="i18n")
