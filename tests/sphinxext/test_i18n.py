@@ -19,7 +19,6 @@ import pytest
 import snipcheck
 from babel.messages.mofile import read_mo, write_mo
 from babel.messages.pofile import read_po
-from bs4 import BeautifulSoup
 from helpers import html
 from i18n_support import NAMES, UI, ui_text  # noqa: F401 - what the tests here and test_cases_reader share
 from snipcheck.sphinxext.i18n import LOCALE_DIR, MESSAGE_CATALOG
