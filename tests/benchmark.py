@@ -601,10 +601,22 @@ def print_breakdown(before: str | None, rounds: int = 3) -> None:
     print(breakdown_table(columns))
 
 
+def corpus_rows(sizes: list[int], *, mystnb: bool) -> None:
+    """Build the generated corpus of each size (cold, rebuilt, edited) and print its rows."""
+    with tempfile.TemporaryDirectory(prefix="snipcheck-bench-") as tmp:
+        for size in sizes:
+            project = corpus(Path(tmp) / f"corpus{size}", size)
+            print(table([bench_subject(f"corpus of {size}", project, naive_sample=20, mystnb=mystnb and size == 1000)]), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="1000,10000", help="corpus sizes for the scaling run (pages of 25 snippets)")
     parser.add_argument("--no-mystnb", action="store_true")
+    parser.add_argument(
+        "--corpus", action="store_true",
+        help="only build the generated corpus of each of --sizes (the cold build's ratio to its floor)",
+    )  # fmt: skip
     parser.add_argument("--fingerprint", action="store_true", help="only measure the environment fingerprint")
     parser.add_argument("--breakdown", action="store_true", help="only measure where a snippet's time goes")
     parser.add_argument("--outputs", action="store_true", help="only measure what large outputs cost a build")
@@ -651,6 +663,9 @@ def main() -> None:
             print_overhead(fork_overhead_ms(copy_project(Path(tmp)), Path(tmp) / ".probe-cache"))
         return
     sizes = [int(s) for s in args.sizes.split(",") if s]
+    if args.corpus:
+        corpus_rows(sizes, mystnb=not args.no_mystnb)
+        return
     rows = []
     with tempfile.TemporaryDirectory(prefix="snipcheck-bench-") as tmp:
         tmp_path = Path(tmp)
