@@ -311,74 +311,79 @@ class _Capture:
         self.frame(b"x", name.encode("utf-8", "backslashreplace") + b"\0" + message.encode("utf-8", "backslashreplace"))
 
 
-def _file_io(capture):
-    """The raw layer of the rebuilt streams: an ``io.FileIO`` for descriptor
-    1 or 2 that writes in pieces (and labels stderr through ``capture``)."""
+#: The run's :class:`_Capture` (set by :func:`install`), for :class:`_FileIO`.
+_capture = {"c": None}
 
-    class FileIO(io.FileIO):
-        """``io.FileIO`` for descriptor 1 or 2 that writes in pieces (and labels stderr)."""
 
-        def write(self, b):
-            data = bytes(b)
-            if not self._snipcheck_err:
-                return self._snipcheck_plain(data)
-            called = self._snipcheck_label()  # here: label_of_caller counts the frames above this one
-            if _held["on"]:  # a notebook's cell: after its stdout (see hold_stderr)
-                _held["items"].append(lambda: self._snipcheck_err_write(data, called))
-                return len(data)
-            return self._snipcheck_err_write(data, called)
+class _FileIO(io.FileIO):
+    """The raw layer of the rebuilt streams: ``io.FileIO`` for descriptor 1
+    or 2 that writes in pieces (and labels stderr through the run's
+    :class:`_Capture`).  Made once, where this module is imported (the fork
+    server), not in every run."""
 
-        def _snipcheck_label(self):
-            return capture.label_of_caller()  # two frames under the caller of write, as it counts
-
-        def _snipcheck_err_write(self, data, called=None):
-            if capture.cut is not None:
-                size, data = len(data), capture.cut_report(data)
-                written = self._snipcheck_labelled(data, called) if data else 0
-                return size if written == len(data) else written
-            return self._snipcheck_labelled(data, called)
-
-        def _snipcheck_labelled(self, data, called=None):
-            """Write to stderr: a warning's or the traceback's text as a frame
-            (``called``: the label worked out when it was written, if it was held)."""
-            label, text = called if called is not None else capture.label_of_caller()
-            if label == b"w" and isinstance(text, str):
-                # The buffer may hold a partial line written before the
-                # warning: that goes out first, unlabelled, then the warning.
-                try:
-                    encoded = text.encode(*self._snipcheck_codec)
-                except (UnicodeError, LookupError, TypeError):
-                    encoded = b""
-                if encoded and len(data) > len(encoded) and data.endswith(encoded) and capture.ours():
-                    head = len(data) - len(encoded)
-                    written = self._snipcheck_plain(data[:head])
-                    if written != head:
-                        return written
-                    capture.frame(label, data[head:])
-                    return len(data)
-            if label is not None and capture.frame(label, data):
-                return len(data)
+    def write(self, b):
+        data = bytes(b)
+        if not self._snipcheck_err:
             return self._snipcheck_plain(data)
+        called = self._snipcheck_label()  # here: label_of_caller counts the frames above this one
+        if _held["on"]:  # a notebook's cell: after its stdout (see hold_stderr)
+            _held["items"].append(lambda: self._snipcheck_err_write(data, called))
+            return len(data)
+        return self._snipcheck_err_write(data, called)
 
-        def _snipcheck_plain(self, data):
-            if len(data) <= CHUNK:
-                return io.FileIO.write(self, data)
-            view = memoryview(data)
-            done = 0
-            while done < len(data):
-                n = io.FileIO.write(self, view[done : done + CHUNK])
-                if n is None:
-                    return done or None
-                done += n
-            return done
+    def _snipcheck_label(self):
+        return _capture["c"].label_of_caller()  # two frames under the caller of write, as it counts
 
-    FileIO.__module__ = "_io"
-    FileIO.__qualname__ = "FileIO"
-    OWN_CODES.update(
-        (FileIO.write.__code__, FileIO._snipcheck_plain.__code__, FileIO._snipcheck_labelled.__code__,
-         FileIO._snipcheck_err_write.__code__, FileIO._snipcheck_label.__code__, _Capture.cut_report.__code__)
-    )
-    return FileIO
+    def _snipcheck_err_write(self, data, called=None):
+        capture = _capture["c"]
+        if capture.cut is not None:
+            size, data = len(data), capture.cut_report(data)
+            written = self._snipcheck_labelled(data, called) if data else 0
+            return size if written == len(data) else written
+        return self._snipcheck_labelled(data, called)
+
+    def _snipcheck_labelled(self, data, called=None):
+        """Write to stderr: a warning's or the traceback's text as a frame
+        (``called``: the label worked out when it was written, if it was held)."""
+        capture = _capture["c"]
+        label, text = called if called is not None else capture.label_of_caller()
+        if label == b"w" and isinstance(text, str):
+            # The buffer may hold a partial line written before the
+            # warning: that goes out first, unlabelled, then the warning.
+            try:
+                encoded = text.encode(*self._snipcheck_codec)
+            except (UnicodeError, LookupError, TypeError):
+                encoded = b""
+            if encoded and len(data) > len(encoded) and data.endswith(encoded) and capture.ours():
+                head = len(data) - len(encoded)
+                written = self._snipcheck_plain(data[:head])
+                if written != head:
+                    return written
+                capture.frame(label, data[head:])
+                return len(data)
+        if label is not None and capture.frame(label, data):
+            return len(data)
+        return self._snipcheck_plain(data)
+
+    def _snipcheck_plain(self, data):
+        if len(data) <= CHUNK:
+            return io.FileIO.write(self, data)
+        view = memoryview(data)
+        done = 0
+        while done < len(data):
+            n = io.FileIO.write(self, view[done : done + CHUNK])
+            if n is None:
+                return done or None
+            done += n
+        return done
+
+
+_FileIO.__module__ = "_io"
+_FileIO.__qualname__ = _FileIO.__name__ = "FileIO"
+OWN_CODES.update(
+    (_FileIO.write.__code__, _FileIO._snipcheck_plain.__code__, _FileIO._snipcheck_labelled.__code__,
+     _FileIO._snipcheck_err_write.__code__, _FileIO._snipcheck_label.__code__, _Capture.cut_report.__code__)
+)
 
 
 #: A notebook's cell (:func:`hold_stderr`): whether what it writes to
@@ -396,7 +401,7 @@ def hold_stderr(on):
     and holds no more.  What C code writes to descriptor 2 is never held (a
     kernel does not capture it at all)."""
     if not on:
-        release_held()
+        release_held()  # also what plain python's flush_io() does after the script's code
     _held["on"] = bool(on)
 
 
@@ -416,12 +421,12 @@ def release_held():
             pass
 
 
-def _rebuild(file_io, old, fd, name, err):
+def _rebuild(old, fd, name, err):
     """The stream the interpreter makes for ``fd`` on a terminal
-    (``create_stdio``), over a raw layer of class ``file_io``: ``old`` (the
+    (``create_stdio``), over a raw layer of class :class:`_FileIO`: ``old`` (the
     interpreter's own, or the fork server's) gives the encoding and errors,
     and whether it was started unbuffered (``-u``: a raw layer, written through)."""
-    raw = file_io(fd, "wb", closefd=False)
+    raw = _FileIO(fd, "wb", closefd=False)
     raw._snipcheck_err = err
     raw.name = name
     buffered = not isinstance(getattr(old, "buffer", None), io.FileIO)
@@ -473,11 +478,10 @@ def install(token, on_run_file=None, seed=None, line_buffer_c=None):
             os.write(2, token + label + data[start : start + CHUNK])
         return True
 
-    capture = _Capture(ours, frame, on_run_file)
+    capture = _capture["c"] = _Capture(ours, frame, on_run_file)
     _sender.update(send=capture.frame, ours=capture.ours, new_cell=capture.new_cell)
-    file_io = _file_io(capture)
-    sys.stdout = sys.__stdout__ = _rebuild(file_io, sys.__stdout__, 1, "<stdout>", False)
-    sys.stderr = sys.__stderr__ = _rebuild(file_io, sys.__stderr__, 2, "<stderr>", True)
+    sys.stdout = sys.__stdout__ = _rebuild(sys.__stdout__, 1, "<stdout>", False)
+    sys.stderr = sys.__stderr__ = _rebuild(sys.__stderr__, 2, "<stderr>", True)
     sys.addaudithook(capture.audit)
     if seed is not None:
         seed_on_import(seed)

@@ -252,6 +252,7 @@ def _main() -> None:
             pass
     sys.path.remove(here)
     _snipcheck_supervise._libc()  # loaded here, not in a child (see _View)
+    _snipcheck_child.OWN_CODES.update(_snipcheck_main.OWN)  # once, for every child
     if _LIBC is not None:
         _C_STDOUT["line_buffer"] = _snipcheck_child.c_line_buffering(_ctypes, _LIBC)
     warmed = _warm_up() if not problems else 0
@@ -503,10 +504,16 @@ def _settle():  # type: ignore[no-untyped-def]
       (:func:`_huge_pages`), so that a fork copies and an exit drops fewer
       page-table entries.
 
+    - what the slot made itself (its supervisor, its view of the mounts) is
+      frozen, as the server froze the preload: each run's exit collection
+      (``_snipcheck_main.finish``) then walks only the run's own objects,
+      not the slot's (a copy-on-write fault for each page they lie on).
+
     Nothing a snippet can see changes: the free lists hold no live object,
-    and the collector finds nothing of the preload (frozen in the server).
+    and the collector finds nothing of the preload or of the slot (frozen).
     """
     gc.collect()
+    gc.freeze()
     _huge_pages()
 
 
@@ -655,7 +662,6 @@ def _child(request, control, view, child_mod, supervise_mod, resets, feed=None):
     else:
         os.closerange(3, feed)
         os.closerange(feed + 1, 1 << 16)
-    child_mod.OWN_CODES.update(_snipcheck_main.OWN)
     child_mod.install(bytes.fromhex(request["token"]), seed=request.get("seed"), line_buffer_c=_C_STDOUT["line_buffer"])
     if feed is not None:  # a chain: its cells one after the other in this process
         status, interrupted = _snipcheck_main.run_cells(feed, child_mod)
