@@ -24,6 +24,7 @@ from snipcheck.sphinxext import (
     directive,
     environment_box,
     fill,
+    gc_freeze,
     i18n,
     index,
     index_builder,
@@ -54,6 +55,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     i18n.register(app)
     config.register(app)
     state.register(app)
+    gc_freeze.register(app)
     collector.register(app)
     index.register(app)
     index_builder.register(app)
