@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from sphinx.application import Sphinx
     from sphinx.environment import BuildEnvironment
 
-_frozen = {"by": None}
+#: The id of the Sphinx application that froze (``None``: nothing is frozen by this module).
+_frozen: dict[str, int | None] = {"by": None}
 
 
 def freeze(app: Sphinx, env: BuildEnvironment) -> list[str]:
