@@ -137,6 +137,17 @@ def test_ctrl_c_during_a_shard_says_so_in_one_line_and_runs_nothing_again(
 # --- moments inside the parent ----------------------------------------------------------
 
 
+@pytest.fixture(autouse=True)
+def ctrl_c_raises() -> Any:
+    """A terminal's Ctrl-C raises ``KeyboardInterrupt`` in this process, as in
+    a command started from a shell: where the tests themselves were started in
+    the background of a shell without job control, SIGINT comes ignored
+    (POSIX), and the in-process commands below would never see it."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 @pytest.fixture
 def two_pages(tmp_path: Path, probe_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = project(tmp_path, probe_cache, {"f/a": "print('from a')\n", "f/b": "print('from b')\n"})
