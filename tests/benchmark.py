@@ -38,6 +38,10 @@ that cold run (:mod:`bench_ci_cache`; issue 38); ``--ci-cache`` prints that
 table alone.
 And the script corpus built by snipcheck and by sphinx-gallery, cold and
 with nothing changed (:mod:`bench_gallery`); ``--gallery`` prints that row alone.
+``--overhead --before REV`` adds this checkout's run of ``pass`` against that
+of revision REV, the two runners in turn, round after round
+(:mod:`bench_versus`): on a shared machine the only comparison of two
+runners that a drift of the machine's speed does not decide.
 And a notebook of 50 small cells checked by snipcheck, built by myst-nb's
 ``force`` execution and run by ``pytest --nbval`` (:mod:`bench_notebooks`);
 ``--notebooks`` prints that row alone.
@@ -68,6 +72,7 @@ import bench_gallery
 import bench_notebooks
 import bench_outputs
 import bench_pages
+import bench_versus
 from bench_breakdown import fork_times
 from bench_corpus import corpus
 from snipcheck.app.project import Project
@@ -630,7 +635,10 @@ def main() -> None:
         "--notebooks", action="store_true",
         help="only check a notebook of 50 cells by snipcheck, myst-nb (force) and pytest --nbval (tests/bench_notebooks.py)",
     )  # fmt: skip
-    parser.add_argument("--before", metavar="REV", help="also break down the snipcheck of git revision REV")
+    parser.add_argument(
+        "--before", metavar="REV",
+        help="also break down the snipcheck of git revision REV (with --overhead: its runner against this one's, in turn)",
+    )  # fmt: skip
     parser.add_argument("--rounds", type=int, default=3, help="with --before: rounds of the two checkouts in turn (default 3)")
     parser.add_argument(
         "--one-page", metavar="SIZES", nargs="?", const=ONE_PAGE,
@@ -661,6 +669,8 @@ def main() -> None:
     if args.overhead:
         with tempfile.TemporaryDirectory(prefix="snipcheck-bench-") as tmp:
             print_overhead(fork_overhead_ms(copy_project(Path(tmp)), Path(tmp) / ".probe-cache"))
+        if args.before:  # the two runners in turn: on a shared machine the only fair comparison
+            bench_versus.report(args.before)
         return
     sizes = [int(s) for s in args.sizes.split(",") if s]
     if args.corpus:
