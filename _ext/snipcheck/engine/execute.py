@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable
+from concurrent import futures
 from concurrent.futures import Future
 from typing import Any
 
@@ -215,13 +216,13 @@ class Executor:
         fut = self.submit(snippet)
         if snippet.chain:
             self.start_chains()
-        return fut.result()
+        return _result(fut)
 
     def map(self, snippets: Iterable[Snippet]) -> list[Outcome]:
         """Outcomes of ``snippets`` in order, all run in parallel."""
-        futures = [self.submit(s) for s in snippets]
+        submitted = [self.submit(s) for s in snippets]
         self.start_chains()
-        return [f.result() for f in futures]
+        return [_result(f) for f in submitted]
 
     def cancel_pending(self) -> int:
         """Cancel the submitted snippets that have not started; return how many."""
@@ -277,3 +278,26 @@ def executor_for(settings: RunSettings, stamp: Stamp, **options: Any) -> Executo
     :class:`snipcheck.settings.Settings`); ``options`` are
     :func:`snipcheck.engine.config.config_for`'s keywords."""
     return Executor(config_for(settings, stamp, **options))
+
+
+#: Seconds the waiting thread sleeps at most between two looks for a Ctrl-C (:func:`_result`).
+WAKE = 0.1
+
+
+def _result(fut: Future[Outcome]) -> Outcome:
+    """``fut.result()``, waited for in slices of :data:`WAKE` seconds.
+
+    The kernel hands a Ctrl-C sent to the process to any one of its threads,
+    and it is not always the main thread; Python's handler then only flags
+    the signal for the main thread, which wakes for it only when the wait it
+    sleeps in ends.  Waiting on a run that will not end by itself (a snippet
+    that waits for ever, until its timeout) the command then said nothing and
+    did not stop.  Between slices the main thread raises the flagged
+    ``KeyboardInterrupt``, at most :data:`WAKE` seconds late.
+
+    :raises concurrent.futures.CancelledError: if ``fut`` was cancelled
+        (:meth:`Executor.cancel_pending`).
+    """
+    while not fut.done():
+        futures.wait((fut,), timeout=WAKE)
+    return fut.result()
