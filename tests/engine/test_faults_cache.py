@@ -9,7 +9,9 @@ atomic writes is in test_cache.py
 
 from __future__ import annotations
 
+import ctypes
 import json
+import os
 import re
 import signal
 import subprocess
@@ -258,9 +260,21 @@ def test_a_write_a_daemon_thread_starts_during_the_exit_leaves_no_temporary_file
     assert "the interpreter is exiting" in out.stdout
 
 
+def _ctrl_c_to_the_worker_threads(build: subprocess.Popen[str]) -> None:
+    """A Ctrl-C as the kernel hands it when the main thread already has a
+    signal pending: to another thread (``tgkill`` to every one but the main
+    thread; see ``snipcheck.engine.execute._result``)."""
+    tgkill = ctypes.CDLL(None, use_errno=True).tgkill
+    workers = [int(tid) for tid in os.listdir(f"/proc/{build.pid}/task") if int(tid) != build.pid]
+    assert workers, "the build runs its snippets in worker threads"
+    for tid in workers:
+        assert tgkill(build.pid, tid, signal.SIGINT) == 0, os.strerror(ctypes.get_errno())
+
+
+@pytest.mark.parametrize("taken_by", ["main-thread", "worker-thread"])
 @pytest.mark.parametrize("runner", PYTHON_RUNNERS)
 def test_ctrl_c_during_a_run_stops_the_build_and_leaves_nothing_behind(
-    tmp_path: Path, probe_cache: Path, runner: str, inbox: Inbox
+    tmp_path: Path, probe_cache: Path, runner: str, taken_by: str, inbox: Inbox
 ) -> None:
     src = copy_root("fault-interrupt", tmp_path / "src")
     flag = tmp_path / "sleep-please"
@@ -284,7 +298,10 @@ def test_ctrl_c_during_a_run_stops_the_build_and_leaves_nothing_behind(
         pid = found
         below = descendants(build.pid)
         assert pid in below  # the run, and for the fork runner its server too
-        build.send_signal(signal.SIGINT)
+        if taken_by == "main-thread":
+            build.send_signal(signal.SIGINT)
+        else:
+            _ctrl_c_to_the_worker_threads(build)
         _, err = build.communicate(timeout=30)
     finally:
         if build.poll() is None:
