@@ -31,6 +31,7 @@ Pure core: standard library and :mod:`snipcheck.model`.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import secrets
 import signal
@@ -80,14 +81,33 @@ _live: dict[int, tuple[socket.socket, Supervisor]] = {}
 _live_lock = threading.Lock()
 
 
+_stopping = threading.Event()
+
+
+def stopping() -> bool:
+    """Whether :func:`stop_live_runs` was called (a Ctrl-C, the exit) since
+    :func:`resume_runs`: no run starts then, and a runner does not run again
+    what a server's end cut short (the executor's daemon threads go on while
+    the command stops or the interpreter ends)."""
+    return _stopping.is_set()
+
+
+def resume_runs() -> None:
+    """Let runs start again (a new executor in the same process, after a
+    command in it was interrupted)."""
+    _stopping.clear()
+
+
 @atexit.register
 def stop_live_runs(grace: float = 1.0) -> None:
-    """Stop every run still in progress (their supervisors clean up), waiting up to ``grace`` s.
+    """Stop every run still in progress (their supervisors clean up), waiting
+    up to ``grace`` s, and start none from now on (:func:`stopping`).
 
     Runs at exit (an ``atexit`` handler) and when the command line is
     interrupted; safe while the runs' threads end their runs and close their
     sockets.
     """
+    _stopping.set()  # before the list: a run registered after it sees the flag (run_captured_cells)
     with _live_lock:
         runs = list(_live.values())
     for control, _ in runs:
@@ -258,6 +278,8 @@ def run_captured_cells(
         are missing from the list.
     :raises RunError, OSError: as :func:`run_captured`.
     """
+    if _stopping.is_set():
+        raise RunError("interrupted: the runs are being stopped")
     channel = Channel()
     control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     stdin = empty_stdin()
@@ -282,6 +304,10 @@ def run_captured_cells(
         sender.close()  # the run holds them now; the receiver alone stays
     with _live_lock:
         _live[id(control)] = (control, supervisor)
+        late = _stopping.is_set()
+    if late:  # started while stop_live_runs listed the runs: stop it as it would have
+        with contextlib.suppress(OSError):
+            control.shutdown(socket.SHUT_WR)
 
     reader = Reader(channel, Sink(output_limit), token)
     watch = Watch(channel, control, supervisor, reader, timeouts, start)

@@ -48,7 +48,7 @@ from typing import Any, cast
 
 from snipcheck.model import RunResult, Snippet, Stamp
 from snipcheck.run import sandbox
-from snipcheck.run.capture import RunError, Streams, run_captured_cells
+from snipcheck.run.capture import RunError, Streams, run_captured_cells, stopping
 from snipcheck.run.python import (
     BOOTSTRAP_DIR,
     DEFAULT_MEMORY_LIMIT,
@@ -348,7 +348,7 @@ class ForkRunner:
                 if self._restarts > _RESTARTS:
                     self._failed = "the fork server died repeatedly"
                     log.warning("snipcheck: the fork server died repeatedly; using the subprocess runner")
-            if self._server is None and self._failed is None:
+            if self._server is None and self._failed is None and not stopping():
                 try:
                     self._server = ForkServer(self.python, self.preload, hash_seed=self.hash_seed)
                     log.info("snipcheck: fork runner ready (preloaded %s)", ", ".join(self.preload) or "nothing")
@@ -376,7 +376,7 @@ class ForkRunner:
             try:
                 return cast(RunResult, self._run_on(server, snippet, timeout, output_limit))
             except ForkServerError as exc:
-                if server.interrupted():  # Ctrl-C: the command stops its runs and says so; nothing to run again
+                if server.interrupted() or stopping():  # Ctrl-C or the exit: the runs stop; nothing to run again
                     raise RunError("interrupted (Ctrl-C)") from None
                 log.warning("snipcheck: fork server failed (%s); running %s again", exc, snippet.id)
 
@@ -390,7 +390,7 @@ class ForkRunner:
             try:
                 return cast("list[RunResult]", self._run_on(server, cells, timeouts, output_limit))
             except ForkServerError as exc:
-                if server.interrupted():  # Ctrl-C: the command stops its runs and says so; nothing to run again
+                if server.interrupted() or stopping():  # Ctrl-C or the exit: the runs stop; nothing to run again
                     raise RunError("interrupted (Ctrl-C)") from None
                 log.warning("snipcheck: fork server failed (%s); running %s again", exc, cells[0].id)
 
