@@ -29,7 +29,7 @@ from snipcheck import png
 from snipcheck.judge import figures as figure_files
 from snipcheck.model import Event, Figure, RunResult, Stamp
 from snipcheck.run import make_runner
-from snipcheck.run.python import BOOTSTRAP_DIR, child_environment, prepare_run_dir
+from snipcheck.run.python import BOOTSTRAP_DIR, child_environment, prepare_run_dir, remove_run_dir
 from snipcheck.sources.snippets import load
 
 pytest.importorskip("matplotlib")  # the test extra brings it
@@ -229,9 +229,12 @@ def plain_python(snippet_id: str, root: Path) -> str:
     """What ``python snippets/<id>.py`` prints in the fixed environment of a run."""
     snippet = load(snippet_id, root / "snippets", root)
     run_dir, script = prepare_run_dir(snippet)
-    env = child_environment(run_dir)
-    env.pop("PYTHONPATH")
-    done = subprocess.run([sys.executable, script], cwd=run_dir, env=env, capture_output=True, text=True, check=True)
+    try:
+        env = child_environment(run_dir)
+        env.pop("PYTHONPATH")
+        done = subprocess.run([sys.executable, script], cwd=run_dir, env=env, capture_output=True, text=True, check=True)
+    finally:
+        remove_run_dir(run_dir)
     return done.stdout
 
 

@@ -12,7 +12,11 @@ for a failure, started a new server and ran the snippet again.
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +25,7 @@ from runner_support import LIMIT, TIMEOUT, write
 from snipcheck.model import Stamp
 from snipcheck.run import capture
 from snipcheck.run.capture import RunError
-from snipcheck.run.fork import ForkRunner
+from snipcheck.run.fork import ForkRunner, ForkServer, ForkServerError
 from snipcheck.run.python import SubprocessRunner
 
 
@@ -64,3 +68,185 @@ def test_no_run_starts_once_the_runs_are_being_stopped(project: Path, stamp: Sta
     capture.resume_runs()  # a new command in this process (a new executor does this)
     result = SubprocessRunner(sys.executable, stamp).run(snippet, timeout=TIMEOUT, output_limit=LIMIT)
     assert [event.text for event in result.events] == ["ran\n"]
+
+
+@pytest.fixture
+def slow_python(tmp_path: Path) -> Path:
+    """An interpreter that takes 60 s to start: a fork server preloading for that long."""
+    path = tmp_path / "slow-python"
+    path.write_text(f'#!/bin/sh\nsleep 60\nexec "{sys.executable}" "$@"\n')
+    path.chmod(0o755)
+    return path
+
+
+def _starting_server(interpreter: Path) -> tuple[int, str]:
+    """The fork server this process started with ``interpreter`` (still in
+    its preload), and its home directory (its working directory)."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                ppid = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+                if ppid == os.getpid() and str(interpreter).encode() in cmdline:
+                    return int(entry), os.readlink(f"/proc/{entry}/cwd")
+            except (OSError, IndexError, ValueError):
+                continue
+        time.sleep(0.01)
+    raise AssertionError("no fork server started")
+
+
+def _group_gone(pid: int, within: float = 5.0) -> bool:
+    """Whether the process group ``pid`` leads is gone within ``within`` s
+    (a server that registers as the runs stop stops itself, a moment later)."""
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            os.killpg(pid, 0)
+        except ProcessLookupError:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+
+
+def test_a_fork_server_still_starting_when_the_runs_stop_is_killed_with_its_home(slow_python: Path) -> None:
+    """Seen by a new user: a server still preloading when the command exited
+    lived on until its preload ended (its waiting thread is a daemon), and
+    nothing else stopped it."""
+    ended: list[BaseException] = []
+
+    def start() -> None:
+        try:
+            ForkServer(str(slow_python), ()).close()
+        except BaseException as exc:  # noqa: BLE001 - what the thread ended with is the finding
+            ended.append(exc)
+
+    thread = threading.Thread(target=start, daemon=True)
+    thread.start()
+    pid, home = _starting_server(slow_python)
+    assert os.path.isdir(home)
+    capture.stop_live_runs(grace=0)
+    assert _group_gone(pid)  # the server, and the preload it was waiting for
+    thread.join(10)
+    assert not os.path.exists(home)
+    assert not thread.is_alive()
+    assert len(ended) == 1 and isinstance(ended[0], ForkServerError) and "interrupted" in str(ended[0])
+
+
+def test_a_run_waiting_for_its_server_to_start_stops_with_the_runs_and_says_nothing_else(
+    project: Path, stamp: Stamp, slow_python: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    snippet = write(project, "s/waits", "print('ran')\n")
+    runner = ForkRunner(str(slow_python), stamp, preload=())
+    ended: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            runner.run(snippet, timeout=TIMEOUT, output_limit=LIMIT)
+        except BaseException as exc:  # noqa: BLE001
+            ended.append(exc)
+
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="snipcheck"):
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        pid, _ = _starting_server(slow_python)
+        capture.stop_live_runs(grace=0)
+        thread.join(10)
+    try:
+        assert not thread.is_alive()
+        assert _group_gone(pid)
+        assert len(ended) == 1 and isinstance(ended[0], RunError) and "interrupted" in str(ended[0])
+        assert "subprocess runner" not in caplog.text and "again" not in caplog.text
+        assert runner.unavailable is None  # not marked failed: a later command may start it
+    finally:
+        runner.close()
+
+
+FROZEN = """\
+import sys, threading, time
+from snipcheck.model import Snippet, Tags
+from snipcheck.run.python import prepare_run_dir
+
+snippet = Snippet("s/x", "snippets/s/x.py", "/nowhere/x.py", "python", "print(1)\\n", "print(1)", 1, Tags())
+ready = threading.Event()
+
+def run():  # an executor's worker: prepared the run directory, not yet handed to a supervisor
+    run_dir, _ = prepare_run_dir(snippet)
+    print(run_dir, flush=True)
+    ready.set()
+    time.sleep(3600)
+
+threading.Thread(target=run, daemon=True).start()
+ready.wait()
+sys.exit(int(sys.argv[1]))
+"""
+
+
+@pytest.mark.parametrize("how", ["exit", "ctrl-c"])
+def test_a_run_directory_no_supervisor_holds_yet_is_removed_when_the_interpreter_ends(
+    tmp_path: Path, how: str
+) -> None:
+    """The runs are daemon threads: the interpreter's end (after a Ctrl-C, or
+    a command's exit) freezes one wherever it is; between preparing its run
+    directory and handing it to a supervisor, the directory stayed in
+    /dev/shm for good (seen after interrupted builds)."""
+    script = tmp_path / "frozen.py"
+    script.write_text(FROZEN if how == "exit" else FROZEN.replace("sys.exit(int(sys.argv[1]))", "raise KeyboardInterrupt"))
+    done = subprocess.run(
+        [sys.executable, str(script), "0"], capture_output=True, text=True, env=_env(), timeout=60, check=False
+    )
+    run_dir = done.stdout.strip()
+    assert run_dir and os.path.isabs(run_dir), done.stderr
+    assert not os.path.lexists(run_dir)
+
+
+SLOW_START = """\
+import sys, threading, time
+from snipcheck.run.fork import ForkServer
+
+threading.Thread(target=lambda: ForkServer(sys.argv[1], ()), daemon=True).start()  # an executor's worker
+time.sleep(float(sys.argv[2]))
+"""
+
+
+@pytest.mark.parametrize("after", [0.0, 0.05, 0.5])
+def test_a_command_that_ends_while_its_fork_server_starts_leaves_no_server_and_no_home(
+    tmp_path: Path, slow_python: Path, after: float
+) -> None:
+    """Seen when a build failed during its reading: the fork server, still
+    preloading, lived on after sphinx-build had exited; and the interpreter's
+    end can freeze the thread that starts it between starting it and
+    registering it."""
+    temp = tmp_path / "temp"  # the server's home goes here, away from other processes' ones
+    temp.mkdir()
+    script = tmp_path / "slow_start.py"
+    script.write_text(SLOW_START)
+    subprocess.run([sys.executable, str(script), str(slow_python), str(after)], env=_env(TMPDIR=str(temp)), timeout=60, check=True)
+    deadline = time.monotonic() + 5
+    while (left := _running(slow_python)) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert left == []
+    assert list(temp.iterdir()) == []
+
+
+def _running(interpreter: Path) -> list[int]:
+    """Processes (not zombies) whose command line holds ``interpreter``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            if state != "Z" and str(interpreter).encode() in Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0"):
+                found.append(int(entry))
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
+
+
+def _env(**extra: str) -> dict[str, str]:
+    """This environment, with this checkout's snipcheck importable (and ``extra``)."""
+    path = os.pathsep.join([str(Path(capture.__file__).parents[2]), os.environ.get("PYTHONPATH", "")])
+    return {**os.environ, "PYTHONPATH": path, **extra}

@@ -82,6 +82,18 @@ _live_lock = threading.Lock()
 
 
 _stopping = threading.Event()
+#: What :func:`stop_live_runs` also stops or removes: ``(hook, after)`` (see :func:`on_stop`).
+_stop_hooks: list[tuple[Callable[[], None], bool]] = []
+
+
+def on_stop(hook: Callable[[], None], *, after: bool = False) -> None:
+    """Have :func:`stop_live_runs` call ``hook()`` once it has flagged the
+    stop (``after``: once the runs in progress had their grace period to
+    end), for what a runner starts or writes that is not a run yet: a fork
+    server still preloading, a run directory no supervisor holds.  The hook
+    must not raise, and must handle what was registered before it ran; what
+    registers later must check :func:`stopping` itself."""
+    _stop_hooks.append((hook, after))
 
 
 def stopping() -> bool:
@@ -90,6 +102,15 @@ def stopping() -> bool:
     what a server's end cut short (the executor's daemon threads go on while
     the command stops or the interpreter ends)."""
     return _stopping.is_set()
+
+
+def refuse_if_stopping() -> None:
+    """Start nothing once the runs are being stopped (:func:`stopping`).
+
+    :raises RunError: if they are.
+    """
+    if _stopping.is_set():
+        raise RunError("interrupted: the runs are being stopped")
 
 
 def resume_runs() -> None:
@@ -108,6 +129,9 @@ def stop_live_runs(grace: float = 1.0) -> None:
     sockets.
     """
     _stopping.set()  # before the list: a run registered after it sees the flag (run_captured_cells)
+    for hook, after in _stop_hooks:
+        if not after:
+            hook()
     with _live_lock:
         runs = list(_live.values())
     for control, _ in runs:
@@ -125,6 +149,9 @@ def stop_live_runs(grace: float = 1.0) -> None:
                 pass
         except OSError:
             pass
+    for hook, after in _stop_hooks:
+        if after:
+            hook()
 
 
 @dataclass(frozen=True)
@@ -278,8 +305,7 @@ def run_captured_cells(
         are missing from the list.
     :raises RunError, OSError: as :func:`run_captured`.
     """
-    if _stopping.is_set():
-        raise RunError("interrupted: the runs are being stopped")
+    refuse_if_stopping()
     channel = Channel()
     control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     stdin = empty_stdin()

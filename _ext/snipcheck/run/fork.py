@@ -48,7 +48,7 @@ from typing import Any, cast
 
 from snipcheck.model import RunResult, Snippet, Stamp
 from snipcheck.run import sandbox
-from snipcheck.run.capture import RunError, Streams, run_captured_cells, stopping
+from snipcheck.run.capture import RunError, Streams, on_stop, run_captured_cells, stopping
 from snipcheck.run.python import (
     BOOTSTRAP_DIR,
     DEFAULT_MEMORY_LIMIT,
@@ -73,6 +73,42 @@ _RESTARTS = 2
 
 class ForkServerError(RuntimeError):
     """The fork server could not start, is unsafe, or died."""
+
+
+# Fork servers still starting (preloading torch: seconds): their home
+# directories, and their processes once started.  Nothing else would stop one
+# when the command is interrupted or exits meanwhile: the thread that waits
+# for it is a daemon, and the server reads its socket only once preloaded.
+_starting: dict[str, subprocess.Popen[bytes] | None] = {}
+_starting_lock = threading.Lock()
+
+
+def _stop_starting() -> None:
+    """Kill every fork server still starting, and remove its home directory
+    (a server removes its own as it exits; a killed one cannot).  Called by
+    :func:`snipcheck.run.capture.stop_live_runs` (a Ctrl-C, the exit), after
+    it flagged the stop: a server not yet started then starts no more."""
+    with _starting_lock:
+        starting = list(_starting.items())
+    for home, proc in starting:
+        if proc is not None:
+            _kill_group(proc)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL ``proc``'s process group (a session of its own) and reap it."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+on_stop(_stop_starting)
 
 
 class _Slot:
@@ -130,36 +166,51 @@ class ForkServer:
     def __init__(
         self, python: str, preload: Sequence[str], start_timeout: float = 120.0, hash_seed: int = HASH_SEED
     ) -> None:
-        self._sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self._home = tempfile.mkdtemp(prefix="snipcheck-forkserver-")
-        # The hash secret is the server's, for every run it forks (see DIFFERENCES["hash seed"]).
-        env = interpreter_environment(child_environment(self._home), hash_seed)
-        env.pop("PYTHONPATH", None)
-        os.makedirs(env["HOME"], exist_ok=True)
-        os.makedirs(env["TMPDIR"], exist_ok=True)
-        try:
-            self._proc = subprocess.Popen(
-                [python, SERVER, str(theirs.fileno()), "1" if sandbox.enabled() else "0", *preload],
-                pass_fds=(theirs.fileno(),),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                cwd=self._home,
-                env=env,
-                start_new_session=True,
-            )
-        except BaseException:
+        # Made and started under the lock that stop_live_runs's hook takes:
+        # the interpreter's end could otherwise freeze this (daemon) thread
+        # between starting the server and registering it, after the hook ran.
+        with _starting_lock:
+            if stopping():
+                raise ForkServerError("interrupted: the runs are being stopped")
+            self._sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            self._home = tempfile.mkdtemp(prefix="snipcheck-forkserver-")
+            _starting[self._home] = None
+            # The hash secret is the server's, for every run it forks (see DIFFERENCES["hash seed"]).
+            env = interpreter_environment(child_environment(self._home), hash_seed)
+            env.pop("PYTHONPATH", None)
+            try:
+                os.makedirs(env["HOME"], exist_ok=True)
+                os.makedirs(env["TMPDIR"], exist_ok=True)
+                self._proc = subprocess.Popen(
+                    [python, SERVER, str(theirs.fileno()), "1" if sandbox.enabled() else "0", *preload],
+                    pass_fds=(theirs.fileno(),),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    cwd=self._home,
+                    env=env,
+                    start_new_session=True,
+                )
+            except BaseException:
+                _starting.pop(self._home, None)
+                theirs.close()
+                self.close()
+                raise
+            _starting[self._home] = self._proc
             theirs.close()
-            self.close()
-            raise
-        theirs.close()
         self._sock.settimeout(start_timeout)
         try:
             hello = json.loads(self._sock.recv(1 << 16) or b"{}")
         except (OSError, ValueError) as exc:
             self.close()
             raise ForkServerError(f"fork server did not start: {exc}") from None
+        finally:
+            with _starting_lock:
+                _starting.pop(self._home, None)
         self._sock.settimeout(None)
+        if stopping():
+            self.close()
+            raise ForkServerError("interrupted: the runs are being stopped")
         if not hello.get("ready"):
             self.close()
             raise ForkServerError("fork server did not start (it exited during preload)")
@@ -353,6 +404,8 @@ class ForkRunner:
                     self._server = ForkServer(self.python, self.preload, hash_seed=self.hash_seed)
                     log.info("snipcheck: fork runner ready (preloaded %s)", ", ".join(self.preload) or "nothing")
                 except (ForkServerError, OSError) as exc:
+                    if stopping():  # killed while it started (a Ctrl-C, the exit): nothing to fall back to
+                        return None
                     self._failed = str(exc)
                     log.warning("snipcheck: using the subprocess runner: %s", exc)
             return self._server

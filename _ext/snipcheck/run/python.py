@@ -43,13 +43,21 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from snipcheck.model import RunResult, Snippet, Stamp
 from snipcheck.run import compile_cache, sandbox
-from snipcheck.run.capture import Spawner, Streams, run_captured, run_captured_cells
+from snipcheck.run.capture import (
+    Spawner,
+    Streams,
+    on_stop,
+    refuse_if_stopping,
+    run_captured,
+    run_captured_cells,
+)
 
 BOOTSTRAP_DIR = str(Path(__file__).parent / "bootstrap")
 SUPERVISOR = str(Path(BOOTSTRAP_DIR) / "_snipcheck_supervise.py")
@@ -191,6 +199,8 @@ def prepare_chain_dir(cells: Sequence[Snippet]) -> tuple[str, list[str]]:
     :raises OSError: if a declared data file cannot be copied.
     """
     run_dir = os.path.realpath(tempfile.mkdtemp(prefix="snipcheck-", dir=run_root()))
+    with _prepared_lock:
+        _prepared.add(run_dir)
     try:
         for snippet in (cell for cell in cells if cell.path):
             for rel, source_path in snippet.files:
@@ -201,7 +211,7 @@ def prepare_chain_dir(cells: Sequence[Snippet]) -> tuple[str, list[str]]:
         for sub in ("home", "tmp"):
             os.mkdir(os.path.join(run_dir, sub))
     except BaseException:
-        shutil.rmtree(run_dir, ignore_errors=True)
+        remove_run_dir(run_dir)
         raise
     return run_dir, [snippet.path for snippet in cells]
 
@@ -211,6 +221,28 @@ def remove_run_dir(run_dir: str) -> None:
     before it reports the run's end; a run that never got that far leaves it)."""
     if os.path.lexists(run_dir):
         shutil.rmtree(run_dir, ignore_errors=True)
+    with _prepared_lock:
+        _prepared.discard(run_dir)
+
+
+# The run directories prepared and not yet removed.  The runs are the
+# executor's daemon threads: one that the interpreter's end (after a Ctrl-C)
+# freezes between preparing a run directory and handing it to a supervisor
+# (which removes it) would leave it in /dev/shm for good.
+_prepared: set[str] = set()
+_prepared_lock = threading.Lock()
+
+
+def _remove_prepared() -> None:
+    """Remove every run directory still prepared, once the runs were stopped
+    (:func:`snipcheck.run.capture.stop_live_runs`, after its grace period)."""
+    with _prepared_lock:
+        left = list(_prepared)
+    for run_dir in left:
+        remove_run_dir(run_dir)
+
+
+on_stop(_remove_prepared, after=True)
 
 
 def chain_cells(scripts: Sequence[str], cells: Sequence[Snippet]) -> list[list[str]]:
@@ -339,6 +371,7 @@ class SubprocessRunner:
 
     def run(self, snippet: Snippet, *, timeout: float, output_limit: int) -> RunResult:
         """Run ``snippet``; see :meth:`snipcheck.run.Runner.run`."""
+        refuse_if_stopping()  # before the view's probe starts the interpreter
         limit = memory_limit_of(snippet, self.memory_limit)
         seed = seed_of(snippet)
         run_dir, script = prepare_run_dir(snippet)
@@ -368,6 +401,7 @@ class SubprocessRunner:
     def run_chain(self, cells: Sequence[Snippet], *, timeouts: Sequence[float], output_limit: int) -> list[RunResult]:
         """Run a chain's ``cells`` one after the other in one fresh interpreter;
         see :meth:`snipcheck.run.Runner.run_chain`."""
+        refuse_if_stopping()
         env_names, limit = chain_inputs(cells, self.memory_limit)
         seed = seed_of(cells[0])
         run_dir, scripts = prepare_chain_dir(cells)
