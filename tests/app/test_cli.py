@@ -293,6 +293,30 @@ def test_new_in_a_myst_project_prints_a_fence_the_source_dir_and_the_configured_
 
 
 @pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["Bad Id!"], "snippet id"),
+        (["ok/one", "--expect", "not an exception"], "expect"),
+        (["ok/one", "--requires", "no-such-thing"], "no-such-thing"),
+        (["ok/taken"], "already exists"),
+    ],
+)
+def test_new_with_bad_input_exits_2_names_what_is_wrong_and_writes_nothing(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    """A new user found ``new`` exiting 1 (drift, "not recorded") for a bad id: it is bad input, 2."""
+    root = quickstart(tmp_path / "rst", 'extensions = ["snipcheck"]\n', {"index.rst": "Home\n====\n"})
+    (root / "snippets" / "ok").mkdir(parents=True)
+    (root / "snippets" / "ok" / "taken.py").write_text("print('mine')\n", encoding="utf-8")
+    before = sorted(p.relative_to(root) for p in root.rglob("*"))
+    done = snipcheck(root, "new", *args)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert done.stderr.startswith("error: ") and message in done.stderr, done.stderr
+    assert sorted(p.relative_to(root) for p in root.rglob("*")) == before
+    assert (root / "snippets" / "ok" / "taken.py").read_text(encoding="utf-8") == "print('mine')\n"
+
+
+@pytest.mark.parametrize(
     ("pages", "markup"),
     [
         ({"index.rst": "", "README.md": "", "notes/a.md": ""}, "rst"),  # the root document decides
@@ -338,6 +362,17 @@ def test_help_names_the_program_snipcheck_and_shows_no_rest_markup(tmp_path: Pat
     assert "python -m" not in done.stdout and "__main__" not in done.stdout
     for markup in ("``", ":param", ":func:", ":class:", ":mod:", ".. "):
         assert markup not in done.stdout, markup
+
+
+def test_help_lists_every_exit_status_the_command_line_uses(tmp_path: Path) -> None:
+    """A new user found 130 (Ctrl-C) missing from ``--help``."""
+    from snipcheck.app.cli.session import INTERRUPTED
+
+    done = cli("--help", cwd=tmp_path)
+    epilog = " ".join(done.stdout.split("Exit status:", 1)[1].split())
+    for status in (0, 1, 2, INTERRUPTED):
+        assert f"{status} " in epilog, status
+    assert "interrupted" in epilog
 
 
 def test_normalizers_are_listed_as_plain_text_without_rest_markup(tmp_path: Path) -> None:

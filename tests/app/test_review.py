@@ -192,3 +192,21 @@ def test_a_saved_review_keeps_each_output_as_it_ran(tmp_path: Path) -> None:
     assert loaded is not None
     assert loaded.report.snippets[0].actual == "at 0x[..]"
     assert loaded.report.snippets[0].output == "at 0x7f3a2c1b9e50"
+
+
+def test_a_partial_accept_without_a_pin_names_what_was_left_and_no_pin(project: Path) -> None:
+    """A new user found ``review`` saying "the reference pin stays" in a
+    project that has no pin, where ``accept`` says there is none to move."""
+    (project / "pyproject.toml").unlink()
+    git(project, "commit", "-qam", "no pin")
+    report = str(project.parent / "report.json")
+    done = snipcheck(project, "accept", "--report", report, "--only", "d/b")
+    reviewed = snipcheck(project, "review", "--report", report, answers="r\nr\n")
+    expected = (
+        "2 drifted output(s) not accepted (d/a, d/c); "
+        'no reference pin to move (set snipcheck_reference = "torch X" in conf.py to keep one)'
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1] == f"accepted 1 output(s); {expected}"
+    assert "pin stays" not in done.stdout + reviewed.stdout
+    assert stated(project) == ["old a", "new b", "old c"]

@@ -14,7 +14,6 @@ Pure core: standard library and snipcheck's core modules.
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 from snipcheck.files import signals_held
@@ -35,6 +34,11 @@ RUST = """fn main() {
     println!("v = {:?}", v);
 }
 """
+
+class ScaffoldError(ValueError):
+    """What ``new`` was asked cannot be made: an invalid id, tag or
+    requirement, or a snippet file that exists (bad input: nothing is written)."""
+
 
 #: Suffixes of the pages of each markup.
 _MARKUP_SUFFIXES = {"rst": (".rst",), "myst": (".md",)}
@@ -104,31 +108,29 @@ def new(
         command line's message after a Ctrl-C).
     :param in_page: write no file: print a cell (:func:`cell`) holding the
         code, to paste into a page.
-    :return: exit status: 0 when created, 1 when the file exists or the id,
-        tags or requirements are invalid (the message on stderr says which;
-        nothing is written then).
+    :return: exit status 0 (created, or the cell printed).
+    :raises ScaffoldError: when the file exists or the id, tags or
+        requirements are invalid (its message says which; nothing is
+        written then).
     """
     try:
         check_id(snippet_id)
         for req in requires:
             check(req, settings.provides, settings.requirements)
     except (SnippetError, RequirementError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        raise ScaffoldError(str(exc)) from None
     language = "rust" if rust else "python"
     suffix = next(s for s, lang in SUFFIXES.items() if lang == language)
     path = settings.snippets_dir / f"{snippet_id}{suffix}"
     others = [settings.snippets_dir / f"{snippet_id}{s}" for s in SUFFIXES]
     existing = [p for p in others if p.exists()]
     if existing:
-        print(f"error: {existing[0]} already exists; choose another id (nothing was written)", file=sys.stderr)
-        return 1
+        raise ScaffoldError(f"{existing[0]} already exists; choose another id (nothing was written)")
     block = tags_mod.render(Tags(expect=expect, requires=tuple(requires)), language)
     try:
         tags_mod.parse(block or "", language)
     except tags_mod.TagError as exc:
-        print(f"error: {exc.message}", file=sys.stderr)
-        return 1
+        raise ScaffoldError(exc.message) from None
     text = (RUST if rust else PYTHON) + (f"\n{block}\n" if block else "")
     pages = (srcdir or settings.source_dir or settings.root).resolve()
     if in_page:

@@ -114,7 +114,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="snipcheck",
         description="Run the snippets of a Sphinx project, record and verify their stated outputs.",
-        epilog="Exit status: 0 success; 1 drift or something not recorded or accepted; 2 bad usage or input.",
+        epilog="Exit status: 0 success; 1 drift or something not recorded or accepted; 2 bad usage or input; "
+        "130 interrupted (Ctrl-C: the runs are stopped, and one line says what was written).",
         parents=[_common(defaults=True)],
     )
     parser.add_argument("--version", action="version", version=f"snipcheck {__version__}")

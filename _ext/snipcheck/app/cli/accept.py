@@ -157,10 +157,13 @@ def write_plan(
 
 
 def _pin_note(plan: accept_mod.Plan, left: list[str], root: Path) -> str:
-    """What becomes of the reference pin, in words."""
+    """What becomes of the reference pin, in words (and, where one exists and
+    stays, why: the drifted outputs left)."""
     pinned = accept_mod.pin_file(root)
-    if left:
-        return f"the reference pin stays: {len(left)} drifted output(s) not accepted ({', '.join(left)})"
+    not_accepted = f"{len(left)} drifted output(s) not accepted ({', '.join(left)})"
+    if left and pinned is not None:
+        return f"the reference pin stays: {not_accepted}"
     if pinned is not None and plan.pin:
         return f"reference {plan.pin!r} in {rel(pinned)}"
-    return "no reference pin to move (set snipcheck_reference = \"torch X\" in conf.py to keep one)"
+    none = "no reference pin to move (set snipcheck_reference = \"torch X\" in conf.py to keep one)"
+    return f"{not_accepted}; {none}" if left else none
