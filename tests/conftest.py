@@ -40,8 +40,9 @@ from snipcheck.run.environment import probe
 from snipcheck.sources.placement import Placement
 
 # browser_fixtures: the browser tests' build, server, Chromium; wheel_fixtures:
-# the built sdist and wheel, and fresh virtualenvs holding the wheel
-pytest_plugins = ["sphinx.testing.fixtures", "browser_fixtures", "wheel_fixtures"]
+# the built sdist and wheel, and fresh virtualenvs holding the wheel;
+# leftovers: the session fails if it leaves a run directory or a server behind
+pytest_plugins = ["sphinx.testing.fixtures", "browser_fixtures", "wheel_fixtures", "leftovers"]
 
 # Every run gets /tmp and /dev/shm of its own (run/sandbox.py), so a test's
 # folders, which its snippets write to and read from as a user's scripts would

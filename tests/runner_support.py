@@ -70,6 +70,14 @@ def plain_python(project: Path, snippet: Snippet) -> subprocess.CompletedProcess
     )
 
 
+def wrapped_python(path: Path, *, before: str = "", flags: str = "") -> Path:
+    """An executable at ``path`` that runs ``before`` (shell), then this
+    interpreter with ``flags``: a slow start, an interpreter without site-packages."""
+    path.write_text(f'#!/bin/sh\n{before}exec "{sys.executable}" {flags}"$@"\n')
+    path.chmod(0o755)
+    return path
+
+
 def stream(events: tuple[Event, ...], name: str) -> str:
     return "".join(e.text for e in events if e.stream == name)
 

@@ -121,10 +121,14 @@ def _interrupt_waiting() -> bool:
     whose handler, once back, will stop the process's work: Python's default
     ``SIGINT`` handler (``KeyboardInterrupt``) or the default action (the
     process ends).  A handler of the program's own may do anything, so it is
-    left to run when the block ends."""
+    left to run when the block ends (unless it says it ends the process:
+    ``snipcheck.run.capture``'s ``SIGTERM`` handler)."""
     if not getattr(_holding, "active", False):
         return False
-    return any(_holding.old[sig] in (signal.default_int_handler, signal.SIG_DFL) for sig in _holding.noted)
+    return any(
+        _holding.old[sig] in (signal.default_int_handler, signal.SIG_DFL) or getattr(_holding.old[sig], "ends_process", False)
+        for sig in _holding.noted
+    )
 
 
 def _interrupt_now() -> None:
@@ -139,7 +143,7 @@ def _interrupt_now() -> None:
             signal.raise_signal(signum)
         elif callable(handler):
             handler(signum, None)
-    raise KeyboardInterrupt  # not reached: each handler above interrupts (see _interrupt_waiting)
+    raise KeyboardInterrupt  # the work stops here (a handler that ends the process may do so a moment later)
 
 
 def _abandon_if_interrupted(temps: list[str]) -> None:

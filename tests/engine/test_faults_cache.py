@@ -98,6 +98,7 @@ def test_corrupt_cache_entry_is_discarded_with_a_warning_rerun_and_rewritten(
 
     second = sphinx_build(src, tmp_path, cache_dir, freshenv=True)  # every page read again
     index = src / "index.md"
+    assert len(second.all_warnings) == 1, second.all_warnings
     (warning,) = second.all_warnings
     assert re.fullmatch(
         re.escape(f"{index}:{directive_line(index, 'cache/one')}: WARNING: snippet 'cache/one': cache entry {entry} is corrupt (")

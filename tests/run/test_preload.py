@@ -20,6 +20,7 @@ from snipcheck.engine.execute import executor_for
 from snipcheck.model import Stamp
 from snipcheck.settings import Settings
 from faults_support import Build, sphinx_build
+from runner_support import wrapped_python
 
 WITH_TORCH = Stamp("3.11.7", "2.13.0+cpu", "CPU", "Linux x86_64")
 WITHOUT_TORCH = Stamp("3.11.7", None, "CPU", "Linux x86_64")
@@ -51,10 +52,7 @@ def test_a_configured_list_is_taken_as_written(tmp_path: Path) -> None:
 @pytest.fixture
 def no_torch(tmp_path: Path) -> Path:
     """An interpreter without torch: this one, without site-packages."""
-    wrapper = tmp_path / "python-no-torch"
-    wrapper.write_text(f'#!/bin/sh\nexec {sys.executable} -S "$@"\n')
-    wrapper.chmod(0o755)
-    return wrapper
+    return wrapped_python(tmp_path / "python-no-torch", flags="-S ")
 
 
 def build(tmp_path: Path, python: Path, conf: str = "") -> Build:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -21,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from runner_support import LIMIT, TIMEOUT, write
+from runner_support import LIMIT, TIMEOUT, wrapped_python, write
 from snipcheck.model import Stamp
 from snipcheck.run import capture
 from snipcheck.run.capture import RunError
@@ -60,6 +61,29 @@ def test_a_fork_server_that_ends_while_the_runs_stop_is_neither_restarted_nor_ru
     assert "again" not in caplog.text and "ready" not in caplog.text
 
 
+def test_a_closed_fork_runner_starts_no_server_and_runs_nothing_again(
+    project: Path, stamp: Stamp, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Seen by a new user: a Ctrl-C unwinds through the command's executor,
+    which closes the runner while its workers still ask for runs; they took
+    the closed server for a failed one ("fork server failed (...); running X
+    again", printed after "interrupted; nothing was written") or started a
+    new server."""
+    snippet = write(project, "s/after", "print('ran')\n")
+    runner = ForkRunner(sys.executable, stamp, preload=())
+    assert runner.run(snippet, timeout=TIMEOUT, output_limit=LIMIT).events  # the server is up
+    server = runner._server
+    assert server is not None
+    runner.close()
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="snipcheck"):
+        for run in (runner.run, lambda s, **kw: runner.run_chain([s], timeouts=[TIMEOUT], output_limit=LIMIT)):
+            with pytest.raises(RunError, match="interrupted"):
+                run(snippet, timeout=TIMEOUT, output_limit=LIMIT)
+    assert runner._server is None and runner._idle == []
+    assert caplog.text == ""
+
+
 def test_no_run_starts_once_the_runs_are_being_stopped(project: Path, stamp: Stamp) -> None:
     snippet = write(project, "s/hello", "print('ran')\n")
     capture.stop_live_runs(grace=0)
@@ -73,15 +97,14 @@ def test_no_run_starts_once_the_runs_are_being_stopped(project: Path, stamp: Sta
 @pytest.fixture
 def slow_python(tmp_path: Path) -> Path:
     """An interpreter that takes 60 s to start: a fork server preloading for that long."""
-    path = tmp_path / "slow-python"
-    path.write_text(f'#!/bin/sh\nsleep 60\nexec "{sys.executable}" "$@"\n')
-    path.chmod(0o755)
-    return path
+    return wrapped_python(tmp_path / "slow-python", before="sleep 60\n")
 
 
-def _starting_server(interpreter: Path) -> tuple[int, str]:
-    """The fork server this process started with ``interpreter`` (still in
-    its preload), and its home directory (its working directory)."""
+def _starting_server(interpreter: Path, parent: int | None = None) -> tuple[int, str]:
+    """The fork server ``parent`` (default: this process) started with
+    ``interpreter`` (still in its preload), and its home directory (its
+    working directory)."""
+    parent = os.getpid() if parent is None else parent
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         for entry in os.listdir("/proc"):
@@ -90,7 +113,7 @@ def _starting_server(interpreter: Path) -> tuple[int, str]:
             try:
                 ppid = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
                 cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
-                if ppid == os.getpid() and str(interpreter).encode() in cmdline:
+                if ppid == parent and str(interpreter).encode() in cmdline:
                     return int(entry), os.readlink(f"/proc/{entry}/cwd")
             except (OSError, IndexError, ValueError):
                 continue
@@ -98,14 +121,21 @@ def _starting_server(interpreter: Path) -> tuple[int, str]:
     raise AssertionError("no fork server started")
 
 
-def _group_gone(pid: int, within: float = 5.0) -> bool:
-    """Whether the process group ``pid`` leads is gone within ``within`` s
-    (a server that registers as the runs stop stops itself, a moment later)."""
+def _group_gone(pgid: int, within: float = 5.0) -> bool:
+    """Whether no process of group ``pgid`` runs (zombies aside: init reaps
+    them when it gets to it) within ``within`` s (a server that registers as
+    the runs stop stops itself, a moment later)."""
     deadline = time.monotonic() + within
     while True:
-        try:
-            os.killpg(pid, 0)
-        except ProcessLookupError:
+        members = []
+        for entry in os.listdir("/proc"):
+            try:
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                members.append(entry)
+        if not members:
             return True
         if time.monotonic() > deadline:
             return False
@@ -250,3 +280,54 @@ def _env(**extra: str) -> dict[str, str]:
     """This environment, with this checkout's snipcheck importable (and ``extra``)."""
     path = os.pathsep.join([str(Path(capture.__file__).parents[2]), os.environ.get("PYTHONPATH", "")])
     return {**os.environ, "PYTHONPATH": path, **extra}
+
+
+TERMINATED = """\
+import sys, threading, time
+from snipcheck.model import Snippet, Tags
+from snipcheck.run.capture import end_runs_on_sigterm
+from snipcheck.run.fork import ForkServer
+from snipcheck.run.python import prepare_run_dir
+
+end_runs_on_sigterm()  # as a command's or a build's executor does
+snippet = Snippet("s/x", "snippets/s/x.py", "/nowhere/x.py", "python", "print(1)\\n", "print(1)", 1, Tags())
+
+def prepared():  # a worker that prepared a run directory, not yet handed to a supervisor
+    run_dir, _ = prepare_run_dir(snippet)
+    print(run_dir, flush=True)
+    time.sleep(3600)
+
+threading.Thread(target=prepared, daemon=True).start()
+threading.Thread(target=lambda: ForkServer(sys.argv[1], ()), daemon=True).start()  # a server still preloading
+while True:
+    time.sleep(0.05)  # the build's main thread, at work
+"""
+
+
+def test_a_sigterm_stops_the_runs_and_what_they_left_then_ends_the_process_by_sigterm(
+    tmp_path: Path, slow_python: Path
+) -> None:
+    """Seen by a new user: SIGTERM (a cancelled CI job, ``timeout``) to a
+    command or a build left its fork server running for seconds after it had
+    ended (61 of 70 tries) and run directories in /dev/shm for good (11 of 70):
+    the default action ends the process before any clean-up."""
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    script = tmp_path / "terminated.py"
+    script.write_text(TERMINATED)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(slow_python)], env=_env(TMPDIR=str(temp)), stdout=subprocess.PIPE, text=True
+    )
+    try:
+        run_dir = proc.stdout.readline().strip()  # type: ignore[union-attr]
+        assert os.path.isdir(run_dir)
+        server, home = _starting_server(slow_python, parent=proc.pid)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == -signal.SIGTERM  # ended as the default action ends it
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert _group_gone(server, within=0.5)
+    assert not os.path.lexists(run_dir) and not os.path.lexists(home)
+    assert list(temp.iterdir()) == []

@@ -34,7 +34,7 @@ from snipcheck.engine.pool import Pool, declared_length
 from snipcheck.engine.runs import Runs, cacheable
 from snipcheck.model import Outcome, RunResult, Snippet, Stamp
 from snipcheck.run import Runner
-from snipcheck.run.capture import RunError, resume_runs
+from snipcheck.run.capture import RunError, end_runs_on_sigterm, resume_runs
 from snipcheck.sources.chains import with_later
 
 __all__ = ["Executor", "ExecutorConfig", "declared_length", "executor_for"]
@@ -53,6 +53,7 @@ class Executor:
     ) -> None:
         self.config = config
         resume_runs()  # a command or build after one this process interrupted runs again
+        end_runs_on_sigterm()  # a SIGTERM stops the runs and what they left before it ends the process
         #: The outcome of one snippet: the cache layer around the runners.
         self.runs = Runs(config, runner_factory)
         self._pool = Pool(config.jobs, self._job)

@@ -119,6 +119,50 @@ def resume_runs() -> None:
     _stopping.clear()
 
 
+def end_runs_on_sigterm() -> None:
+    """Make a ``SIGTERM`` stop the runs first (:func:`stop_live_runs`, with its
+    hooks: nothing a run or a starting server left stays behind), then end
+    the process by ``SIGTERM``, as the signal's default action would have
+    ended it at once (a CI job cancelled, ``timeout``, ``kill``).
+
+    Only from the main thread, and only where ``SIGTERM`` has its default
+    action: a host's own handler is left as it is.  Idempotent.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+_terminating = threading.Event()
+#: Seconds the process waits, once the runs are stopped, for its main thread
+#: to take the SIGTERM again before it ends without it.
+_TERM_WAIT = 2.0
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    """The ``SIGTERM`` handler (main thread, between two bytecodes: it takes
+    no lock, which the interrupted code may hold).  The first time, a thread
+    stops the runs and sends the signal again; then the default action."""
+    if _terminating.is_set():
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.raise_signal(signal.SIGTERM)
+        return
+    _terminating.set()
+    threading.Thread(target=_stop_then_terminate, name="snipcheck-sigterm", daemon=True).start()
+
+
+#: For :func:`snipcheck.files.signals_held`: this handler ends the process, as the default action does.
+_on_sigterm.ends_process = True  # type: ignore[attr-defined]
+
+
+def _stop_then_terminate() -> None:
+    stop_live_runs()
+    os.kill(os.getpid(), signal.SIGTERM)  # the main thread's handler now takes the default action
+    time.sleep(_TERM_WAIT)
+    os._exit(128 + signal.SIGTERM)  # it did not get back to Python in time: end as a shell reports SIGTERM
+
+
 @atexit.register
 def stop_live_runs(grace: float = 1.0) -> None:
     """Stop every run still in progress (their supervisors clean up), waiting

@@ -42,6 +42,7 @@ import socket
 import subprocess
 import tempfile
 import threading
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
@@ -109,6 +110,20 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 
 
 on_stop(_stop_starting)
+
+# Every fork runner of this process: once the runs are stopped, each is closed,
+# and its server and slots are waited for, so that none of them is still
+# working (forking a slot asked for just before) once the command has exited.
+_runners: weakref.WeakSet[ForkRunner] = weakref.WeakSet()
+
+
+def _close_runners() -> None:
+    """Close every fork runner (after :func:`snipcheck.run.capture.stop_live_runs`'s grace period)."""
+    for runner in list(_runners):
+        runner.close()
+
+
+on_stop(_close_runners, after=True)
 
 
 class _Slot:
@@ -389,6 +404,11 @@ class ForkRunner:
         self._restarts = 0
         self._lock = threading.Lock()
         self._idle: list[_Slot] = []
+        # Set by close(): a command that ends (a Ctrl-C unwinding through its
+        # executor, the exit) closes the server under its workers' runs, which
+        # must not take that for a server that failed and run their snippets again.
+        self._closed = False
+        _runners.add(self)
 
     def _get_server(self) -> ForkServer | None:
         with self._lock:
@@ -399,7 +419,7 @@ class ForkRunner:
                 if self._restarts > _RESTARTS:
                     self._failed = "the fork server died repeatedly"
                     log.warning("snipcheck: the fork server died repeatedly; using the subprocess runner")
-            if self._server is None and self._failed is None and not stopping():
+            if self._server is None and self._failed is None and not stopping() and not self._closed:
                 try:
                     self._server = ForkServer(self.python, self.preload, hash_seed=self.hash_seed)
                     log.info("snipcheck: fork runner ready (preloaded %s)", ", ".join(self.preload) or "nothing")
@@ -425,12 +445,12 @@ class ForkRunner:
         while True:
             server = self._get_server()
             if server is None:
+                self._refuse_if_ending()
                 return self.fallback.run(snippet, timeout=timeout, output_limit=output_limit)
             try:
                 return cast(RunResult, self._run_on(server, snippet, timeout, output_limit))
             except ForkServerError as exc:
-                if server.interrupted() or stopping():  # Ctrl-C or the exit: the runs stop; nothing to run again
-                    raise RunError("interrupted (Ctrl-C)") from None
+                self._give_up_if_ending(server)
                 log.warning("snipcheck: fork server failed (%s); running %s again", exc, snippet.id)
 
     def run_chain(self, cells: Sequence[Snippet], *, timeouts: Sequence[float], output_limit: int) -> list[RunResult]:
@@ -439,13 +459,28 @@ class ForkRunner:
         while True:
             server = self._get_server()
             if server is None:
+                self._refuse_if_ending()
                 return self.fallback.run_chain(cells, timeouts=timeouts, output_limit=output_limit)
             try:
                 return cast("list[RunResult]", self._run_on(server, cells, timeouts, output_limit))
             except ForkServerError as exc:
-                if server.interrupted() or stopping():  # Ctrl-C or the exit: the runs stop; nothing to run again
-                    raise RunError("interrupted (Ctrl-C)") from None
+                self._give_up_if_ending(server)
                 log.warning("snipcheck: fork server failed (%s); running %s again", exc, cells[0].id)
+
+    def _give_up_if_ending(self, server: ForkServer) -> None:
+        """After a server's failure: nothing is run again when the runs are
+        ending (a Ctrl-C, the exit, this runner closed).
+
+        :raises RunError: if they are.
+        """
+        self._refuse_if_ending()
+        if server.interrupted():  # a Ctrl-C to the process group ended it: the command is stopping
+            raise RunError("interrupted: the runs are being stopped")
+
+    def _refuse_if_ending(self) -> None:
+        """:raises RunError: once the runs are being stopped or this runner was closed."""
+        if self._closed or stopping():
+            raise RunError("interrupted: the runs are being stopped")
 
     def _run_on(
         self, server: ForkServer, snippets: Snippet | Sequence[Snippet], timeouts: float | Sequence[float], output_limit: int
@@ -485,10 +520,10 @@ class ForkRunner:
             raise
         finally:
             remove_run_dir(run_dir)
-            if slot.broken:
-                slot.close()
-            else:
-                with self._lock:
+            with self._lock:
+                if slot.broken or self._closed:
+                    slot.close()
+                else:
                     self._idle.append(slot)
         results = [
             c.result(stamp=self.stamp, runner=self.name, output_limit=output_limit, memory_limit=limit, seed=seed)
@@ -497,7 +532,9 @@ class ForkRunner:
         return results if chain else results[0]
 
     def close(self) -> None:
-        """End the slots and the server."""
+        """End the slots and the server; a run still going on ends with
+        ``RunError`` rather than being run again."""
+        self._closed = True
         with self._lock:
             for slot in self._idle:
                 slot.close()
