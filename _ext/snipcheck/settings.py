@@ -166,6 +166,22 @@ def invalid(name: str, value: Any, why: str) -> str:
     return f"invalid {name} = {value!r}: {why}; using the default {default}"
 
 
+class ConfError(ValueError):
+    """Running ``conf.py`` raised: the message names the file, the line and the error."""
+
+
+def _conf_failure(conf: Path, exc: BaseException) -> str:
+    """What went wrong in ``conf``, at its innermost line of ``conf`` itself."""
+    line = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if Path(tb.tb_frame.f_code.co_filename) == conf:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    where = f"{conf}:{line}" if line else str(conf)
+    return f"{where}: running conf.py raised {type(exc).__name__}: {exc}; fix conf.py (Sphinx runs the same file)"
+
+
 def reference_from_pyproject(root: Path) -> str:
     """``"torch X"`` from ``[tool.snipcheck] reference-torch`` in ``pyproject.toml``, or ``""``."""
     try:
@@ -309,6 +325,7 @@ class Settings:
         """Read the ``snipcheck_*`` names of ``root/conf.py`` by executing it.
 
         :raises FileNotFoundError: if there is no ``conf.py``.
+        :raises ConfError: if running it raised (the message names its line).
         """
         # absolute: it is run after the chdir below (``-c guide`` is relative)
         conf = Path(root).resolve() / "conf.py"
@@ -318,6 +335,8 @@ class Settings:
         os.chdir(root)  # conf.py files assume they run in their own directory
         try:
             namespace = runpy.run_path(str(conf), run_name="conf")
+        except (Exception, SystemExit) as exc:  # the project's own code: told, not as a traceback
+            raise ConfError(_conf_failure(conf, exc)) from exc
         finally:
             os.chdir(cwd)
         values = {k: v for k, v in namespace.items() if k.startswith("snipcheck_")}

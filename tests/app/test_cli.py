@@ -531,3 +531,53 @@ def test_verbose_says_where_snippets_run_and_whether_each_ran_or_came_from_the_c
     plain = cli("verify", cwd=project)
     assert plain.stdout == again.stdout  # -v adds to stderr only
     assert "from the cache" not in plain.stderr and "snippets run on" not in plain.stderr
+
+
+BROKEN_DIRECTIVE = """\
+from docutils.parsers.rst import Directive
+
+extensions = ["snipcheck"]
+
+
+class Broken(Directive):
+    def run(self):
+        raise ValueError("a bug in this directive")
+
+
+def setup(app):
+    app.add_directive("broken", Broken)
+"""
+
+
+@pytest.mark.parametrize(
+    ("conf", "pages", "args", "expected"),
+    [
+        pytest.param(
+            'extensions = ["snipcheck"]\nsettings = {}\nsnipcheck_timeout = settings["timeout"]\n',
+            {"index.rst": "Home\n====\n"}, ["verify"],
+            "{root}/conf.py:3: running conf.py raised KeyError: 'timeout'; fix conf.py (Sphinx runs the same file)",
+            id="conf.py-raises",
+        ),
+        pytest.param(
+            BROKEN_DIRECTIVE, {"index.rst": "Home\n====\n\n.. toctree::\n\n   other\n", "other.rst": "Other\n=====\n\n.. broken::\n"},
+            ["record"],
+            "Sphinx cannot read {root} with {root}/conf.py: ValueError: a bug in this directive while reading "
+            "{root}/other.rst (raised by an extension or a directive)",
+            id="directive-raises",
+        ),
+        pytest.param(
+            'extensions = ["snipcheck"]\n', {"index.rst": "Home\n====\n"}, ["--source-dir", "index.rst", "verify"],
+            "the source directory {root}/index.rst is not a directory; give the pages' folder with --source-dir",
+            id="source-dir-a-file",
+        ),
+    ],
+)
+def test_a_project_the_command_line_cannot_read_is_told_in_one_line_naming_the_file(
+    tmp_path: Path, conf: str, pages: dict[str, str], args: list[str], expected: str
+) -> None:
+    """A new user got raw tracebacks (exit status 1) for a conf.py that raised
+    and for an extension's directive that raised, which did not name the page."""
+    root = quickstart(tmp_path / "p", conf, pages).resolve()
+    done = snipcheck(root, *args)
+    assert (done.returncode, done.stderr.strip()) == (2, "error: " + expected.format(root=root))
+    assert "Traceback" not in done.stdout + done.stderr

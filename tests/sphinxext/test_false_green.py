@@ -272,7 +272,7 @@ def test_1_record_without_a_source_folder_fails_and_says_where_it_looked(tmp_pat
     out = snipcheck_cli(root, "record", cache=tmp_path / "cache")
     assert out.returncode == 2
     assert out.stderr.strip() == (
-        f"error: the source directory {root / 'docs'} does not exist; give it with --source-dir"
+        f"error: the source directory {root / 'docs'} does not exist; give the pages' folder with --source-dir"
     )
 
 

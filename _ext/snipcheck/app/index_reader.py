@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
+from sphinx.errors import SphinxError
+
 from snipcheck.sources.placement import CodeBlock, Placement
 from snipcheck.sphinxext.index import (
     PlacementCollector,
@@ -115,6 +117,32 @@ def _pristine_source_suffix() -> Iterator[None]:
         default.update(saved)
 
 
+class ReadError(SphinxError):
+    """Reading the pages failed on an error Sphinx did not report itself (an
+    extension's directive that raised, say); the message names the page."""
+
+    category = "Reading error"
+
+
+def _build(app: Sphinx) -> None:
+    """``app.build()``, with an error that is not Sphinx's own told as one
+    that names the page it came from.
+
+    :raises ReadError: for such an error; a :class:`SphinxError` as it is.
+    """
+    try:
+        app.build()
+    except SphinxError:
+        raise
+    except Exception as exc:  # an extension's bug: told with its page, not as a traceback
+        try:
+            docname = app.env.docname
+        except (AttributeError, KeyError):
+            docname = None
+        where = f" while reading {app.env.doc2path(docname)}" if docname else ""
+        raise ReadError(f"{type(exc).__name__}: {exc}{where} (raised by an extension or a directive)") from exc
+
+
 def read_index(srcdir: Path, confdir: Path, doctreedir: Path, overrides: Mapping[str, Any] | None = None) -> Index:
     """Read every page of the project as the build does, with execution off.
 
@@ -125,7 +153,7 @@ def read_index(srcdir: Path, confdir: Path, doctreedir: Path, overrides: Mapping
     """
     warning = io.StringIO()
     with _app(srcdir, confdir, doctreedir, overrides or {}, warning) as app:
-        app.build()
+        _build(app)
         env = app.env
         code = [c for docname in sorted(code_blocks(env)) for c in code_blocks(env)[docname]]
         left_out = tuple(entry for _, entry in sorted(unreadable(env).items()))

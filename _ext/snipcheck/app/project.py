@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from snipcheck.files import ChangedOnDisk
 from snipcheck.model import Snippet
 from snipcheck.pending import notebook_write
-from snipcheck.settings import Settings
+from snipcheck.settings import ConfError, Settings
 from snipcheck.sources.chains import Broken, attach
 from snipcheck.sources.placement import Placement
 from snipcheck.sources.rewrite import Edit, Unwritable, apply
@@ -59,12 +59,14 @@ class Project:
         """Read ``confdir/conf.py``.
 
         :return: the project and the messages about invalid settings.
-        :raises ProjectError: if there is no ``conf.py``.
+        :raises ProjectError: if there is no ``conf.py``, or running it raised.
         """
         try:
             settings, messages = Settings.from_conf(confdir, **overrides)
         except FileNotFoundError as exc:
             raise ProjectError(f"{exc}; give the directory that holds conf.py with --conf-dir") from None
+        except ConfError as exc:
+            raise ProjectError(str(exc)) from None
         source = (srcdir or settings.source_dir or settings.root).resolve()
         return cls(settings, source, dict(overrides)), messages
 
@@ -78,7 +80,8 @@ class Project:
         :raises ProjectError: if Sphinx cannot read the project.
         """
         if self._index is None and not self.srcdir.is_dir():
-            raise ProjectError(f"the source directory {self.srcdir} does not exist; give it with --source-dir")
+            state = "is not a directory" if self.srcdir.exists() else "does not exist"
+            raise ProjectError(f"the source directory {self.srcdir} {state}; give the pages' folder with --source-dir")
         if self._index is None:
             from sphinx.errors import SphinxError
 
