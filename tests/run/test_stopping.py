@@ -16,6 +16,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -331,3 +332,47 @@ def test_a_sigterm_stops_the_runs_and_what_they_left_then_ends_the_process_by_si
     assert _group_gone(server, within=0.5)
     assert not os.path.lexists(run_dir) and not os.path.lexists(home)
     assert list(temp.iterdir()) == []
+
+
+def test_a_helper_process_a_run_waits_for_goes_with_the_runs(tmp_path: Path) -> None:
+    """A Rust snippet's ``cargo build`` (and what it starts) went on after a
+    Ctrl-C or a SIGTERM had ended the command, and its run directory stayed."""
+    marker = tmp_path / "marker"
+    ended: list[BaseException] = []
+    run_dir = tempfile.mkdtemp(prefix="snipcheck-rs-", dir=tmp_path)
+    capture.track_run_dir(run_dir)  # as the Rust runner notes its own
+
+    def build() -> None:
+        try:
+            capture.run_helper(["sh", "-c", f"touch {marker}; sleep 61.5 & wait"], timeout=120)
+        except BaseException as exc:  # noqa: BLE001 - what the thread ended with is the finding
+            ended.append(exc)
+
+    thread = threading.Thread(target=build, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not (marker.exists() and _running_named("sleep 61.5")) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    (sleeper,) = _running_named("sleep 61.5")
+    capture.stop_live_runs(grace=0)
+    thread.join(10)
+    assert not thread.is_alive()
+    assert len(ended) == 1 and isinstance(ended[0], RunError), ended
+    deadline = time.monotonic() + 5
+    while _running_named("sleep 61.5") and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert sleeper not in _running_named("sleep 61.5")  # killed with cargo's whole group
+    assert not os.path.lexists(run_dir)
+
+
+def _running_named(command: str) -> list[int]:
+    """Processes (not zombies) whose command line is ``command``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            if state != "Z" and Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").strip() == command.encode():
+                found.append(int(entry))
+        except (OSError, IndexError, ValueError):
+            continue
+    return found

@@ -36,10 +36,12 @@ import os
 import secrets
 import signal
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from snipcheck.model import Event, ExceptionInfo, Figure, RunResult, Stamp
 from snipcheck.run.channel import TOKEN_BYTES, Channel, Reader, Sink, empty_stdin
@@ -117,6 +119,80 @@ def resume_runs() -> None:
     """Let runs start again (a new executor in the same process, after a
     command in it was interrupted)."""
     _stopping.clear()
+
+
+# The run directories made and not yet removed, and the helper processes
+# (a Rust snippet's cargo build) still running.  The runs are the executor's
+# daemon threads: one that the interpreter's end (after a Ctrl-C, a SIGTERM)
+# freezes between making a run directory and handing it to a supervisor (which
+# removes it), or while it waits for cargo, would leave them behind for good.
+_run_dirs: set[str] = set()
+_helpers: set[subprocess.Popen[str]] = set()
+_tracked_lock = threading.Lock()
+
+
+def track_run_dir(run_dir: str) -> None:
+    """Note ``run_dir`` as made: it is removed once the runs are stopped, if nothing removed it before."""
+    with _tracked_lock:
+        _run_dirs.add(run_dir)
+
+
+def forget_run_dir(run_dir: str) -> None:
+    """``run_dir`` was removed (or handed over for good)."""
+    with _tracked_lock:
+        _run_dirs.discard(run_dir)
+
+
+def run_helper(args: Sequence[str], *, timeout: float, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    """:func:`subprocess.run` (text, output captured) for a process a run
+    needs before it starts (cargo), in a session of its own, killed with its
+    whole group once the runs are stopped.
+
+    :raises RunError: once the runs are being stopped (none is started; one
+        running is killed).
+    :raises subprocess.TimeoutExpired: as :func:`subprocess.run` (the group is killed first).
+    """
+    with _tracked_lock:
+        refuse_if_stopping()
+        proc = subprocess.Popen(
+            args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, **kwargs
+        )
+        _helpers.add(proc)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except BaseException:
+        _kill_helper(proc)
+        raise
+    finally:
+        with _tracked_lock:
+            _helpers.discard(proc)
+    refuse_if_stopping()  # killed as the runs stopped: no result to make of it
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def _kill_helper(proc: subprocess.Popen[Any]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=5)
+
+
+def _stop_helpers() -> None:
+    with _tracked_lock:
+        helpers = list(_helpers)
+    for proc in helpers:
+        _kill_helper(proc)
+
+
+def _remove_run_dirs() -> None:
+    """Remove every run directory still noted, once the runs were stopped (after the grace period)."""
+    import shutil
+
+    with _tracked_lock:
+        left = list(_run_dirs)
+    for run_dir in left:
+        shutil.rmtree(run_dir, ignore_errors=True)
+        forget_run_dir(run_dir)
 
 
 def end_runs_on_sigterm() -> None:
@@ -455,3 +531,7 @@ def _captured(
             cpu=watch.cpu_used(),
         ),
     ]
+
+
+on_stop(_stop_helpers)
+on_stop(_remove_run_dirs, after=True)

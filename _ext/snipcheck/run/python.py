@@ -43,7 +43,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -53,10 +52,11 @@ from snipcheck.run import compile_cache, sandbox
 from snipcheck.run.capture import (
     Spawner,
     Streams,
-    on_stop,
+    forget_run_dir,
     refuse_if_stopping,
     run_captured,
     run_captured_cells,
+    track_run_dir,
 )
 
 BOOTSTRAP_DIR = str(Path(__file__).parent / "bootstrap")
@@ -199,8 +199,7 @@ def prepare_chain_dir(cells: Sequence[Snippet]) -> tuple[str, list[str]]:
     :raises OSError: if a declared data file cannot be copied.
     """
     run_dir = os.path.realpath(tempfile.mkdtemp(prefix="snipcheck-", dir=run_root()))
-    with _prepared_lock:
-        _prepared.add(run_dir)
+    track_run_dir(run_dir)
     try:
         for snippet in (cell for cell in cells if cell.path):
             for rel, source_path in snippet.files:
@@ -221,28 +220,7 @@ def remove_run_dir(run_dir: str) -> None:
     before it reports the run's end; a run that never got that far leaves it)."""
     if os.path.lexists(run_dir):
         shutil.rmtree(run_dir, ignore_errors=True)
-    with _prepared_lock:
-        _prepared.discard(run_dir)
-
-
-# The run directories prepared and not yet removed.  The runs are the
-# executor's daemon threads: one that the interpreter's end (after a Ctrl-C)
-# freezes between preparing a run directory and handing it to a supervisor
-# (which removes it) would leave it in /dev/shm for good.
-_prepared: set[str] = set()
-_prepared_lock = threading.Lock()
-
-
-def _remove_prepared() -> None:
-    """Remove every run directory still prepared, once the runs were stopped
-    (:func:`snipcheck.run.capture.stop_live_runs`, after its grace period)."""
-    with _prepared_lock:
-        left = list(_prepared)
-    for run_dir in left:
-        remove_run_dir(run_dir)
-
-
-on_stop(_remove_prepared, after=True)
+    forget_run_dir(run_dir)
 
 
 def chain_cells(scripts: Sequence[str], cells: Sequence[Snippet]) -> list[list[str]]:

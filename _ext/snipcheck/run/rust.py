@@ -21,14 +21,13 @@ import hashlib
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from snipcheck.model import Event, ExceptionInfo, RunResult, Snippet, Stamp
 from snipcheck.run import sandbox
-from snipcheck.run.capture import run_captured
+from snipcheck.run.capture import forget_run_dir, refuse_if_stopping, run_captured, run_helper, track_run_dir
 from snipcheck.run.python import DEFAULT_MEMORY_LIMIT, memory_limit_of, supervised_spawner
 
 _PANIC = re.compile(r"thread '[^']*'(?: \(\d+\))? panicked at [^\n]*:\n(?P<msg>.*?)(?:\nnote: |\Z)", re.DOTALL)
@@ -99,17 +98,16 @@ class RustRunner:
     def run(self, snippet: Snippet, *, timeout: float, output_limit: int) -> RunResult:
         """Build (if needed) and run ``snippet``; see :meth:`snipcheck.run.Runner.run`."""
         crate, name = self._crate(snippet)
+        refuse_if_stopping()
         run_dir = os.path.realpath(tempfile.mkdtemp(prefix="snipcheck-rs-"))
+        track_run_dir(run_dir)  # removed once the runs stop, should this thread never get to its finally
         try:
             env = rust_environment(run_dir)
-            build = subprocess.run(
+            build = run_helper(  # cargo goes with the runs when they are stopped
                 ["cargo", "build", "--release", "--offline", "--quiet", "--message-format=human"],
                 cwd=crate,
                 env=env,
-                capture_output=True,
-                text=True,
                 timeout=max(timeout, 120),
-                check=False,
             )
             if build.returncode != 0:
                 text = _CARGO_NOISE.sub("", build.stderr).lstrip("\n")
@@ -138,6 +136,7 @@ class RustRunner:
             )
         finally:
             shutil.rmtree(run_dir, ignore_errors=True)
+            forget_run_dir(run_dir)
         exception = None
         if captured.exit_status == 101:
             stderr = "".join(e.text for e in captured.events if e.stream == "stderr")
