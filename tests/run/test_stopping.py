@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 from runner_support import LIMIT, TIMEOUT, wrapped_python, write
-from snipcheck.model import Stamp
+from snipcheck.model import Snippet, Stamp, Tags
 from snipcheck.run import capture
 from snipcheck.run.capture import RunError
 from snipcheck.run.fork import ForkRunner, ForkServer, ForkServerError
@@ -286,11 +286,13 @@ def _env(**extra: str) -> dict[str, str]:
 TERMINATED = """\
 import sys, threading, time
 from snipcheck.model import Snippet, Tags
-from snipcheck.run.capture import end_runs_on_sigterm
+from snipcheck.engine.config import ExecutorConfig
+from snipcheck.engine.execute import Executor
+from snipcheck.model import Stamp
 from snipcheck.run.fork import ForkServer
 from snipcheck.run.python import prepare_run_dir
 
-end_runs_on_sigterm()  # as a command's or a build's executor does
+Executor(ExecutorConfig(python=sys.executable, stamp=Stamp("3.11", None, "CPU", "Linux"), cache=None))  # a command's
 snippet = Snippet("s/x", "snippets/s/x.py", "/nowhere/x.py", "python", "print(1)\\n", "print(1)", 1, Tags())
 
 def prepared():  # a worker that prepared a run directory, not yet handed to a supervisor
@@ -334,35 +336,59 @@ def test_a_sigterm_stops_the_runs_and_what_they_left_then_ends_the_process_by_si
     assert list(temp.iterdir()) == []
 
 
-def test_a_helper_process_a_run_waits_for_goes_with_the_runs(tmp_path: Path) -> None:
-    """A Rust snippet's ``cargo build`` (and what it starts) went on after a
-    Ctrl-C or a SIGTERM had ended the command, and its run directory stayed."""
-    marker = tmp_path / "marker"
-    ended: list[BaseException] = []
-    run_dir = tempfile.mkdtemp(prefix="snipcheck-rs-", dir=tmp_path)
-    capture.track_run_dir(run_dir)  # as the Rust runner notes its own
+FAKE_CARGO = """\
+#!/bin/sh
+touch "{marker}"
+sleep {seconds} &
+wait
+"""
 
-    def build() -> None:
+
+def test_a_rust_snippets_cargo_build_and_run_directory_go_with_the_runs(
+    tmp_path: Path, stamp: Stamp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A SIGTERM to the chapter's build left /tmp/snipcheck-rs-* behind, and
+    a Ctrl-C or a SIGTERM left cargo (and what it starts) compiling after the
+    command had ended: it ran in the runs' daemon thread, unknown to the stop."""
+    from snipcheck.run.rust import RustRunner
+
+    tools, runs, marker = tmp_path / "bin", tmp_path / "runs", tmp_path / "building"
+    tools.mkdir()
+    runs.mkdir()
+    seconds = f"600.{os.getpid()}"  # its own, beside tests in other workers
+    sleeping = f"sleep {seconds}"
+    (tools / "cargo").write_text(FAKE_CARGO.format(marker=marker, seconds=seconds))
+    (tools / "cargo").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(tempfile, "tempdir", str(runs))  # the run directory goes here, away from others
+    snippet = Snippet("rs/slow", "snippets/rs/slow.rs", "/nowhere/slow.rs", "rust", "fn main() {}\n", "fn main() {}", 1, Tags())
+    ended: list[BaseException | object] = []
+
+    def run() -> None:
         try:
-            capture.run_helper(["sh", "-c", f"touch {marker}; sleep 61.5 & wait"], timeout=120)
+            ended.append(RustRunner(tmp_path / "build", stamp).run(snippet, timeout=TIMEOUT, output_limit=LIMIT))
         except BaseException as exc:  # noqa: BLE001 - what the thread ended with is the finding
             ended.append(exc)
 
-    thread = threading.Thread(target=build, daemon=True)
+    thread = threading.Thread(target=run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
-    while not (marker.exists() and _running_named("sleep 61.5")) and time.monotonic() < deadline:
+    while not (marker.exists() and _running_named(sleeping)) and time.monotonic() < deadline:
         time.sleep(0.01)
-    (sleeper,) = _running_named("sleep 61.5")
+    (sleeper,) = _running_named(sleeping)
+    assert [p.name[:13] for p in runs.iterdir()] == ["snipcheck-rs-"]
     capture.stop_live_runs(grace=0)
-    thread.join(10)
-    assert not thread.is_alive()
-    assert len(ended) == 1 and isinstance(ended[0], RunError), ended
     deadline = time.monotonic() + 5
-    while _running_named("sleep 61.5") and time.monotonic() < deadline:
+    while sleeper in _running_named(sleeping) and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert sleeper not in _running_named("sleep 61.5")  # killed with cargo's whole group
-    assert not os.path.lexists(run_dir)
+    try:
+        assert sleeper not in _running_named(sleeping)  # killed with cargo's whole group
+        assert list(runs.iterdir()) == []
+        thread.join(10)
+        assert len(ended) == 1 and isinstance(ended[0], RunError), ended
+    finally:
+        for pid in _running_named(sleeping):
+            os.kill(pid, signal.SIGKILL)
 
 
 def _running_named(command: str) -> list[int]:
