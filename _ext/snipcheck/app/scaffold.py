@@ -35,6 +35,7 @@ RUST = """fn main() {
 }
 """
 
+
 class ScaffoldError(ValueError):
     """What ``new`` was asked cannot be made: an invalid id, tag or
     requirement, or a snippet file that exists (bad input: nothing is written)."""

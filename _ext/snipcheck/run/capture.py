@@ -34,6 +34,7 @@ import atexit
 import contextlib
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -161,7 +162,7 @@ def run_helper(args: Sequence[str], *, timeout: float, **kwargs: Any) -> subproc
     try:
         out, err = proc.communicate(timeout=timeout)
     except BaseException:
-        _kill_helper(proc)
+        kill_group(proc)
         raise
     finally:
         with _tracked_lock:
@@ -170,7 +171,8 @@ def run_helper(args: Sequence[str], *, timeout: float, **kwargs: Any) -> subproc
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
-def _kill_helper(proc: subprocess.Popen[Any]) -> None:
+def kill_group(proc: subprocess.Popen[Any]) -> None:
+    """SIGKILL the process group ``proc`` leads (started in a session of its own) and reap ``proc``."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
     with contextlib.suppress(subprocess.TimeoutExpired):
@@ -181,13 +183,11 @@ def _stop_helpers() -> None:
     with _tracked_lock:
         helpers = list(_helpers)
     for proc in helpers:
-        _kill_helper(proc)
+        kill_group(proc)
 
 
 def _remove_run_dirs() -> None:
     """Remove every run directory still noted, once the runs were stopped (after the grace period)."""
-    import shutil
-
     with _tracked_lock:
         left = list(_run_dirs)
     for run_dir in left:

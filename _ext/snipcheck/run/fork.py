@@ -49,7 +49,7 @@ from typing import Any, cast
 
 from snipcheck.model import RunResult, Snippet, Stamp
 from snipcheck.run import sandbox
-from snipcheck.run.capture import RunError, Streams, on_stop, run_captured_cells, stopping
+from snipcheck.run.capture import RunError, Streams, kill_group, on_stop, run_captured_cells, stopping
 from snipcheck.run.python import (
     BOOTSTRAP_DIR,
     DEFAULT_MEMORY_LIMIT,
@@ -93,20 +93,8 @@ def _stop_starting() -> None:
         starting = list(_starting.items())
     for home, proc in starting:
         if proc is not None:
-            _kill_group(proc)
+            kill_group(proc)
         shutil.rmtree(home, ignore_errors=True)
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    """SIGKILL ``proc``'s process group (a session of its own) and reap it."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        pass
 
 
 on_stop(_stop_starting)

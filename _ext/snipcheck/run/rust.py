@@ -20,15 +20,14 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import shutil
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from snipcheck.model import Event, ExceptionInfo, RunResult, Snippet, Stamp
 from snipcheck.run import sandbox
-from snipcheck.run.capture import forget_run_dir, refuse_if_stopping, run_captured, run_helper, track_run_dir
-from snipcheck.run.python import DEFAULT_MEMORY_LIMIT, memory_limit_of, supervised_spawner
+from snipcheck.run.capture import refuse_if_stopping, run_captured, run_helper, track_run_dir
+from snipcheck.run.python import DEFAULT_MEMORY_LIMIT, memory_limit_of, remove_run_dir, supervised_spawner
 
 _PANIC = re.compile(r"thread '[^']*'(?: \(\d+\))? panicked at [^\n]*:\n(?P<msg>.*?)(?:\nnote: |\Z)", re.DOTALL)
 _CARGO_NOISE = re.compile(r"^\s*(Compiling|Finished|Running|Blocking|Updating|Locking) ", re.MULTILINE)
@@ -135,8 +134,7 @@ class RustRunner:
                 output_limit=output_limit,
             )
         finally:
-            shutil.rmtree(run_dir, ignore_errors=True)
-            forget_run_dir(run_dir)
+            remove_run_dir(run_dir)
         exception = None
         if captured.exit_status == 101:
             stderr = "".join(e.text for e in captured.events if e.stream == "stderr")
