@@ -76,9 +76,9 @@ def _no_env_cache_dir(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(autouse=True)
 def _runs_allowed() -> None:
     """Each test starts with runs allowed: a test that stopped the live runs
-    (a Ctrl-C, in-process) leaves ``capture.stopping()`` set in its worker,
+    (a Ctrl-C, in-process) leaves ``stopping.stopping()`` set in its worker,
     as a command's exit does, and a runner used directly would refuse to run."""
-    from snipcheck.run.capture import resume_runs
+    from snipcheck.run.stopping import resume_runs
 
     resume_runs()
 

@@ -56,7 +56,7 @@ def _remove_in_flight() -> None:
 
     Runs as an ``atexit`` handler.  Daemon threads go on running after it
     until the interpreter's end freezes them, and a build's executor threads
-    are busiest just then: :func:`snipcheck.run.capture.stop_live_runs`
+    are busiest just then: :func:`snipcheck.run.stopping.stop_live_runs`
     (an earlier handler) has just closed the control sockets, and a run that
     had already ended goes on to write its cache entry.  So this also closes
     :func:`_temporary`: a write that starts later fails with an ``OSError``
@@ -122,7 +122,7 @@ def _interrupt_waiting() -> bool:
     ``SIGINT`` handler (``KeyboardInterrupt``) or the default action (the
     process ends).  A handler of the program's own may do anything, so it is
     left to run when the block ends (unless it says it ends the process:
-    ``snipcheck.run.capture``'s ``SIGTERM`` handler)."""
+    ``snipcheck.run.stopping``'s ``SIGTERM`` handler)."""
     if not getattr(_holding, "active", False):
         return False
     return any(

@@ -272,15 +272,15 @@ def test_ctrl_c_after_the_first_page_is_replaced_finishes_the_write_and_says_so(
 def test_a_second_ctrl_c_while_the_runs_stop_ends_at_once_without_a_traceback(
     two_pages: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from snipcheck.run import capture
+    from snipcheck.run import stopping
 
     interrupt_at(monkeypatch, verdict, "judge")
     exits: list[int] = []
 
-    def stopping(grace: float = 1.0) -> None:
+    def stop_live_runs(grace: float = 1.0) -> None:
         signal.raise_signal(signal.SIGINT)  # the second Ctrl-C
 
-    monkeypatch.setattr(capture, "stop_live_runs", stopping)
+    monkeypatch.setattr(stopping, "stop_live_runs", stop_live_runs)
     monkeypatch.setattr(os, "_exit", lambda status: exits.append(status))
     assert record(two_pages, capsys) == (130, "interrupted; nothing was written\n")
     assert exits == [130]
@@ -292,7 +292,7 @@ def test_stop_live_runs_is_quiet_when_a_run_closes_its_socket_meanwhile(monkeypa
     # a run's thread closed its control socket between the two loops.
     import socket
 
-    from snipcheck.run import capture
+    from snipcheck.run import stopping
 
     mine, theirs = socket.socketpair()
     real_shutdown = mine.shutdown
@@ -305,8 +305,8 @@ def test_stop_live_runs_is_quiet_when_a_run_closes_its_socket_meanwhile(monkeypa
         def __getattr__(self, attr: str) -> Any:
             return getattr(mine, attr)
 
-    monkeypatch.setitem(capture._live, id(mine), (Closing(), None))
-    capture.stop_live_runs(grace=0.1)
+    monkeypatch.setitem(stopping._live, id(mine), (Closing(), None))
+    stopping.stop_live_runs(grace=0.1)
     theirs.close()
 
 

@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -246,3 +247,121 @@ def test_a_run_cannot_have_a_folder_outside_its_run_directory_kept_as_its_compil
     finally:
         getattr(runner, "close", lambda: None)()
     assert not os.path.lexists(compile_cache.folder(kept, "redirect", stamp.env))
+
+
+GROW = """\
+import getpass, os, tempfile
+cache = os.path.join(tempfile.gettempdir(), "torchinductor_" + getpass.getuser())
+os.makedirs(cache, exist_ok=True)
+size = int(os.environ.get("SNIPPET_BYTES", "1000"))
+with open(os.path.join(cache, "entry%d" % len(os.listdir(cache))), "wb") as f:
+    f.write(b"x" * {size})
+print(sorted(os.listdir(cache)))
+"""
+
+
+@pytest.mark.parametrize("kind", PYTHON_RUNNERS)
+def test_a_compile_cache_larger_than_the_budget_is_not_kept(
+    kind: str, tmp_path: Path, stamp: Stamp, kept: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Was: any folder up to 4 GiB was kept for good (a trial kept a 300 MB
+    # file a snippet wrote there); now SNIPCHECK_COMPILE_CACHE_SIZE bounds it.
+    monkeypatch.setenv(compile_cache.SIZE_VAR, "8K")
+    root = tmp_path / "project"
+    large, small = write(root, "large", GROW.format(size=9000)), write(root, "small", GROW.format(size=4000))
+    runner = make_runner("python", python=sys.executable, stamp=stamp, kind=kind, preload=(),
+                         protect=sandbox.protected_paths([root]))  # fmt: skip
+    try:
+        outs = [stdout(runner.run(s, timeout=TIMEOUT, output_limit=LIMIT)) for s in (large, large, small, small)]
+    finally:
+        getattr(runner, "close", lambda: None)()
+    assert outs == ["['entry0']\n", "['entry0']\n", "['entry0']\n", "['entry0', 'entry1']\n"]
+    assert not os.path.lexists(compile_cache.folder(kept, "large", stamp.env))
+    assert sorted(p.name for p in compile_cache.folder(kept, "small", stamp.env).iterdir()) == ["entry0", "entry1"]
+
+
+@pytest.mark.parametrize("kind", PYTHON_RUNNERS)
+def test_a_kept_compile_cache_a_later_run_grows_past_the_budget_is_dropped_after_that_run(
+    kind: str, tmp_path: Path, stamp: Stamp, kept: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Was: a later run has its kept folder bound writable, and whatever it
+    # wrote there stayed, with no bound at all.
+    monkeypatch.setenv(compile_cache.SIZE_VAR, "10K")
+    root = tmp_path / "project"
+    grows = write(root, "grows", GROW.format(size=4000))
+    runner = make_runner("python", python=sys.executable, stamp=stamp, kind=kind, preload=(),
+                         protect=sandbox.protected_paths([root]))  # fmt: skip
+    folder = compile_cache.folder(kept, "grows", stamp.env)
+    try:
+        outs = []
+        sizes = []
+        for _ in range(4):
+            outs.append(stdout(runner.run(grows, timeout=TIMEOUT, output_limit=LIMIT)))
+            sizes.append(compile_cache.size_of(folder) if folder.exists() else None)
+    finally:
+        getattr(runner, "close", lambda: None)()
+    assert outs == ["['entry0']\n", "['entry0', 'entry1']\n", "['entry0', 'entry1', 'entry2']\n", "['entry0']\n"]
+    assert sizes == [4000, 8000, None, 4000]  # 12,000 bytes > 10K: dropped; the next run keeps a new one
+    assert [p.name for p in (kept / stamp.env).iterdir()] == [folder.name]  # nothing half-removed left
+
+
+def _kept_folder(base: Path, env: str, name: str, size: int, used: float) -> Path:
+    folder = base / env / name
+    folder.mkdir(parents=True)
+    (folder / "code.so").write_bytes(b"x" * size)
+    os.utime(folder, (used, used))
+    return folder
+
+
+def test_prune_drops_the_least_recently_used_folders_down_to_the_budget_but_none_used_within_the_grace(tmp_path: Path) -> None:
+    now = 10_000_000.0
+    old = now - compile_cache.GRACE - 10
+    oldest = _kept_folder(tmp_path, "envA", "a" * 32, 3000, old - 100)
+    older = _kept_folder(tmp_path, "envA", "b" * 32, 3000, old - 50)
+    newer = _kept_folder(tmp_path, "envB", "c" * 32, 3000, old)
+    recent = _kept_folder(tmp_path, "envB", "d" * 32, 3000, now - 60)
+    stale = _kept_folder(tmp_path, "envB", "e" * 32 + ".0123.part", 10, old)
+    fresh = _kept_folder(tmp_path, "envB", "f" * 32 + ".4567.part", 10, now - 60)
+
+    dropped = compile_cache.prune(tmp_path, 6500, now=now)
+
+    assert dropped == [oldest, older]  # 12,000 -> 6,000 bytes: the two least recently used go
+    assert not oldest.exists() and not older.exists() and not stale.exists()
+    assert newer.is_dir() and recent.is_dir() and fresh.is_dir()
+    assert not (tmp_path / "envA").exists()  # an environment left empty goes too
+    # Over any budget, a folder used within the grace period stays.
+    assert compile_cache.prune(tmp_path, 0, now=now) == [newer]
+    assert recent.is_dir()
+
+
+def test_the_first_run_of_a_process_prunes_the_kept_folders_to_the_budget(
+    tmp_path: Path, kept: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(compile_cache, "_pruned", set())
+    monkeypatch.setenv(compile_cache.SIZE_VAR, "5000")
+    old = time.time() - compile_cache.GRACE - 10
+    a = _kept_folder(kept, "env", "a" * 32, 4000, old - 1)
+    b = _kept_folder(kept, "env", "b" * 32, 4000, old)
+    assert compile_cache.hidden() == [os.path.realpath(kept)]
+    assert not a.exists() and b.is_dir()
+    c = _kept_folder(kept, "env", "c" * 32, 4000, old)
+    compile_cache.hidden()  # once a process: a run may have one bound by now
+    assert c.is_dir()
+
+
+@pytest.mark.parametrize(
+    ("value", "size"), [("", compile_cache.DEFAULT_SIZE), ("2048", 2048), ("500M", 500 << 20), ("2g", 2 << 30), ("64KiB", 64 << 10)]
+)
+def test_the_budget_is_read_from_the_environment(value: str, size: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(compile_cache.SIZE_VAR, value)
+    assert compile_cache.limit() == size
+
+
+def test_a_budget_that_is_not_a_size_is_warned_about_once_and_the_default_used(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(compile_cache, "_warned", set())
+    monkeypatch.setenv(compile_cache.SIZE_VAR, "lots")
+    assert [compile_cache.limit() for _ in range(3)] == [compile_cache.DEFAULT_SIZE] * 3
+    warnings = [r.getMessage() for r in caplog.records if compile_cache.SIZE_VAR in r.getMessage()]
+    assert len(warnings) == 1 and "'lots' is not a size" in warnings[0]

@@ -22,7 +22,7 @@ from load import RUN_PID, Inbox, alive, host_pid, spec_gone, wait_gone
 from run_command_support import cli_env, cli_project
 from snipcheck.model import RunResult, Stamp
 from snipcheck.run import Runner, make_runner, sandbox
-from snipcheck.run.capture import RunError
+from snipcheck.run.stopping import RunError
 from snipcheck.sources.snippets import load
 
 MODES = ["pidns", "no-pidns"]

@@ -25,10 +25,10 @@ from pathlib import Path
 import pytest
 from runner_support import LIMIT, TIMEOUT, wrapped_python, write
 from snipcheck.model import Snippet, Stamp, Tags
-from snipcheck.run import capture
-from snipcheck.run.capture import RunError
+from snipcheck.run import stopping
 from snipcheck.run.fork import ForkRunner, ForkServer, ForkServerError
 from snipcheck.run.python import SubprocessRunner
+from snipcheck.run.stopping import RunError
 
 
 @pytest.fixture
@@ -52,7 +52,7 @@ def test_a_fork_server_that_ends_while_the_runs_stop_is_neither_restarted_nor_ru
     assert fork_runner.run(snippet, timeout=TIMEOUT, output_limit=LIMIT).events  # the server is up
     server = fork_runner._server
     assert server is not None
-    capture.stop_live_runs(grace=0)
+    stopping.stop_live_runs(grace=0)
     server._proc.kill()  # as the exit closes it under a worker thread
     server._proc.wait()
     caplog.clear()  # what the first run logged ("fork runner ready"), where the level let it through
@@ -87,10 +87,10 @@ def test_a_closed_fork_runner_starts_no_server_and_runs_nothing_again(
 
 def test_no_run_starts_once_the_runs_are_being_stopped(project: Path, stamp: Stamp) -> None:
     snippet = write(project, "s/hello", "print('ran')\n")
-    capture.stop_live_runs(grace=0)
+    stopping.stop_live_runs(grace=0)
     with pytest.raises(RunError, match="interrupted"):
         SubprocessRunner(sys.executable, stamp).run(snippet, timeout=TIMEOUT, output_limit=LIMIT)
-    capture.resume_runs()  # a new command in this process (a new executor does this)
+    stopping.resume_runs()  # a new command in this process (a new executor does this)
     result = SubprocessRunner(sys.executable, stamp).run(snippet, timeout=TIMEOUT, output_limit=LIMIT)
     assert [event.text for event in result.events] == ["ran\n"]
 
@@ -159,7 +159,7 @@ def test_a_fork_server_still_starting_when_the_runs_stop_is_killed_with_its_home
     thread.start()
     pid, home = _starting_server(slow_python)
     assert os.path.isdir(home)
-    capture.stop_live_runs(grace=0)
+    stopping.stop_live_runs(grace=0)
     assert _group_gone(pid)  # the server, and the preload it was waiting for
     thread.join(10)
     assert not os.path.exists(home)
@@ -185,7 +185,7 @@ def test_a_run_waiting_for_its_server_to_start_stops_with_the_runs_and_says_noth
         thread = threading.Thread(target=run, daemon=True)
         thread.start()
         pid, _ = _starting_server(slow_python)
-        capture.stop_live_runs(grace=0)
+        stopping.stop_live_runs(grace=0)
         thread.join(10)
     try:
         assert not thread.is_alive()
@@ -279,7 +279,7 @@ def _running(interpreter: Path) -> list[int]:
 
 def _env(**extra: str) -> dict[str, str]:
     """This environment, with this checkout's snipcheck importable (and ``extra``)."""
-    path = os.pathsep.join([str(Path(capture.__file__).parents[2]), os.environ.get("PYTHONPATH", "")])
+    path = os.pathsep.join([str(Path(stopping.__file__).parents[2]), os.environ.get("PYTHONPATH", "")])
     return {**os.environ, "PYTHONPATH": path, **extra}
 
 
@@ -377,7 +377,7 @@ def test_a_rust_snippets_cargo_build_and_run_directory_go_with_the_runs(
         time.sleep(0.01)
     (sleeper,) = _running_named(sleeping)
     assert [p.name[:13] for p in runs.iterdir()] == ["snipcheck-rs-"]
-    capture.stop_live_runs(grace=0)
+    stopping.stop_live_runs(grace=0)
     deadline = time.monotonic() + 5
     while sleeper in _running_named(sleeping) and time.monotonic() < deadline:
         time.sleep(0.01)

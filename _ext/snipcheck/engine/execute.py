@@ -34,7 +34,7 @@ from snipcheck.engine.pool import Pool, declared_length
 from snipcheck.engine.runs import Runs, cacheable
 from snipcheck.model import Outcome, RunResult, Snippet, Stamp
 from snipcheck.run import Runner
-from snipcheck.run.capture import RunError, end_runs_on_sigterm, resume_runs
+from snipcheck.run.stopping import RunError, end_runs_on_sigterm, resume_runs
 from snipcheck.sources.chains import with_later
 
 __all__ = ["Executor", "ExecutorConfig", "declared_length", "executor_for"]

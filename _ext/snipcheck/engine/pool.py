@@ -3,7 +3,7 @@
 A :class:`Pool` hands queued jobs to up to ``jobs`` daemon threads, each
 waiting on one child process at a time, so snippets run in parallel even in
 a serial Sphinx build; daemon threads let Ctrl-C end the build at once (the
-children are killed at exit, see :mod:`snipcheck.run.capture`).
+children are killed at exit, see :mod:`snipcheck.run.stopping`).
 
 Jobs whose snippets declare a longer ``timeout`` go first
 (:func:`declared_length`: the only sign of a long run before it has run

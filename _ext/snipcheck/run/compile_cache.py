@@ -28,20 +28,43 @@ runs compiled (``DIFFERENCES["compile cache"]``).
 ``$XDG_CACHE_HOME/snipcheck/compile``, else ``~/.cache/snipcheck/compile``);
 ``0`` or an empty value keeps none.
 
+The kept folders have a budget, ``SNIPCHECK_COMPILE_CACHE_SIZE`` (default
+1 GiB; :func:`limit`): a folder larger than it is never kept, one that a
+later run grew past it is dropped after that run (:func:`trim`), and once a
+process, before its first run, the least recently used folders go until
+all of them together fit in it (:func:`prune`), except those used within
+the last :data:`GRACE` seconds (a run may have one bound).  Without it,
+every environment (each torch version, each change of a requirement) kept
+another copy for good: inductor's precompiled header alone is ~150 MB.
+
 Pure core: standard library only.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import pwd
 import re
-from collections.abc import Mapping
+import shutil
+import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+log = logging.getLogger("snipcheck")
 
 #: Where the kept folders go (``0`` or empty: none is kept).
 VAR = "SNIPCHECK_COMPILE_CACHE_DIR"
+#: The most all kept folders may hold together (bytes; ``K``, ``M``, ``G`` suffixes, powers of 1024).
+SIZE_VAR = "SNIPCHECK_COMPILE_CACHE_SIZE"
+DEFAULT_SIZE = 1 << 30
+#: Seconds since its last use within which a kept folder is never pruned (a run may have it bound).
+GRACE = 3600.0
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+#: The roots pruned by this process already, and the size variables already warned about.
+_pruned: set[str] = set()
+_warned: set[str] = set()
 #: What ``getpass.getuser()`` reads first, in its order (inductor names its folder by it).
 _USER_VARS = ("LOGNAME", "USER", "LNAME", "USERNAME")
 
@@ -55,19 +78,129 @@ def root() -> Path | None:
     return Path(base) / "snipcheck" / "compile"
 
 
+def limit() -> int:
+    """The budget of the kept folders, in bytes (:data:`SIZE_VAR`, else
+    :data:`DEFAULT_SIZE`).  A value that is not a size is warned about once
+    and the default used."""
+    text = os.environ.get(SIZE_VAR, "").strip()
+    if not text:
+        return DEFAULT_SIZE
+    match = re.fullmatch(r"(\d+)\s*([KMGT]?)(?:i?B)?", text, re.IGNORECASE)
+    if match is None:
+        if text not in _warned:
+            _warned.add(text)
+            log.warning("snipcheck: %s=%r is not a size (bytes, or a number with K, M or G); "
+                        "the kept compile caches get the default budget of 1G", SIZE_VAR, text)  # fmt: skip
+        return DEFAULT_SIZE
+    return int(match.group(1)) * _UNITS[match.group(2).upper()]
+
+
 def hidden() -> list[str]:
     """The folder that holds the kept compile caches, made where it is not
     there yet and resolved, for the runs' mounts to show empty (each run sees
     only its own kept cache, in its ``TMPDIR``); ``[]`` where none is kept
-    or it cannot be made."""
+    or it cannot be made.  The first call of a process for a folder also
+    prunes it to its budget (:func:`prune`), before any run of the process
+    has one of its folders bound."""
     base = root()
     if base is None:
         return []
+    key = str(base)
+    if key not in _pruned:
+        try:
+            base.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError:
+            return []
+        _pruned.add(key)
+        prune(base, limit())
+    return [os.path.realpath(base)]
+
+
+def size_of(path: Path | str) -> int:
+    """Bytes of the regular files under ``path`` (links not followed; 0 where it cannot be read)."""
+    total = 0
     try:
-        base.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with os.scandir(path) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    total += size_of(entry.path)
+                elif entry.is_file(follow_symlinks=False):
+                    total += entry.stat(follow_symlinks=False).st_size
+    except OSError:
+        pass
+    return total
+
+
+def _drop(path: Path) -> bool:
+    """Remove a kept folder: renamed away first, so that no run finds half
+    of one (the next run of its snippet keeps a new one); ``False`` where
+    another process took it first."""
+    gone = path.with_name(f"{path.name}.{os.urandom(6).hex()}.gone")
+    try:
+        os.rename(path, gone)
+    except OSError:
+        return False
+    shutil.rmtree(gone, ignore_errors=True)
+    return True
+
+
+def prune(base: Path, budget: int, now: float | None = None) -> list[Path]:
+    """Drop the least recently used kept folders under ``base`` until all of
+    them together hold at most ``budget`` bytes, and what a supervisor that
+    was killed while copying one left (``*.part``, ``*.gone``); folders used
+    within the last :data:`GRACE` seconds stay, so the total may stay above
+    ``budget`` for that long.  Last use is a folder's modification time
+    (:func:`plan` sets it).  Raises nothing.
+
+    :return: the folders dropped.
+    """
+    now = time.time() if now is None else now
+    kept: list[tuple[float, int, Path]] = []
+    try:
+        environments = [e for e in base.iterdir() if e.is_dir() and not e.is_symlink()]
     except OSError:
         return []
-    return [os.path.realpath(base)]
+    for environment in environments:
+        try:
+            folders = list(environment.iterdir())
+        except OSError:
+            continue
+        for folder in folders:
+            try:
+                used = folder.lstat().st_mtime
+            except OSError:
+                continue
+            if folder.name.endswith((".part", ".gone")):
+                if now - used > GRACE:
+                    shutil.rmtree(folder, ignore_errors=True)
+                continue
+            kept.append((used, size_of(folder), folder))
+    total = sum(size for _, size, _ in kept)
+    dropped = []
+    for used, size, folder in sorted(kept, key=lambda k: k[0]):
+        if total <= budget:
+            break
+        if now - used <= GRACE:
+            continue
+        if _drop(folder):
+            total -= size
+            dropped.append(folder)
+    for environment in environments:
+        try:
+            environment.rmdir()  # only where it is empty now
+        except OSError:
+            pass
+    return dropped
+
+
+def trim(writable: Sequence[Sequence[str]], budget: int) -> None:
+    """After a run that had its kept folders bound writable (``[[kept
+    folder, path in the run], ...]``, :func:`plan`): drop each that the run
+    grew past ``budget`` bytes (its snippet's next run keeps a new one).
+    Raises nothing."""
+    for kept, _ in writable:
+        if size_of(kept) > budget:
+            _drop(Path(kept))
 
 
 def inductor_folder(env: Mapping[str, str]) -> str:
@@ -95,9 +228,10 @@ def plan(snippet_id: str, environment: str | None, run_dir: str, env: Mapping[st
     :param environment: the environment fingerprint's id (``Stamp.env``); ``None``: nothing is kept.
     :param env: the run's environment (its ``TMPDIR`` and user variables).
     :return: ``(writable, harvest)``: ``[[kept folder, path in the run]]``
-        for the run's mounts where a folder is kept already, else
-        ``[[path in the run, folder to keep]]`` for its supervisor; both
-        empty where nothing is kept.
+        for the run's mounts where a folder is kept already (its
+        modification time set to now: its last use, for :func:`prune`),
+        else ``[[path in the run, folder to keep, budget in bytes]]`` for its
+        supervisor; both empty where nothing is kept.
     """
     base = root()
     tmpdir = env.get("TMPDIR")
@@ -106,5 +240,9 @@ def plan(snippet_id: str, environment: str | None, run_dir: str, env: Mapping[st
     kept = folder(base, snippet_id, environment)
     inside = os.path.join(tmpdir, inductor_folder(env))
     if kept.is_dir():
+        try:
+            os.utime(kept)
+        except OSError:
+            pass
         return [[str(kept), inside]], []
-    return [], [[inside, str(kept)]]
+    return [], [[inside, str(kept), str(limit())]]

@@ -49,7 +49,7 @@ from typing import Any, cast
 
 from snipcheck.model import RunResult, Snippet, Stamp
 from snipcheck.run import sandbox
-from snipcheck.run.capture import RunError, Streams, kill_group, on_stop, run_captured_cells, stopping
+from snipcheck.run.capture import Streams, run_captured_cells
 from snipcheck.run.python import (
     BOOTSTRAP_DIR,
     DEFAULT_MEMORY_LIMIT,
@@ -58,13 +58,14 @@ from snipcheck.run.python import (
     chain_cells,
     chain_inputs,
     child_environment,
+    end_run,
     interpreter_environment,
     output_rewrite,
     prepare_chain_dir,
-    remove_run_dir,
     run_view,
     seed_of,
 )
+from snipcheck.run.stopping import RunError, kill_group, on_stop, stopping
 
 log = logging.getLogger("snipcheck")
 SERVER = str(Path(BOOTSTRAP_DIR) / "forkserver.py")
@@ -87,7 +88,7 @@ _starting_lock = threading.Lock()
 def _stop_starting() -> None:
     """Kill every fork server still starting, and remove its home directory
     (a server removes its own as it exits; a killed one cannot).  Called by
-    :func:`snipcheck.run.capture.stop_live_runs` (a Ctrl-C, the exit), after
+    :func:`snipcheck.run.stopping.stop_live_runs` (a Ctrl-C, the exit), after
     it flagged the stop: a server not yet started then starts no more."""
     with _starting_lock:
         starting = list(_starting.items())
@@ -106,7 +107,7 @@ _runners: weakref.WeakSet[ForkRunner] = weakref.WeakSet()
 
 
 def _close_runners() -> None:
-    """Close every fork runner (after :func:`snipcheck.run.capture.stop_live_runs`'s grace period)."""
+    """Close every fork runner (after :func:`snipcheck.run.stopping.stop_live_runs`'s grace period)."""
     for runner in list(_runners):
         runner.close()
 
@@ -485,6 +486,7 @@ class ForkRunner:
             slot = server.slot(warm)
         env_names, limit = chain_inputs(cells, self.memory_limit)
         run_dir, scripts = prepare_chain_dir(cells)
+        mounts = None
         try:
             env = child_environment(run_dir, env_names)
             env.pop("PYTHONPATH", None)
@@ -507,7 +509,7 @@ class ForkRunner:
             slot.broken = True
             raise
         finally:
-            remove_run_dir(run_dir)
+            end_run(run_dir, mounts)
             with self._lock:
                 if slot.broken or self._closed:
                     slot.close()

@@ -49,15 +49,8 @@ from typing import Any
 
 from snipcheck.model import RunResult, Snippet, Stamp
 from snipcheck.run import compile_cache, sandbox
-from snipcheck.run.capture import (
-    Spawner,
-    Streams,
-    forget_run_dir,
-    refuse_if_stopping,
-    run_captured,
-    run_captured_cells,
-    track_run_dir,
-)
+from snipcheck.run.capture import Spawner, Streams, run_captured, run_captured_cells
+from snipcheck.run.stopping import forget_run_dir, refuse_if_stopping, track_run_dir
 
 BOOTSTRAP_DIR = str(Path(__file__).parent / "bootstrap")
 SUPERVISOR = str(Path(BOOTSTRAP_DIR) / "_snipcheck_supervise.py")
@@ -223,6 +216,18 @@ def remove_run_dir(run_dir: str) -> None:
     forget_run_dir(run_dir)
 
 
+def end_run(run_dir: str, mounts: Mapping[str, Any] | None) -> None:
+    """After a Python run, however it ended: remove its directory
+    (:func:`remove_run_dir`) and drop each kept compile cache it had bound
+    that it grew past the budget (:func:`snipcheck.run.compile_cache.trim`).
+
+    :param mounts: the run's mounts (:func:`run_view`), ``None`` where it had none.
+    """
+    remove_run_dir(run_dir)
+    if mounts and mounts.get("writable"):
+        compile_cache.trim(mounts["writable"], compile_cache.limit())
+
+
 def chain_cells(scripts: Sequence[str], cells: Sequence[Snippet]) -> list[list[str]]:
     """What the supervisor hands over, cell by cell: each cell's script, the
     exception its tags expect and, for a tutorial script's cell, how it runs
@@ -353,6 +358,7 @@ class SubprocessRunner:
         limit = memory_limit_of(snippet, self.memory_limit)
         seed = seed_of(snippet)
         run_dir, script = prepare_run_dir(snippet)
+        mounts = None
         try:
             env = interpreter_environment(seeded(child_environment(run_dir, snippet.env), seed), self.hash_seed)
             mounts, harvest = run_view(self.protect, limit, self.python, snippet.id, self.stamp, run_dir, env)
@@ -371,7 +377,7 @@ class SubprocessRunner:
                 rewrite=output_rewrite(run_dir),
             )
         finally:
-            remove_run_dir(run_dir)
+            end_run(run_dir, mounts)
         return captured.result(
             stamp=self.stamp, runner=self.name, output_limit=output_limit, memory_limit=limit, seed=seed
         )
@@ -385,6 +391,7 @@ class SubprocessRunner:
         run_dir, scripts = prepare_chain_dir(cells)
         env = interpreter_environment(seeded(child_environment(run_dir, env_names), seed), self.hash_seed)
         env[CELLS_VAR] = "1"
+        mounts = None
         try:
             mounts, harvest = run_view(self.protect, limit, self.python, cells[0].id, self.stamp, run_dir, env)
             captured = run_captured_cells(
@@ -404,7 +411,7 @@ class SubprocessRunner:
                 chain=True,
             )
         finally:
-            remove_run_dir(run_dir)
+            end_run(run_dir, mounts)
         return [
             c.result(stamp=self.stamp, runner=self.name, output_limit=output_limit, memory_limit=limit, seed=seed)
             for c in captured

@@ -26,8 +26,9 @@ from pathlib import Path
 
 from snipcheck.model import Event, ExceptionInfo, RunResult, Snippet, Stamp
 from snipcheck.run import sandbox
-from snipcheck.run.capture import refuse_if_stopping, run_captured, run_helper, track_run_dir
+from snipcheck.run.capture import run_captured
 from snipcheck.run.python import DEFAULT_MEMORY_LIMIT, memory_limit_of, remove_run_dir, supervised_spawner
+from snipcheck.run.stopping import refuse_if_stopping, run_helper, track_run_dir
 
 _PANIC = re.compile(r"thread '[^']*'(?: \(\d+\))? panicked at [^\n]*:\n(?P<msg>.*?)(?:\nnote: |\Z)", re.DOTALL)
 _CARGO_NOISE = re.compile(r"^\s*(Compiling|Finished|Running|Blocking|Updating|Locking) ", re.MULTILINE)

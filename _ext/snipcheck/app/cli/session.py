@@ -50,7 +50,7 @@ def interrupted() -> int:
     supervisors remove their run directories), not by the ``atexit`` handler
     alone; a second Ctrl-C meanwhile ends the process at once.
     """
-    from snipcheck.run.capture import stop_live_runs
+    from snipcheck.run.stopping import stop_live_runs
 
     done = list(dict.fromkeys(written))
     if done:

@@ -339,25 +339,26 @@ def supervise(control, start, *, pidns, run_dir=None, images=None, holder=None, 
     os._exit(0)
 
 
-#: The most a kept folder may hold (bytes); a larger one is not kept.
-KEEP_LIMIT = 4 << 30
+#: The most a kept folder may hold (bytes) where its pair names no budget; a larger one is not kept.
+KEEP_LIMIT = 1 << 30
 
 
 def keep(pairs, run_dir):  # type: ignore[no-untyped-def]
-    """Copy each ``folder`` of ``pairs`` (``[[folder, kept], ...]``) that
+    """Copy each ``folder`` of ``pairs`` (``[[folder, kept, budget], ...]``) that
     exists in ``run_dir`` to ``kept``, where nothing is there yet and no
     link lies on its way from ``run_dir`` (the run could have put one there,
     which this process, in the build's view of the files, would follow out
     of the run directory): only folders, regular
     files (their permission bits, no set-id bit) and symbolic links (as
-    links, never followed), at most :data:`KEEP_LIMIT` bytes; into a
+    links, never followed), at most ``budget`` bytes (:data:`KEEP_LIMIT`
+    where the pair has none; a larger folder is not kept); into a
     scratch folder beside ``kept``, renamed into place when complete, so a
     run never finds half of one.  Runs when the run's processes are gone
     (nothing changes the folder meanwhile).  Raises nothing: a folder that
     cannot be kept is not.
     """
     real = os.path.realpath(run_dir)
-    for folder, kept in pairs:
+    for folder, kept, *budget in pairs:
         if os.path.lexists(kept) or not os.path.isdir(folder):
             continue
         if os.path.realpath(folder) != os.path.join(real, os.path.relpath(folder, run_dir)):
@@ -365,9 +366,9 @@ def keep(pairs, run_dir):  # type: ignore[no-untyped-def]
         scratch = f"{kept}.{os.urandom(6).hex()}.part"
         try:
             os.makedirs(os.path.dirname(kept), exist_ok=True)
-            _copy_tree(folder, scratch, [KEEP_LIMIT])
+            _copy_tree(folder, scratch, [int(budget[0]) if budget else KEEP_LIMIT])
             os.rename(scratch, kept)  # fails where another run kept one meanwhile: that one stays
-        except OSError:
+        except (OSError, ValueError):
             shutil.rmtree(scratch, ignore_errors=True)
 
 
