@@ -1,7 +1,5 @@
-"""``python -m snipcheck``: see :mod:`snipcheck.app.cli`."""
+"""``python -m snipcheck``: see :mod:`snipcheck.app.cli` (started by :mod:`snipcheck.app.launch`)."""
 
-import sys
+from snipcheck.app.launch import run
 
-from snipcheck.app.cli import main
-
-sys.exit(main())
+run()

@@ -328,3 +328,53 @@ def test_ctrl_c_while_new_creates_its_file_leaves_it_whole_and_says_so(
         130, "interrupted after writing snippets/f/new.py in full; nothing else was written\n"
     )
     assert created.read_text() == scaffold.PYTHON
+
+
+#: Raises KeyboardInterrupt when the command line imports ``snipcheck.app.cli.verify``,
+#: as a Ctrl-C does in the first ~0.2 s of a command, then starts ``python -m snipcheck``.
+INTERRUPTED_IMPORT = """\
+import runpy, sys
+
+class CtrlC:
+    def find_spec(self, name, path=None, target=None):
+        if name == "snipcheck.app.cli.verify":
+            raise KeyboardInterrupt
+        return None
+
+sys.meta_path.insert(0, CtrlC())
+sys.argv = ["snipcheck", *sys.argv[1:]]
+runpy.run_module("snipcheck", run_name="__main__", alter_sys=True)
+"""
+
+
+def test_ctrl_c_while_the_command_line_is_still_importing_is_one_line_and_130(tmp_path: Path) -> None:
+    # Was: Python's KeyboardInterrupt traceback (status 1 through runpy), from
+    # the import of the command line's modules, before main() could catch it.
+    done = subprocess.run(
+        [sys.executable, "-c", INTERRUPTED_IMPORT, "verify"], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert (done.returncode, done.stderr, done.stdout) == (130, "interrupted; nothing was written\n", "")
+
+
+def test_ctrl_c_while_the_arguments_are_parsed_is_one_line_and_130(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Was: main() parsed the arguments (and took the shards' key) before its
+    # try, so a Ctrl-C there was a traceback.
+    def parser() -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_parser", parser)
+    try:
+        status = cli.main(["verify"])
+    except KeyboardInterrupt:
+        pytest.fail("the Ctrl-C escaped main() as a KeyboardInterrupt")
+    assert status == 130
+    assert capsys.readouterr().err == "interrupted; nothing was written\n"
+
+
+def test_the_launchers_status_after_a_ctrl_c_is_the_command_lines() -> None:
+    from snipcheck.app import launch
+    from snipcheck.app.cli import session
+
+    assert launch.INTERRUPTED == session.INTERRUPTED == cli.INTERRUPTED

@@ -206,14 +206,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     The shards' key (:data:`snipcheck.shard.key.KEY_VARIABLE`) is taken out of
     the environment first, before anything is started: no process a command
     starts (a snippet's run above all) inherits it."""
-    try:
-        key, key_problem = shard_key.take_key(), ""
-    except shard_key.ShardKeyError as exc:
-        key, key_problem = None, str(exc)
-    args = _parser().parse_args(argv)
-    args.shard_key, args.shard_key_problem = key, key_problem
     session.reset()
     try:
+        try:
+            key, key_problem = shard_key.take_key(), ""
+        except shard_key.ShardKeyError as exc:
+            key, key_problem = None, str(exc)
+        args = _parser().parse_args(argv)
+        args.shard_key, args.shard_key_problem = key, key_problem
         return _command(args)
     except KeyboardInterrupt:
         return session.interrupted()
