@@ -105,13 +105,12 @@ def hidden() -> list[str]:
     base = root()
     if base is None:
         return []
-    key = str(base)
-    if key not in _pruned:
-        try:
-            base.mkdir(mode=0o700, parents=True, exist_ok=True)
-        except OSError:
-            return []
-        _pruned.add(key)
+    try:
+        base.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError:
+        return []
+    if str(base) not in _pruned:
+        _pruned.add(str(base))
         prune(base, limit())
     return [os.path.realpath(base)]
 
