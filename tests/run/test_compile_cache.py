@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -253,11 +254,22 @@ GROW = """\
 import getpass, os, tempfile
 cache = os.path.join(tempfile.gettempdir(), "torchinductor_" + getpass.getuser())
 os.makedirs(cache, exist_ok=True)
-size = int(os.environ.get("SNIPPET_BYTES", "1000"))
 with open(os.path.join(cache, "entry%d" % len(os.listdir(cache))), "wb") as f:
     f.write(b"x" * {size})
 print(sorted(os.listdir(cache)))
 """
+
+
+def run_each(
+    kind: str, stamp: Stamp, root: Path, snippets: list[Snippet], after: Callable[[], object] = lambda: None
+) -> list[tuple[str, object]]:
+    """Run ``snippets`` one after the other in one runner of ``kind``: each one's stdout, and ``after()`` then."""
+    runner = make_runner("python", python=sys.executable, stamp=stamp, kind=kind, preload=(),
+                         protect=sandbox.protected_paths([root]))  # fmt: skip
+    try:
+        return [(stdout(runner.run(s, timeout=TIMEOUT, output_limit=LIMIT)), after()) for s in snippets]
+    finally:
+        getattr(runner, "close", lambda: None)()
 
 
 @pytest.mark.parametrize("kind", PYTHON_RUNNERS)
@@ -269,12 +281,7 @@ def test_a_compile_cache_larger_than_the_budget_is_not_kept(
     monkeypatch.setenv(compile_cache.SIZE_VAR, "8K")
     root = tmp_path / "project"
     large, small = write(root, "large", GROW.format(size=9000)), write(root, "small", GROW.format(size=4000))
-    runner = make_runner("python", python=sys.executable, stamp=stamp, kind=kind, preload=(),
-                         protect=sandbox.protected_paths([root]))  # fmt: skip
-    try:
-        outs = [stdout(runner.run(s, timeout=TIMEOUT, output_limit=LIMIT)) for s in (large, large, small, small)]
-    finally:
-        getattr(runner, "close", lambda: None)()
+    outs = [out for out, _ in run_each(kind, stamp, root, [large, large, small, small])]
     assert outs == ["['entry0']\n", "['entry0']\n", "['entry0']\n", "['entry0', 'entry1']\n"]
     assert not os.path.lexists(compile_cache.folder(kept, "large", stamp.env))
     assert sorted(p.name for p in compile_cache.folder(kept, "small", stamp.env).iterdir()) == ["entry0", "entry1"]
@@ -289,17 +296,9 @@ def test_a_kept_compile_cache_a_later_run_grows_past_the_budget_is_dropped_after
     monkeypatch.setenv(compile_cache.SIZE_VAR, "10K")
     root = tmp_path / "project"
     grows = write(root, "grows", GROW.format(size=4000))
-    runner = make_runner("python", python=sys.executable, stamp=stamp, kind=kind, preload=(),
-                         protect=sandbox.protected_paths([root]))  # fmt: skip
     folder = compile_cache.folder(kept, "grows", stamp.env)
-    try:
-        outs = []
-        sizes = []
-        for _ in range(4):
-            outs.append(stdout(runner.run(grows, timeout=TIMEOUT, output_limit=LIMIT)))
-            sizes.append(compile_cache.size_of(folder) if folder.exists() else None)
-    finally:
-        getattr(runner, "close", lambda: None)()
+    seen = run_each(kind, stamp, root, [grows] * 4, after=lambda: compile_cache.size_of(folder) if folder.exists() else None)
+    outs, sizes = [out for out, _ in seen], [size for _, size in seen]
     assert outs == ["['entry0']\n", "['entry0', 'entry1']\n", "['entry0', 'entry1', 'entry2']\n", "['entry0']\n"]
     assert sizes == [4000, 8000, None, 4000]  # 12,000 bytes > 10K: dropped; the next run keeps a new one
     assert [p.name for p in (kept / stamp.env).iterdir()] == [folder.name]  # nothing half-removed left
