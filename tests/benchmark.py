@@ -258,8 +258,11 @@ def fork_overhead_ms(project: Path, cache: Path) -> dict:
 
     :return: ``overhead`` (ms, the median over rounds), ``rounds``,
         ``agreement`` (odd against even rounds, a fraction), ``run`` and
-        ``floor`` (ms, medians over rounds), ``cpu`` (ms a run), ``faults``
-        and ``slot_faults`` (a run), ``subprocess`` (ms).
+        ``floor`` (ms, medians over rounds), ``cpu`` (ms a run) and its parts
+        ``cpu_build``, ``cpu_slot``, ``cpu_runs`` (the build's process, the
+        slot itself, the runs it reaped), ``cpu_floor_parent`` and
+        ``cpu_floor_child`` (ms a fork of the floor: the fork, the child's
+        exit), ``faults`` and ``slot_faults`` (a run), ``subprocess`` (ms).
     """
     from bench_breakdown import FloorServer
     from snipcheck.run.environment import probe
@@ -277,16 +280,29 @@ def fork_overhead_ms(project: Path, cache: Path) -> dict:
         runner.run(snippet, timeout=60, output_limit=1 << 20)
     (slot,) = [slot.pid for slot in runner._idle]  # the slot reaps the runs: its cminflt and cutime count them
 
-    def counters() -> tuple[int, int, float]:
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def cpu_of(pid: int) -> tuple[float, float]:
+        """Seconds of CPU of ``pid`` itself and of the children it reaped (stat(5) fields 14-17)."""
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / tick, (int(fields[13]) + int(fields[14])) / tick
+
+    def counters() -> dict[str, float]:
         with open(f"/proc/{slot}/stat") as f:
             fields = f.read().rsplit(")", 1)[1].split()
         usage = resource.getrusage(resource.RUSAGE_SELF)
-        cpu = sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK") + usage.ru_utime + usage.ru_stime
-        return int(fields[7]), int(fields[8]), cpu  # field 10 of stat(5) on: minflt, cminflt
+        slot_cpu, runs_cpu = cpu_of(slot)
+        floor_cpu, forks_cpu = cpu_of(floor.proc.pid)
+        return {
+            "own": int(fields[7]), "children": int(fields[8]),  # field 10 of stat(5) on: minflt, cminflt
+            "build": usage.ru_utime + usage.ru_stime, "slot": slot_cpu, "runs": runs_cpu,
+            "floor_parent": floor_cpu, "floor_child": forks_cpu,
+        }  # fmt: skip
 
     rounds: list[tuple[float, float]] = []
     runs = 0
-    own, children, cpu = counters()
+    before = counters()
     try:
         while True:
             times = []
@@ -302,7 +318,7 @@ def fork_overhead_ms(project: Path, cache: Path) -> dict:
             agreement = abs(odd - even) / max(abs(statistics.median(overheads)), 1e-9)
             if len(rounds) >= OVERHEAD_ROUNDS[1] or (len(rounds) >= OVERHEAD_ROUNDS[0] and agreement <= 0.10):
                 break
-        own_after, children_after, cpu_after = counters()
+        after = counters()
         assert [s.pid for s in runner._idle] == [slot], "the runs went to another slot"
     finally:
         runner.close()
@@ -312,8 +328,10 @@ def fork_overhead_ms(project: Path, cache: Path) -> dict:
     return {
         "overhead": statistics.median(overheads), "rounds": len(rounds), "agreement": agreement,
         "run": statistics.median(r for r, _ in rounds), "floor": statistics.median(f for _, f in rounds),
-        "cpu": (cpu_after - cpu) / runs * 1000, "faults": (children_after - children) / runs,
-        "slot_faults": (own_after - own) / runs, "subprocess": statistics.median(plain) * 1000,
+        **{f"cpu_{k}": (after[k] - before[k]) / runs * 1000 for k in ("build", "slot", "runs", "floor_parent", "floor_child")},
+        "cpu": sum(after[k] - before[k] for k in ("build", "slot", "runs")) / runs * 1000,
+        "faults": (after["children"] - before["children"]) / runs,
+        "slot_faults": (after["own"] - before["own"]) / runs, "subprocess": statistics.median(plain) * 1000,
     }  # fmt: skip
 
 
@@ -493,8 +511,11 @@ def print_overhead(o: dict, floor: float | None = None, floor_best: float | None
     if floor is not None and floor_best is not None:
         print(f"  4 KiB floor   {floor:7.2f} ms   (best decile {floor_best:.2f} ms; 200 forks): the same fork with its "
               "memory in 4 KiB pages, as a plain process has it")
-    print(f"  CPU           {o['cpu']:7.2f} ms   a run: the build's process, and the slot with the runs it forked "
-          "(wall time on a busy machine is mostly waiting)")
+    print(f"  CPU           {o['cpu']:7.2f} ms   a run: the build's process {o['cpu_build']:.2f}, the slot {o['cpu_slot']:.2f} "
+          f"(its fork of the run, its bookkeeping), the run's process {o['cpu_runs']:.2f} (set-up, run, exit); "
+          "wall time on a busy machine is mostly waiting")
+    print(f"  floor's CPU   {o['cpu_floor_parent'] + o['cpu_floor_child']:7.2f} ms   a fork of the floor: the parent "
+          f"{o['cpu_floor_parent']:.2f} (fork), the child {o['cpu_floor_child']:.2f} (its exit)")
     print(f"  page faults   {o['faults']:7.0f}      a run, in its own process (copy-on-write of the server's memory, mostly)")
     print(f"                {o['slot_faults']:7.0f}      a run, in the slot that forks it (its own writes after each fork)")
     print(f"  subprocess    {o['subprocess']:7.1f} ms   (python start-up + sitecustomize; median of 3; "
