@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 import sys
 import time
 from collections.abc import Callable
@@ -364,3 +365,25 @@ def test_a_budget_that_is_not_a_size_is_warned_about_once_and_the_default_used(
     assert [compile_cache.limit() for _ in range(3)] == [compile_cache.DEFAULT_SIZE] * 3
     warnings = [r.getMessage() for r in caplog.records if compile_cache.SIZE_VAR in r.getMessage()]
     assert len(warnings) == 1 and "'lots' is not a size" in warnings[0]
+
+
+@pytest.mark.parametrize("kind", PYTHON_RUNNERS)
+def test_kept_compile_caches_inside_a_project_under_tmp_show_empty_to_every_run(
+    kind: str, stamp: Stamp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Was (trial, stop 45): with the project under /tmp and the kept caches in
+    # it, the run's own /tmp hid them only until the project was bound back
+    # read-only, with everything in it: any snippet read every other
+    # snippet's kept cache (and another run's half-copied one).
+    root = Path(tempfile.mkdtemp(prefix="snipcheck-test-project-", dir="/tmp"))
+    try:
+        kept = root / "_cc"
+        monkeypatch.setenv(compile_cache.VAR, str(kept))
+        mine = write(root, "compiles", LEAVE)
+        theirs = compile_cache.folder(kept, "compiles", stamp.env)
+        peek = write(root, "peek", PEEK.format(folders=[str(root / "snippets"), str(kept), str(theirs)]))
+        outs = [out for out, _ in run_each(kind, stamp, root, [mine, peek, peek])]
+        assert theirs.is_dir()
+    finally:
+        shutil.rmtree(root)
+    assert outs[1:] == ["['compiles.py', 'peek.py']\n[]\nnone\n"] * 2

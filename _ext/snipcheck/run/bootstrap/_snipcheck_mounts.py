@@ -208,10 +208,27 @@ def _view(proc, hide=()):  # type: ignore[no-untyped-def]
                 read_only(path)
     for folder in hide:
         # An empty, read-only tmpfs over it.  One under /tmp or /dev/shm is
-        # hidden by the run's own tmpfs there.  (Where the kernel has no
-        # open_tree, a run cannot then bind its own kept cache from here.)
+        # hidden by the run's own tmpfs there, unless a bind brings it back
+        # (_cover_hidden).  (Where the kernel has no open_tree, a run cannot
+        # then bind its own kept cache from here.)
         if not any(_inside(folder, private) for private in survey()["private"]) and os.path.isdir(folder):
-            mount("tmpfs", folder, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=755")
+            _cover(folder)
+
+
+def _cover(folder):  # type: ignore[no-untyped-def]
+    """Show ``folder`` empty: an empty, read-only tmpfs over it."""
+    mount("tmpfs", folder, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=755")
+
+
+def _cover_hidden(config, binds):  # type: ignore[no-untyped-def]
+    """Once ``binds`` (:func:`_binds`) are attached: show empty each ``hide``
+    folder under ``/tmp`` or ``/dev/shm`` that a read-only bind brought back
+    with what it holds (the kept compile caches inside a project that lies
+    under ``/tmp``): the run's own tmpfs there hid it only until then."""
+    shown = [target for target, _, write in binds if not write]
+    for folder in config.get("hide", ()):
+        if any(_inside(folder, target) and folder != target for target in shown) and os.path.isdir(folder):
+            _cover(folder)
 
 
 #: A fork server slot's namespaces (``_snipcheck_slot``): ``fd`` and ``proc``, its
@@ -369,6 +386,7 @@ def enter(config, run_dir):  # type: ignore[no-untyped-def]
     if config.get("ipc"):
         _check(_unshare(CLONE_NEWIPC), "unshare(CLONE_NEWIPC)")
     _attach_all(trees, run_dir)
+    _cover_hidden(config, binds)
     sock = _held["sock"]
     if sock is not None:  # see Holder: a spare is held by the slot itself
         if not in_spare:

@@ -26,6 +26,7 @@ from _snipcheck_mountcalls import CLONE_NEWIPC, CLONE_NEWNS, _check, _setns, _un
 from _snipcheck_mounts import (
     _attach_all,
     _binds,
+    _cover_hidden,
     _enter_home,
     _inside,
     _slot,
@@ -151,7 +152,8 @@ def stage(config, run_dir):  # type: ignore[no-untyped-def]
     here = os.getcwd()
     home = os.open("/proc/self/ns/mnt", os.O_RDONLY | os.O_CLOEXEC)
     try:
-        trees = _trees(_binds(config, run_dir), run_dir)
+        binds = _binds(config, run_dir)
+        trees = _trees(binds, run_dir)
         if trees is None:
             os.close(home)
             return
@@ -161,6 +163,7 @@ def stage(config, run_dir):  # type: ignore[no-untyped-def]
             _check(_setns(spare[2], CLONE_NEWIPC), "setns to the run's IPC namespace")
             _slot["staged_ipc"] = True
         _attach_all(trees, run_dir)
+        _cover_hidden(config, binds)
     except OSError as exc:
         _slot["error"] = (exc.errno or 0, exc.strerror or str(exc))
         if "staged" not in _slot:
