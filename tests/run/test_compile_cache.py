@@ -387,3 +387,19 @@ def test_kept_compile_caches_inside_a_project_under_tmp_show_empty_to_every_run(
     finally:
         shutil.rmtree(root)
     assert outs[1:] == ["['compiles.py', 'peek.py']\n[]\nnone\n"] * 2
+
+
+def test_a_relative_folder_for_the_kept_caches_is_taken_from_the_current_folder(
+    tmp_path: Path, stamp: Stamp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Was (trial, stop 45): a relative SNIPCHECK_COMPILE_CACHE_DIR kept nothing,
+    # silently: the supervisor copied the folder relative to its own working
+    # directory (the fork server's home, removed with it).
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(compile_cache.VAR, "relcc")
+    assert compile_cache.root() == tmp_path / "relcc"
+    root = tmp_path / "project"
+    mine = write(root, "compiles", LEAVE)
+    outs = [out for out, _ in run_each("fork", stamp, root, [mine, mine])]
+    assert outs[1].endswith("['entry0', 'entry1']\n")
+    assert (compile_cache.folder(tmp_path / "relcc", "compiles", stamp.env) / "entry0").is_file()

@@ -70,10 +70,11 @@ _USER_VARS = ("LOGNAME", "USER", "LNAME", "USERNAME")
 
 
 def root() -> Path | None:
-    """The folder that holds the kept compile caches, or ``None`` where none is kept."""
+    """The folder that holds the kept compile caches (absolute: a relative
+    :data:`VAR` is taken from the current folder), or ``None`` where none is kept."""
     named = os.environ.get(VAR)
     if named is not None:
-        return Path(named).expanduser() if named not in ("", "0") else None
+        return Path(os.path.abspath(os.path.expanduser(named))) if named not in ("", "0") else None
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "snipcheck" / "compile"
 
