@@ -262,13 +262,14 @@ print(sorted(os.listdir(cache)))
 
 
 def run_each(
-    kind: str, stamp: Stamp, root: Path, snippets: list[Snippet], after: Callable[[], object] = lambda: None
+    kind: str, stamp: Stamp, root: Path, snippets: list[Snippet], after: Callable[[], object] = lambda: None,
+    timeout: float = TIMEOUT,
 ) -> list[tuple[str, object]]:
     """Run ``snippets`` one after the other in one runner of ``kind``: each one's stdout, and ``after()`` then."""
     runner = make_runner("python", python=sys.executable, stamp=stamp, kind=kind, preload=(),
                          protect=sandbox.protected_paths([root]))  # fmt: skip
     try:
-        return [(stdout(runner.run(s, timeout=TIMEOUT, output_limit=LIMIT)), after()) for s in snippets]
+        return [(stdout(runner.run(s, timeout=timeout, output_limit=LIMIT)), after()) for s in snippets]
     finally:
         getattr(runner, "close", lambda: None)()
 
@@ -403,3 +404,29 @@ def test_a_relative_folder_for_the_kept_caches_is_taken_from_the_current_folder(
     outs = [out for out, _ in run_each("fork", stamp, root, [mine, mine])]
     assert outs[1].endswith("['entry0', 'entry1']\n")
     assert (compile_cache.folder(tmp_path / "relcc", "compiles", stamp.env) / "entry0").is_file()
+
+
+STOPPED = """\
+import getpass, os, tempfile
+cache = os.path.join(tempfile.gettempdir(), "torchinductor_" + getpass.getuser())
+os.makedirs(cache, exist_ok=True)
+n = len(os.listdir(cache))
+with open(os.path.join(cache, "entry%d" % n), "w") as f:
+    f.write("half")
+    print(sorted(os.listdir(cache)), flush=True)
+    while n == 1:  # the second run: stopped at its timeout (CPU seconds) in the middle of its write
+        pass
+"""
+
+
+@pytest.mark.parametrize("kind", PYTHON_RUNNERS)
+def test_a_kept_compile_cache_a_stopped_run_had_bound_is_dropped(
+    kind: str, tmp_path: Path, stamp: Stamp, kept: Path
+) -> None:
+    # Was (trial, stop 45): a later run stopped at its timeout while it wrote
+    # into its bound kept folder left the half-written file there for good.
+    root = tmp_path / "project"
+    stopped = write(root, "stopped", STOPPED)
+    folder = compile_cache.folder(kept, "stopped", stamp.env)
+    seen = run_each(kind, stamp, root, [stopped] * 3, after=folder.exists, timeout=1)
+    assert seen == [("['entry0']\n", True), ("['entry0', 'entry1']\n", False), ("['entry0']\n", True)]

@@ -196,10 +196,10 @@ def prune(base: Path, budget: int, now: float | None = None) -> list[Path]:
 def trim(writable: Sequence[Sequence[str]], budget: int) -> None:
     """After a run that had its kept folders bound writable (``[[kept
     folder, path in the run], ...]``, :func:`plan`): drop each that the run
-    grew past ``budget`` bytes (its snippet's next run keeps a new one).
-    Raises nothing."""
+    grew past ``budget`` bytes (negative: each of them), so that its
+    snippet's next run keeps a new one.  Raises nothing."""
     for kept, _ in writable:
-        if size_of(kept) > budget:
+        if budget < 0 or size_of(kept) > budget:
             _drop(Path(kept))
 
 

@@ -486,7 +486,7 @@ class ForkRunner:
             slot = server.slot(warm)
         env_names, limit = chain_inputs(cells, self.memory_limit)
         run_dir, scripts = prepare_chain_dir(cells)
-        mounts = None
+        mounts, captured = None, None
         try:
             env = child_environment(run_dir, env_names)
             env.pop("PYTHONPATH", None)
@@ -509,7 +509,7 @@ class ForkRunner:
             slot.broken = True
             raise
         finally:
-            end_run(run_dir, mounts)
+            end_run(run_dir, mounts, captured)
             with self._lock:
                 if slot.broken or self._closed:
                     slot.close()

@@ -49,7 +49,7 @@ from typing import Any
 
 from snipcheck.model import RunResult, Snippet, Stamp
 from snipcheck.run import compile_cache, sandbox
-from snipcheck.run.capture import Spawner, Streams, run_captured, run_captured_cells
+from snipcheck.run.capture import Captured, Spawner, Streams, run_captured, run_captured_cells
 from snipcheck.run.stopping import forget_run_dir, refuse_if_stopping, track_run_dir
 
 BOOTSTRAP_DIR = str(Path(__file__).parent / "bootstrap")
@@ -216,16 +216,24 @@ def remove_run_dir(run_dir: str) -> None:
     forget_run_dir(run_dir)
 
 
-def end_run(run_dir: str, mounts: Mapping[str, Any] | None) -> None:
+def end_run(run_dir: str, mounts: Mapping[str, Any] | None, captured: Sequence[Captured] | None) -> None:
     """After a Python run, however it ended: remove its directory
     (:func:`remove_run_dir`) and drop each kept compile cache it had bound
-    that it grew past the budget (:func:`snipcheck.run.compile_cache.trim`).
+    that it grew past the budget (:func:`snipcheck.run.compile_cache.trim`),
+    or all of them where the run did not end by itself (stopped at its
+    timeout or its output limit, killed by a signal, forged, or never
+    reported: ``captured`` ``None``), as what it was writing there may be
+    half-written; its snippet's next run keeps a new one.
 
     :param mounts: the run's mounts (:func:`run_view`), ``None`` where it had none.
+    :param captured: what the run's capture saw (a chain's: each cell's).
     """
     remove_run_dir(run_dir)
     if mounts and mounts.get("writable"):
-        compile_cache.trim(mounts["writable"], compile_cache.limit())
+        whole = captured is not None and all(
+            c.signal is None and not (c.timed_out or c.stopped_by_output or c.forged) for c in captured
+        )
+        compile_cache.trim(mounts["writable"], compile_cache.limit() if whole else -1)
 
 
 def chain_cells(scripts: Sequence[str], cells: Sequence[Snippet]) -> list[list[str]]:
@@ -358,7 +366,7 @@ class SubprocessRunner:
         limit = memory_limit_of(snippet, self.memory_limit)
         seed = seed_of(snippet)
         run_dir, script = prepare_run_dir(snippet)
-        mounts = None
+        mounts, captured = None, None
         try:
             env = interpreter_environment(seeded(child_environment(run_dir, snippet.env), seed), self.hash_seed)
             mounts, harvest = run_view(self.protect, limit, self.python, snippet.id, self.stamp, run_dir, env)
@@ -377,7 +385,7 @@ class SubprocessRunner:
                 rewrite=output_rewrite(run_dir),
             )
         finally:
-            end_run(run_dir, mounts)
+            end_run(run_dir, mounts, None if captured is None else [captured])
         return captured.result(
             stamp=self.stamp, runner=self.name, output_limit=output_limit, memory_limit=limit, seed=seed
         )
@@ -391,10 +399,10 @@ class SubprocessRunner:
         run_dir, scripts = prepare_chain_dir(cells)
         env = interpreter_environment(seeded(child_environment(run_dir, env_names), seed), self.hash_seed)
         env[CELLS_VAR] = "1"
-        mounts = None
+        mounts, captured_cells = None, None
         try:
             mounts, harvest = run_view(self.protect, limit, self.python, cells[0].id, self.stamp, run_dir, env)
-            captured = run_captured_cells(
+            captured_cells = run_captured_cells(
                 supervised_spawner(
                     [self.python, CELLS],
                     cwd=run_dir,
@@ -411,10 +419,10 @@ class SubprocessRunner:
                 chain=True,
             )
         finally:
-            end_run(run_dir, mounts)
+            end_run(run_dir, mounts, captured_cells)
         return [
             c.result(stamp=self.stamp, runner=self.name, output_limit=output_limit, memory_limit=limit, seed=seed)
-            for c in captured
+            for c in captured_cells
         ]
 
 
