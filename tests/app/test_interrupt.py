@@ -147,6 +147,33 @@ def test_ctrl_c_during_a_run_of_any_command_says_so_in_one_line(
     gate.wait_until_none_runs()
 
 
+@pytest.mark.parametrize(
+    ("args", "runner"),
+    [(["accept", "--force"], "fork"), (["verify"], "subprocess"), (["run", "g/slow"], "fork")],
+    ids=lambda value: value[0] if isinstance(value, list) else value,
+)
+def test_a_sigterm_during_a_run_stops_the_command_says_so_and_ends_it_by_sigterm(
+    tmp_path: Path, probe_cache: Path, args: list[str], runner: str
+) -> None:
+    # Was (trial, stop 45): a SIGTERM to the process group while the runs went
+    # on stopped the runs only; the command went on, reported each snippet
+    # as an error ("interrupted: the runs are being stopped") and ended as if
+    # it had checked them: accept with status 0 ("accepted 0 output(s)"),
+    # verify and run with 1.
+    gate = Gate(tmp_path / "gate")
+    root = project(tmp_path, probe_cache, {"g/slow": gate.snippet("released")}, runner)
+    (root / "docs" / "a.md").write_text("# a\n\n```{snippet} g/slow\nstated\n```\n")
+    before = every_file(root)
+    command = start(root, *args)
+    gate.wait_for_run(1, command)
+    os.killpg(command.pid, signal.SIGTERM)
+    out, err = command.communicate(timeout=120)
+    assert (command.returncode, err) == (-signal.SIGTERM, "terminated; nothing was written\n"), out
+    assert "ERROR" not in out and "Traceback" not in out
+    assert every_file(root) == before
+    gate.wait_until_none_runs()
+
+
 @pytest.mark.parametrize("runner", ["subprocess", "fork"])
 def test_ctrl_c_during_a_shard_says_so_in_one_line_and_runs_nothing_again(
     tmp_path: Path, probe_cache: Path, runner: str

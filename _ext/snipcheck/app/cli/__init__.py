@@ -30,7 +30,9 @@ usage or input (an unknown option, an unreadable report, a project or, for
 verify, accept and review, a page Sphinx cannot read, no placement found); 130 interrupted
 (Ctrl-C): the runs in progress are stopped and one line on stderr says what
 was written (nothing, unless the interrupt came after the first file of a
-write was replaced: a write is all or nothing, so it is then finished).
+write was replaced: a write is all or nothing, so it is then finished).  A
+``SIGTERM`` is handled as a Ctrl-C, its line saying "terminated", and the
+process then ends by ``SIGTERM`` (143 in a shell).
 """
 
 from __future__ import annotations
@@ -115,7 +117,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="snipcheck",
         description="Run the snippets of a Sphinx project, record and verify their stated outputs.",
         epilog="Exit status: 0 success; 1 drift or something not recorded or accepted; 2 bad usage or input; "
-        "130 interrupted (Ctrl-C: the runs are stopped, and one line says what was written).",
+        "130 interrupted (Ctrl-C: the runs are stopped, and one line says what was written); "
+        "a SIGTERM is handled the same, then ends the process by SIGTERM (143).",
         parents=[_common(defaults=True)],
     )
     parser.add_argument("--version", action="version", version=f"snipcheck {__version__}")
@@ -207,6 +210,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     the environment first, before anything is started: no process a command
     starts (a snippet's run above all) inherits it."""
     session.reset()
+    installed = session.terminate_as_interrupt()
     try:
         try:
             key, key_problem = shard_key.take_key(), ""
@@ -215,8 +219,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = _parser().parse_args(argv)
         args.shard_key, args.shard_key_problem = key, key_problem
         return _command(args)
+    except session.Terminated:
+        session.interrupted("terminated")
+        session.end_by_sigterm()
+        raise  # not reached: the process ends by SIGTERM
     except KeyboardInterrupt:
         return session.interrupted()
+    finally:
+        if installed:
+            session.terminate_by_default()
 
 
 def _command(args: argparse.Namespace) -> int:

@@ -6,6 +6,13 @@ the executors whose runs to stop (:data:`executors`) and a note to add
 empties them when a command starts, :func:`interrupted` says what was
 written and stops the runs.
 
+A ``SIGTERM`` (a CI job cancelled, ``timeout``, ``kill``) is handled the same
+way (:func:`terminate_as_interrupt`): it stops the command where it is, says
+in one line what was written, stops the runs, and the process then ends by
+``SIGTERM`` (:func:`end_by_sigterm`), where the command would otherwise have
+gone on with its runs failed ("interrupted") and ended as if it had checked
+them (``accept`` with status 0).
+
 Imports only the layers below ``app`` and :mod:`snipcheck.app.project`.
 """
 
@@ -28,6 +35,55 @@ from snipcheck.settings import Settings
 #: Exit status after a Ctrl-C: 128 + SIGINT, as a shell reports an interrupted command.
 INTERRUPTED = 130
 
+
+class Terminated(KeyboardInterrupt):
+    """A ``SIGTERM`` to the command, raised in its main thread (:func:`terminate_as_interrupt`):
+    a ``KeyboardInterrupt``, so that every write stops or finishes as it does for a Ctrl-C."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise Terminated
+
+
+#: For :func:`snipcheck.files.signals_held`: this handler stops the work, as the default action does.
+_on_sigterm.ends_process = True  # type: ignore[attr-defined]
+
+
+def terminate_as_interrupt() -> bool:
+    """Make a ``SIGTERM`` raise :class:`Terminated` in the main thread, where
+    it still has its default action (a host's own handler is left as it is).
+
+    :return: whether it was installed (undo it with :func:`terminate_by_default`).
+    """
+    import threading
+
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+    ):
+        return False
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    return True
+
+
+def terminate_by_default() -> None:
+    """Give ``SIGTERM`` its default action back, where :func:`terminate_as_interrupt` set it."""
+    if signal.getsignal(signal.SIGTERM) is _on_sigterm:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def end_by_sigterm() -> None:
+    """End the process by ``SIGTERM`` (a shell reports 143), its streams flushed; never returns."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGTERM)
+    os._exit(128 + signal.SIGTERM)  # only if the signal is blocked in this thread
+
+
 #: The project's files the command has written so far.
 written: list[Path] = []
 #: The executors whose runs a Ctrl-C stops.
@@ -43,20 +99,24 @@ def reset() -> None:
     interrupt_note.clear()
 
 
-def interrupted() -> int:
+def interrupted(what: str = "interrupted") -> int:
     """Say in one line what a Ctrl-C left written, stop the runs, return :data:`INTERRUPTED`.
 
     The runs in progress are stopped now, while the interpreter is whole (the
     supervisors remove their run directories), not by the ``atexit`` handler
-    alone; a second Ctrl-C meanwhile ends the process at once.
+    alone; a second Ctrl-C meanwhile ends the process at once, and so does
+    a ``SIGTERM``.
+
+    :param what: the line's first word: ``"terminated"`` after a ``SIGTERM``.
     """
     from snipcheck.run.stopping import stop_live_runs
 
+    terminate_by_default()
     done = list(dict.fromkeys(written))
     if done:
-        message = f"interrupted after writing {', '.join(rel(p) for p in done)} in full; nothing else was written"
+        message = f"{what} after writing {', '.join(rel(p) for p in done)} in full; nothing else was written"
     else:
-        message = "interrupted; nothing was written"
+        message = f"{what}; nothing was written"
     print(message + "".join(f" ({note})" for note in interrupt_note), file=sys.stderr)
     previous = signal.signal(signal.SIGINT, lambda signum, frame: os._exit(INTERRUPTED))
     try:
