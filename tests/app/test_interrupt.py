@@ -405,3 +405,26 @@ def test_the_launchers_status_after_a_ctrl_c_is_the_command_lines() -> None:
     from snipcheck.app.cli import session
 
     assert launch.INTERRUPTED == session.INTERRUPTED == cli.INTERRUPTED
+
+
+#: Sends this process a Ctrl-C from an atexit handler: once the command is done,
+#: while the interpreter ends (handlers run last registered first, so after snipcheck's).
+CTRL_C_AT_EXIT = """\
+import atexit, os, runpy, signal, sys
+
+atexit.register(lambda: os.kill(os.getpid(), signal.SIGINT))
+sys.argv = ["snipcheck", *sys.argv[1:]]
+runpy.run_module("snipcheck", run_name="__main__", alter_sys=True)
+"""
+
+
+def test_a_ctrl_c_once_the_command_is_done_leaves_its_status_as_it_is(tmp_path: Path) -> None:
+    # Was (trial, stop 45): a Ctrl-C just after the page was written and the
+    # summary printed ended the process by SIGINT (130 in a shell), with no
+    # line said: a command that had done all its work read as interrupted.
+    done = subprocess.run(
+        [sys.executable, "-c", CTRL_C_AT_EXIT, "normalizers"], cwd=tmp_path, capture_output=True, text=True,
+        timeout=60, preexec_fn=as_a_terminal_starts_it,
+    )  # fmt: skip
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout

@@ -5,11 +5,14 @@ The command line's modules take about 0.2 s to import; a Ctrl-C in that time
 used to end in Python's ``KeyboardInterrupt`` traceback.  Nothing is written
 or started by then, so it is told as any Ctrl-C before a write is
 (:func:`snipcheck.app.cli.session.interrupted`): one line on stderr, status
-130.  Standard library only, until :func:`main` imports the command line.
+130.  And once the command is done, a Ctrl-C no longer changes how the
+process ends (:func:`run`).  Standard library only, until :func:`main`
+imports the command line.
 """
 
 from __future__ import annotations
 
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -30,9 +33,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted; nothing was written", file=sys.stderr)
         return INTERRUPTED
-    return cli_main(argv)
+    try:
+        return cli_main(argv)
+    except KeyboardInterrupt:  # in the command line's last moments, past its own handling
+        from snipcheck.app.cli import session
+
+        return session.interrupted()
 
 
 def run() -> None:
-    """The console script: :func:`main`, its status the process's."""
-    sys.exit(main())
+    """The console script: :func:`main`, its status the process's.
+
+    Once the command is done, a Ctrl-C is ignored while the interpreter
+    ends (the runs' servers are waited for, a few seconds at most): the
+    command's work and its report are complete, and its status says how it
+    ended, where the signal would end the process as if it had been
+    interrupted (status 130, no line said).
+    """
+    status = main()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.exit(status)
