@@ -553,6 +553,7 @@ def _slot(requests_fd, namespaced, view, child_mod, supervise_mod, warm=()):  # 
             os.dup2(parking, target)
         supervisor = supervise_mod.Supervisor(namespaced)
         resets = _signal_resets()
+        _lock_reinit_stand_in(view)
         _settle()
         runs = 0
         while True:
@@ -586,7 +587,11 @@ def _slot(requests_fd, namespaced, view, child_mod, supervise_mod, warm=()):  # 
             images = (child_mod, bytes.fromhex(request["token"]))
             if request.get("mounts"):
                 _SLOT.stage(request["mounts"], request["run_dir"])  # the run's namespace, entered until the fork
-            supervisor.run(control, start, request["run_dir"], images, cells, request.get("harvest") or ())
+            _lock_reinit(False)  # the run's process sets it back first thing (_child)
+            try:
+                supervisor.run(control, start, request["run_dir"], images, cells, request.get("harvest") or ())
+            finally:
+                _lock_reinit(True)
             os.close(control)
             if request.get("mounts"):
                 _SLOT.ready(request["mounts"])  # the next run's namespace, while the build reads this one's result
@@ -598,6 +603,42 @@ def _slot(requests_fd, namespaced, view, child_mod, supervise_mod, warm=()):  # 
         supervisor.end()
     finally:
         os._exit(0)
+
+
+#: ``(logging, its set of handlers, an empty stand-in)`` in a slot whose
+#: preload loaded logging (:func:`_lock_reinit_stand_in`); else empty.
+_LOCK_REINIT = []
+
+
+def _lock_reinit_stand_in(view):  # type: ignore[no-untyped-def]
+    """In a slot, once: make the stand-in :func:`_lock_reinit` puts in place
+    of logging's set of handlers for each run's fork.
+
+    After a fork, :mod:`logging`'s at-fork handler gives every handler a new
+    lock (``_at_fork_reinit_lock_weakset``: ~40 once torch is imported), in
+    case another thread held one at the fork.  In a run's process that
+    writes to a page of the slot's memory for each handler (measured: 130
+    of the ~260 page faults of ``os.fork``'s own work in a child, which
+    each cost a copy of the page), and changes nothing: a slot has one
+    thread, which holds no handler's lock when it forks.  No effect where
+    logging is not loaded or has no such set.
+    """
+    logging = view.hidden.get("logging") or sys.modules.get("logging")
+    handlers = getattr(logging, "_at_fork_reinit_lock_weakset", None)
+    if handlers is not None and callable(getattr(logging, "_after_at_fork_child_reinit_locks", None)):
+        _LOCK_REINIT.append((logging, handlers, type(handlers)()))
+
+
+def _lock_reinit(on):  # type: ignore[no-untyped-def]
+    """``False``, in a slot just before it forks a run: logging's at-fork
+    handler finds no handler to give a new lock (see
+    :func:`_lock_reinit_stand_in`), where the slot has one thread only;
+    ``True``: logging's own set again, in the slot after the run and in the
+    run's process first thing, before anything of the snippet can see it."""
+    if not on and threading.active_count() != 1:
+        return  # a thread that may hold a lock at the fork: logging must renew them all
+    for logging, handlers, stand_in in _LOCK_REINIT:
+        logging._at_fork_reinit_lock_weakset = handlers if on else stand_in
 
 
 def _environment(env):  # type: ignore[no-untyped-def]
@@ -668,6 +709,7 @@ def _child(request, control, view, child_mod, supervise_mod, resets, feed=None):
     :param feed: for a chain, the descriptor its cells are handed over on
         (``_snipcheck_supervise.Cells``); ``None`` for one snippet.
     """
+    _lock_reinit(True)  # as it was before the fork (see _lock_reinit_stand_in)
     supervise_mod.prepare(resets, request.get("memory_limit"), program=False)
     if request.get("mounts"):
         _MOUNTS.enter(request["mounts"], request["run_dir"])  # and, where allowed, no capability from here on
