@@ -172,9 +172,16 @@ def _tmpfile_opens(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return seen
 
 
+def _without_ofd_locks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Take the lock-file-per-key path of :mod:`snipcheck.engine.key_lock`, as on a platform without OFD locks."""
+    from snipcheck.engine import key_lock
+
+    monkeypatch.setattr(key_lock, "_OFD_SETLK", None)
+
+
 @pytest.mark.skipif(not hasattr(__import__("os"), "O_TMPFILE"), reason="O_TMPFILE is Linux only")
 def test_a_cache_lock_does_not_probe_its_folder_on_every_acquire(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A run takes one lock: filelock probes the folder (an unnamed file, then
+    """Without OFD locks, a run takes one filelock: filelock probes the folder (an unnamed file, then
     flock on it) on every acquire unless it is given the lock file's mode, so
     the cache gives it the mode a new file gets anyway (0o666 less the umask)."""
     import os
@@ -182,6 +189,7 @@ def test_a_cache_lock_does_not_probe_its_folder_on_every_acquire(tmp_path: Path,
 
     from snipcheck.engine import cache as cache_mod
 
+    _without_ofd_locks(monkeypatch)
     _forget_lock_mode(cache_mod)
     previous = os.umask(0o022)
     try:
@@ -200,13 +208,14 @@ def test_a_cache_lock_does_not_probe_its_folder_on_every_acquire(tmp_path: Path,
 
 @pytest.mark.skipif(not hasattr(__import__("os"), "O_TMPFILE"), reason="O_TMPFILE is Linux only")
 def test_a_group_writable_cache_keeps_filelocks_own_check(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Where the umask leaves new files writable by the group (a cache shared by
+    """Without OFD locks, where the umask leaves new files writable by the group (a cache shared by
     a team), the lock files stay so, and filelock checks the folder as before."""
     import os
     import stat
 
     from snipcheck.engine import cache as cache_mod
 
+    _without_ofd_locks(monkeypatch)
     _forget_lock_mode(cache_mod)
     previous = os.umask(0o002)
     try:

@@ -12,8 +12,8 @@ of its data files and the values of its variables, see
 never reuses an old output.
 Entries are JSON files written atomically (temporary file, then
 ``os.replace``), so a reader sees either the old entry or the new one, never a
-partial one.  A per-key file lock (:mod:`filelock`) lets several builds share
-one cache directory without running the same snippet twice.
+partial one.  A per-key lock (:mod:`snipcheck.engine.key_lock`) lets several
+builds share one cache directory without running the same snippet twice.
 
 Pure core: standard library, :mod:`filelock`, :mod:`snipcheck.model`.
 """
@@ -28,8 +28,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from filelock import FileLock
-
+from snipcheck.engine.key_lock import Lock, key_lock
 from snipcheck.files import write_atomic
 from snipcheck.model import RunResult, Snippet, Stamp
 from snipcheck.sources.inputs import Digests
@@ -107,7 +106,8 @@ def cache_key(
 def _lock_mode() -> int | None:
     """The mode a new lock file gets when none is given (``0o666`` less the
     process's umask, read from ``/proc/self/status``), or ``None`` where the
-    umask cannot be read without changing it.
+    umask cannot be read without changing it (for :mod:`filelock`'s lock
+    files, where the platform has no OFD locks: see :mod:`snipcheck.engine.key_lock`).
 
     Given explicitly, it spares :mod:`filelock` a probe of the folder on
     every acquire (it creates an unnamed file there to learn whether the file
@@ -155,12 +155,12 @@ class ResultCache:
     def path(self, key: str) -> Path:
         return self.directory / "results" / key[:2] / f"{key}.json"
 
-    def lock(self, key: str) -> FileLock:
-        """A lock held while a snippet with this key runs (see module docstring)."""
-        lock_path = self.directory / "locks" / f"{key}.lock"
-        lock_path.parent.mkdir(parents=True, exist_ok=True)
-        mode = _lock_mode()
-        return FileLock(str(lock_path)) if mode is None else FileLock(str(lock_path), mode=mode)
+    def lock(self, key: str) -> Lock:
+        """A lock held while a snippet with this key runs (see module docstring).
+
+        :raises OSError: if the ``locks`` folder cannot be made.
+        """
+        return key_lock(self.directory / "locks", key, _lock_mode())
 
     def get(self, key: str) -> RunResult | None:
         """The stored result, or ``None`` if there is none.

@@ -24,10 +24,9 @@ import logging
 import threading
 from collections.abc import Callable
 
-from filelock import FileLock
-
 from snipcheck.engine.cache import CacheError, cache_key
 from snipcheck.engine.config import NO_RESULT, ExecutorConfig
+from snipcheck.engine.key_lock import Lock
 from snipcheck.judge.compare import outcome_problem
 from snipcheck.model import Outcome, RunResult, Snippet, Stamp
 from snipcheck.run import Runner, make_runner, requirements
@@ -232,7 +231,7 @@ class Runs:
         log.debug("ran %s in %.2f s", snippet.id, result.duration)
         return Outcome(result, "run", notes=tuple(notes))
 
-    def _lock_entry(self, key: str, notes: list[str]) -> FileLock | None:
+    def _lock_entry(self, key: str, notes: list[str]) -> Lock | None:
         """The held lock of ``key``, or ``None`` if the cache cannot be locked.
 
         A cache directory that cannot be written (read-only, or a file in the
