@@ -26,7 +26,7 @@ import os
 import struct
 import time
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, Self
 
 from filelock import FileLock
 
@@ -75,7 +75,7 @@ class KeyLock:
             return False
         return True
 
-    def acquire(self) -> KeyLock:
+    def acquire(self) -> Self:
         """Wait until the lock is this object's (polling every
         :data:`POLL_INTERVAL` seconds while another holder has it).
 
@@ -104,7 +104,7 @@ class KeyLock:
         finally:
             os.close(fd)
 
-    def __enter__(self) -> KeyLock:
+    def __enter__(self) -> Self:
         return self.acquire()
 
     def __exit__(self, *exc: object) -> None:
