@@ -168,10 +168,26 @@ def _mode_for(path: Path) -> tuple[int, int | None, int | None]:
     try:
         st = os.stat(path)
     except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask, None, None
+        return 0o666 & ~current_umask(), None, None
     return stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid
+
+
+def current_umask() -> int:
+    """The process's umask, read from ``/proc/self/status`` (Linux 4.7):
+    setting it to learn it (``os.umask``) would give every file another
+    thread creates meanwhile (a page Sphinx writes, a lock file) mode 0o666.
+    Elsewhere, that is what it does, as the only way there is.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
 
 
 def _temporary(path: Path, data: bytes, durable: bool = True) -> str:
@@ -216,9 +232,12 @@ def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
     :raises OSError: if the directory cannot be created or written.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     with signals_held():
-        tmp = _temporary(path, data, durable)
+        try:
+            tmp = _temporary(path, data, durable)
+        except FileNotFoundError:  # its folder is not there yet (asked only then: a cold build writes ~1,000 entries)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = _temporary(path, data, durable)
         _abandon_if_interrupted([tmp])
         try:
             os.replace(tmp, path)

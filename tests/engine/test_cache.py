@@ -227,3 +227,52 @@ def test_a_group_writable_cache_keeps_filelocks_own_check(tmp_path: Path, monkey
     finally:
         os.umask(previous)
         _forget_lock_mode(cache_mod)
+
+
+def test_an_atomic_write_makes_its_folders_only_when_they_are_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cold build writes ~1,000 entries into ~256 folders: the folder is made
+    when the write finds it missing, not asked for on every write."""
+    made: list[Path] = []
+    real = Path.mkdir
+
+    def spy(self: Path, *args: object, **kwargs: object) -> None:
+        made.append(self)
+        real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "mkdir", spy)
+    target = tmp_path / "a" / "b" / "entry.json"
+    write_atomic(target, b"first")
+    assert target.read_bytes() == b"first" and made[0] == target.parent  # (and, inside mkdir, those above it)
+    first = len(made)
+    write_atomic(target, b"second")
+    write_atomic(target.parent / "other.json", b"third")
+    assert len(made) == first and target.read_bytes() == b"second"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["entry.json", "other.json"]
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="the umask is read from /proc on Linux")
+def test_an_atomic_write_never_sets_the_umask_to_learn_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Setting the umask to 0 to read it gives every file another thread
+    creates meanwhile (a page Sphinx writes, a lock file) mode 0o666: a build
+    writes cache entries in its worker threads while its main thread writes
+    pages."""
+    import os
+    import stat
+
+    from snipcheck import files
+
+    calls: list[int] = []
+    real = os.umask
+
+    def spy(mask: int) -> int:
+        calls.append(mask)
+        return real(mask)
+
+    previous = real(0o027)
+    try:
+        monkeypatch.setattr(files.os, "umask", spy)
+        write_atomic(tmp_path / "new.json", b"{}")
+        assert calls == []
+        assert stat.S_IMODE((tmp_path / "new.json").stat().st_mode) == 0o640
+    finally:
+        real(previous)

@@ -29,7 +29,7 @@ import tempfile
 from pathlib import Path
 
 from snipcheck.engine.key_lock import Lock, key_lock
-from snipcheck.files import write_atomic
+from snipcheck.files import current_umask, write_atomic
 from snipcheck.model import RunResult, Snippet, Stamp
 from snipcheck.sources.inputs import Digests
 from snipcheck.sources.inputs import values as variable_values
@@ -103,25 +103,18 @@ def cache_key(
 
 
 @functools.cache
-def _lock_mode() -> int | None:
+def _lock_mode() -> int:
     """The mode a new lock file gets when none is given (``0o666`` less the
-    process's umask, read from ``/proc/self/status``), or ``None`` where the
-    umask cannot be read without changing it (for :mod:`filelock`'s lock
-    files, where the platform has no OFD locks: see :mod:`snipcheck.engine.key_lock`).
+    process's umask, :func:`snipcheck.files.current_umask`), for
+    :mod:`filelock`'s lock files, where the platform has no OFD locks (see
+    :mod:`snipcheck.engine.key_lock`).
 
     Given explicitly, it spares :mod:`filelock` a probe of the folder on
     every acquire (it creates an unnamed file there to learn whether the file
     system has ``flock``, ~1 ms a run) wherever the files are not writable by
     group or others; where the umask lets them be, filelock probes as before.
     """
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return 0o666 & ~int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
+    return 0o666 & ~current_umask()
 
 
 class ResultCache:
