@@ -157,7 +157,7 @@ def test_a_cache_that_cannot_be_locked_costs_the_cache_not_the_run(tmp_path: Pat
     for name in SNIPPETS:
         at = f"{index}:{directive_line(index, f'cache/{name}')}: WARNING: snippet 'cache/{name}': "
         assert build.about(f"cache/{name}") == [
-            f"{at}cannot lock the cache entry ([Errno 17] File exists: '{cache_dir / 'locks'}'); "
+            f"{at}cannot lock the cache entry ([Errno 20] Not a directory: '{cache_dir / 'locks' / 'keys'}'); "
             "the snippet ran without the lock [snipcheck.cache]"
         ]
         assert output_of(build.outdir / "index.html", f"cache/{name}") == f"{name}\n"

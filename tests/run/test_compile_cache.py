@@ -436,3 +436,25 @@ def test_a_kept_compile_cache_a_stopped_run_had_bound_is_dropped(
     folder = compile_cache.folder(kept, "stopped", stamp.env)
     seen = run_each(kind, stamp, root, [stopped] * 3, after=folder.exists, timeout=1)
     assert seen == [("['entry0']\n", True), ("['entry0', 'entry1']\n", False), ("['entry0']\n", True)]
+
+
+@pytest.mark.parametrize("kind", PYTHON_RUNNERS)
+def test_run_directories_made_through_a_link_are_resolved_and_keep_their_cache(
+    kind: str, tmp_path: Path, stamp: Stamp, kept: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The folder run directories are made in is resolved once per process
+    (not each run directory): made through a link, a run still reads its
+    working directory as [CWD] and its TMPDIR as its own, so its compile
+    cache is kept."""
+    from snipcheck.run import python
+
+    real = tmp_path / "real-tmp"
+    real.mkdir()
+    (tmp_path / "linked-tmp").symlink_to(real)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "linked-tmp"))
+    monkeypatch.setitem(python._run_root, "root", None)  # tempfile's folder, not /dev/shm
+    root = tmp_path / "project"
+    snippet = write(root, "linked", "import os\nprint(os.getcwd())\n" + LEAVE)
+    first, second = [out for out, _ in run_each(kind, stamp, root, [snippet, snippet])]
+    assert first.splitlines()[0] == "[CWD]" and first.splitlines()[-1] == "['entry0']"
+    assert second.splitlines()[-1] == "['entry0', 'entry1']", second

@@ -84,7 +84,11 @@ class KeyLock:
         """
         if self._fd is not None:
             return self
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        except FileNotFoundError:  # its folder is not there (yet, or any more)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
         try:
             while not self._set(fd, fcntl.F_WRLCK):
                 time.sleep(POLL_INTERVAL)
@@ -117,10 +121,11 @@ def key_lock(folder: Path, key: str, mode: int | None) -> Lock:
     else a :class:`filelock.FileLock` on ``folder/<key>.lock`` (created
     with ``mode``, where given).
 
-    :raises OSError: if ``folder`` cannot be made.
+    :raises OSError: if ``folder`` cannot be made (for a :class:`KeyLock`:
+        when it is acquired, which makes it where missing).
     """
-    folder.mkdir(parents=True, exist_ok=True)
     if _OFD_SETLK is not None:
         return KeyLock(folder / "keys", int(key[:15], 16))
+    folder.mkdir(parents=True, exist_ok=True)
     path = str(folder / f"{key}.lock")
     return FileLock(path) if mode is None else FileLock(path, mode=mode)

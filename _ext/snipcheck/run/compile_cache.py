@@ -42,6 +42,7 @@ Pure core: standard library only.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import os
@@ -113,7 +114,14 @@ def hidden() -> list[str]:
     if str(base) not in _pruned:
         _pruned.add(str(base))
         prune(base, limit())
-    return [os.path.realpath(base)]
+    return [_resolved(str(base))]
+
+
+@functools.lru_cache(maxsize=16)
+def _resolved(folder: str) -> str:
+    """``os.path.realpath`` of a folder of kept caches, once per process
+    (a ``lstat`` per component, every run, before)."""
+    return os.path.realpath(folder)
 
 
 def size_of(path: Path | str) -> int:
@@ -235,7 +243,11 @@ def plan(snippet_id: str, environment: str | None, run_dir: str, env: Mapping[st
     """
     base = root()
     tmpdir = env.get("TMPDIR")
-    if base is None or not environment or not tmpdir or not os.path.realpath(tmpdir).startswith(run_dir + os.sep):
+    if base is None or not environment or not tmpdir:
+        return [], []
+    # run_dir is resolved and its tmp folder made by prepare_chain_dir (no link):
+    # only another TMPDIR (a snippet's env variables) needs resolving
+    if tmpdir != os.path.join(run_dir, "tmp") and not os.path.realpath(tmpdir).startswith(run_dir + os.sep):
         return [], []
     kept = folder(base, snippet_id, environment)
     inside = os.path.join(tmpdir, inductor_folder(env))

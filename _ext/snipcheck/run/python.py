@@ -37,6 +37,7 @@ Pure core: no Sphinx or docutils.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -191,7 +192,8 @@ def prepare_chain_dir(cells: Sequence[Snippet]) -> tuple[str, list[str]]:
     :return: ``(run_dir, each cell's relative script path)``.
     :raises OSError: if a declared data file cannot be copied.
     """
-    run_dir = os.path.realpath(tempfile.mkdtemp(prefix="snipcheck-", dir=run_root()))
+    made = tempfile.mkdtemp(prefix="snipcheck-", dir=run_root())
+    run_dir = os.path.join(_resolved(os.path.dirname(made)), os.path.basename(made))  # a fresh folder: no link
     track_run_dir(run_dir)
     try:
         for snippet in (cell for cell in cells if cell.path):
@@ -206,6 +208,14 @@ def prepare_chain_dir(cells: Sequence[Snippet]) -> tuple[str, list[str]]:
         remove_run_dir(run_dir)
         raise
     return run_dir, [snippet.path for snippet in cells]
+
+
+@functools.lru_cache(maxsize=16)
+def _resolved(folder: str) -> str:
+    """``os.path.realpath`` of the folder run directories are made in,
+    worked out once per process: resolving each run directory took a
+    ``lstat`` per component, every run."""
+    return os.path.realpath(folder)
 
 
 def remove_run_dir(run_dir: str) -> None:
