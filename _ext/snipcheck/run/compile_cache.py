@@ -74,9 +74,19 @@ def root() -> Path | None:
     """The folder that holds the kept compile caches (absolute: a relative
     :data:`VAR` is taken from the current folder), or ``None`` where none is kept."""
     named = os.environ.get(VAR)
+    relative = named is not None and not os.path.isabs(named) and not named.startswith("~")
+    return _root(named, os.environ.get("XDG_CACHE_HOME"), os.environ.get("HOME"), os.getcwd() if relative else None)
+
+
+@functools.lru_cache(maxsize=8)
+def _root(named: str | None, xdg: str | None, home: str | None, cwd: str | None) -> Path | None:
+    """:func:`root` for these values of its variables (and the current
+    folder, for a relative :data:`VAR`), worked out once: it is asked twice
+    a run."""
+    del home, cwd  # in the key only: expanduser and abspath read them
     if named is not None:
         return Path(os.path.abspath(os.path.expanduser(named))) if named not in ("", "0") else None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    base = xdg or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "snipcheck" / "compile"
 
 
@@ -216,12 +226,16 @@ def inductor_folder(env: Mapping[str, str]) -> str:
     (``torch._inductor.runtime.cache_dir_utils.default_cache_dir``): by
     the user name ``getpass.getuser()`` finds in the run's environment ``env``."""
     user = next((env[name] for name in _USER_VARS if env.get(name)), None)
-    if user is None:
-        try:
-            user = pwd.getpwuid(os.getuid()).pw_name
-        except KeyError:
-            user = f"uid_{os.getuid()}"
-    return "torchinductor_" + re.sub(r'[\\/:*?"<>|]', "_", user)
+    return "torchinductor_" + re.sub(r'[\\/:*?"<>|]', "_", user if user is not None else _account(os.getuid()))
+
+
+@functools.lru_cache(maxsize=4)
+def _account(uid: int) -> str:
+    """The account name of ``uid`` (``uid_N`` where it has none), looked up once."""
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid_{uid}"
 
 
 def folder(base: Path, snippet_id: str, environment: str) -> Path:
