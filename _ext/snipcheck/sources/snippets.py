@@ -90,9 +90,15 @@ def locate(snippet_id: str, snippets_dir: Path) -> Path:
         ``snippets_dir`` (through a symbolic link, say), matches no file, or
         matches more than one (``x.py`` and ``x.rs``).
     """
+    return _locate(snippet_id, snippets_dir)[0]
+
+
+def _locate(snippet_id: str, snippets_dir: Path) -> tuple[Path, Path]:
+    """:func:`locate`, and the file resolved (its links followed), which a
+    caller would otherwise resolve again (a ``lstat`` per component)."""
     check_id(snippet_id)
     try:
-        root = snippets_dir.resolve()
+        root = _resolved_dir(snippets_dir)
     except OSError as exc:  # e.g. ENAMETOOLONG under a deep snippets directory
         raise SnippetError(f"cannot look up snippet {snippet_id!r} in {snippets_dir}: {exc.strerror or exc}") from None
     found = []
@@ -117,12 +123,33 @@ def locate(snippet_id: str, snippets_dir: Path) -> Path:
             + " both exist; rename one"
         )
     path = found[0]
-    if not path.resolve().is_relative_to(root):
+    real = path.resolve()
+    if not real.is_relative_to(root):
         raise SnippetError(
-            f"snippet {snippet_id!r} resolves to {path.resolve()}, outside "
+            f"snippet {snippet_id!r} resolves to {real}, outside "
             f"{root}; snippets must live under the snippets directory"
         )
-    return path
+    return path, real
+
+
+def _resolved_dir(snippets_dir: Path) -> Path:
+    """``snippets_dir.resolve()``, worked out once a second at most for a
+    folder (a build looks up every snippet in it, a ``lstat`` per component
+    each time): a folder that became a link since is resolved anew then."""
+    key = (str(snippets_dir), int(time.monotonic()))
+    with _resolved_lock:
+        found = _resolved_dirs.get(key)
+    if found is None:
+        found = snippets_dir.resolve()
+        with _resolved_lock:
+            for old in [k for k in _resolved_dirs if k[1] != key[1]]:
+                del _resolved_dirs[old]  # of an earlier second
+            _resolved_dirs[key] = found
+    return found
+
+
+_resolved_dirs: dict[tuple[str, int], Path] = {}
+_resolved_lock = threading.Lock()
 
 
 _KINDS = {stat.S_IFIFO: "a named pipe", stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a character device",
@@ -194,7 +221,7 @@ def load(snippet_id: str, snippets_dir: Path, project_root: Path) -> Snippet:
     :raises SnippetError: if the file cannot be found or read, is not UTF-8,
         or its tag block is malformed (then ``path`` and ``line`` are set).
     """
-    path = locate(snippet_id, snippets_dir)
+    path, real = _locate(snippet_id, snippets_dir)
     shown = shown_path(snippet_id + path.suffix, snippets_dir, project_root)
     try:
         raw = path.read_bytes()
@@ -203,7 +230,7 @@ def load(snippet_id: str, snippets_dir: Path, project_root: Path) -> Snippet:
         raise SnippetError(f"{shown} is not valid UTF-8 ({decode_error(raw, exc)}); save it as UTF-8", shown) from None
     except OSError as exc:
         raise SnippetError(f"cannot read {shown}: {exc.strerror}{_read_advice(exc)}", shown) from None
-    snippet = from_text(snippet_id, source, SUFFIXES[path.suffix], shown, path.resolve(), project_root)
+    snippet = from_text(snippet_id, source, SUFFIXES[path.suffix], shown, real, project_root)
     return dataclasses.replace(snippet, helpers=_helpers(path, shown, snippets_dir))
 
 
@@ -267,7 +294,7 @@ def _helpers(path: Path, shown: str, snippets_dir: Path) -> tuple[tuple[str, str
     """
     if path.suffix != ".py":
         return ()
-    root = snippets_dir.resolve()
+    root = _resolved_dir(snippets_dir)
     folder = shown.rpartition("/")[0]
     found = []
     for helper in helper_files(path.parent):
