@@ -3,11 +3,13 @@ file per cache, held across processes and threads, gone with its holder."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,14 +36,26 @@ sys.stdin.readline()
 """
 
 
-def holder(cache: Path, key: str) -> subprocess.Popen[str]:
-    """A process that holds ``key``'s lock until told (a line on its stdin)."""
+@contextlib.contextmanager
+def holder(cache: Path, key: str) -> Iterator[subprocess.Popen[str]]:
+    """A process that holds ``key``'s lock until told (a line on its stdin); killed at the end."""
     proc = subprocess.Popen(
         [sys.executable, "-c", HOLDER.format(ext=EXT, cache=str(cache), key=key)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
-    assert proc.stdout is not None and proc.stdout.readline() == "held\n"
-    return proc
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == "held\n"
+        yield proc
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def tell(proc: subprocess.Popen[str], line: str) -> None:
+    """Send the holder its next line (``release`` or ``die``)."""
+    assert proc.stdin is not None
+    proc.stdin.write(line + "\n")
+    proc.stdin.flush()
 
 
 def taker(cache: Path, key: str) -> tuple[threading.Thread, threading.Event]:
@@ -69,37 +83,25 @@ def test_every_key_of_a_cache_locks_one_byte_of_one_file(tmp_path: Path) -> None
 
 
 def test_a_key_another_build_holds_waits_for_it_and_another_key_does_not(tmp_path: Path) -> None:
-    proc = holder(tmp_path, KEY)
-    try:
+    with holder(tmp_path, KEY) as proc:
         with ResultCache(tmp_path).lock(OTHER):  # another key: at once, while KEY is held
             pass
         thread, taken = taker(tmp_path, KEY)
         assert not taken.wait(0.5), "took a key another process holds"
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write("release\n")
-        proc.stdin.flush()
-        assert proc.stdout.readline() == "released\n"
+        tell(proc, "release")
+        assert proc.stdout is not None and proc.stdout.readline() == "released\n"
         assert taken.wait(30), "never took the key once it was released"
         thread.join(30)
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 def test_a_key_goes_with_the_process_that_held_it(tmp_path: Path) -> None:
-    proc = holder(tmp_path, KEY)
-    thread, taken = taker(tmp_path, KEY)
-    try:
+    with holder(tmp_path, KEY) as proc:
+        thread, taken = taker(tmp_path, KEY)
         assert not taken.wait(0.3)
-        assert proc.stdin is not None
-        proc.stdin.write("die\n")
-        proc.stdin.flush()
+        tell(proc, "die")
         assert proc.wait(30) == 0
         assert taken.wait(30), "the key stayed locked after its holder died"
         thread.join(30)
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 def test_two_threads_of_one_build_exclude_each_other(tmp_path: Path) -> None:
