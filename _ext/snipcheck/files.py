@@ -36,6 +36,7 @@ import atexit
 import contextlib
 import errno
 import fcntl
+import functools
 import os
 import signal
 import stat
@@ -170,6 +171,15 @@ def _mode_for(path: Path) -> tuple[int, int | None, int | None]:
     except FileNotFoundError:
         return 0o666 & ~current_umask(), None, None
     return stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid
+
+
+@functools.lru_cache(maxsize=16)
+def resolved_folder(folder: str) -> str:
+    """``os.path.realpath(folder)``, worked out once per process: for the
+    build's own folders that every run names (where run directories are
+    made, the kept compile caches), which a per-run ``realpath`` resolved
+    again with a ``lstat`` per component."""
+    return os.path.realpath(folder)
 
 
 def current_umask() -> int:

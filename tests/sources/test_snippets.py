@@ -177,3 +177,43 @@ def test_a_helper_added_or_removed_after_a_load_is_seen_by_the_next_load(project
     assert load("kept/a", project / "snippets", project).helpers == (("snippets/kept/_h.py", "X = 3\n"),)
     (folder / "_h.py").unlink()
     assert load("kept/a", project / "snippets", project).helpers == ()
+
+
+def test_a_snippets_folder_is_resolved_once_a_second_and_a_link_made_since_is_seen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A build loads every snippet from one folder: the folder is resolved
+    once (not twice a snippet), and a second later again, so that a folder
+    made a link to elsewhere since is held to where it now leads."""
+    from snipcheck.sources import snippets as snippets_mod
+
+    folder = tmp_path / "snippets"
+    (folder / "a").mkdir(parents=True)
+    for n in range(5):
+        (folder / "a" / f"s{n}.py").write_text(f"print({n})\n", encoding="utf-8")
+    now = [1000.0]
+    monkeypatch.setattr(snippets_mod.time, "monotonic", lambda: now[0])
+    resolved: list[Path] = []
+    real_resolve = Path.resolve
+
+    def spy(self: Path, strict: bool = False) -> Path:
+        if self == folder:
+            resolved.append(self)
+        return real_resolve(self, strict)
+
+    monkeypatch.setattr(Path, "resolve", spy)
+    for n in range(5):
+        assert snippets_mod.load(f"a/s{n}", folder, tmp_path).source == f"print({n})\n"
+    assert len(resolved) == 1
+    # the folder becomes a link to another one whose snippet leads out of it
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "a").mkdir(parents=True)
+    (tmp_path / "outside.py").write_text("print('out')\n", encoding="utf-8")
+    (elsewhere / "a" / "s0.py").symlink_to(tmp_path / "outside.py")
+    (tmp_path / "old").mkdir()
+    folder.rename(tmp_path / "old" / "snippets")
+    folder.symlink_to(elsewhere)
+    now[0] += 1.0
+    with pytest.raises(snippets_mod.SnippetError, match="outside"):
+        snippets_mod.load("a/s0", folder, tmp_path)
+    assert len(resolved) == 2

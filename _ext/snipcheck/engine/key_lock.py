@@ -115,11 +115,11 @@ class KeyLock:
         self.release()
 
 
-def key_lock(folder: Path, key: str, mode: int | None) -> Lock:
+def key_lock(folder: Path, key: str, mode: int) -> Lock:
     """The lock of ``key`` (a hex digest of at least 16 digits) in ``folder``:
     a :class:`KeyLock` on ``folder/keys`` where the platform has OFD locks,
     else a :class:`filelock.FileLock` on ``folder/<key>.lock`` (created
-    with ``mode``, where given).
+    with ``mode``).
 
     :raises OSError: if ``folder`` cannot be made (for a :class:`KeyLock`:
         when it is acquired, which makes it where missing).
@@ -127,5 +127,4 @@ def key_lock(folder: Path, key: str, mode: int | None) -> Lock:
     if _OFD_SETLK is not None:
         return KeyLock(folder / "keys", int(key[:15], 16))
     folder.mkdir(parents=True, exist_ok=True)
-    path = str(folder / f"{key}.lock")
-    return FileLock(path) if mode is None else FileLock(path, mode=mode)
+    return FileLock(str(folder / f"{key}.lock"), mode=mode)

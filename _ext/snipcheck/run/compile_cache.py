@@ -37,7 +37,7 @@ the last :data:`GRACE` seconds (a run may have one bound).  Without it,
 every environment (each torch version, each change of a requirement) kept
 another copy for good: inductor's precompiled header alone is ~150 MB.
 
-Pure core: standard library only.
+Pure core: standard library and :mod:`snipcheck.files`.
 """
 
 from __future__ import annotations
@@ -52,6 +52,8 @@ import shutil
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+from snipcheck.files import resolved_folder
 
 log = logging.getLogger("snipcheck")
 
@@ -124,14 +126,7 @@ def hidden() -> list[str]:
     if str(base) not in _pruned:
         _pruned.add(str(base))
         prune(base, limit())
-    return [_resolved(str(base))]
-
-
-@functools.lru_cache(maxsize=16)
-def _resolved(folder: str) -> str:
-    """``os.path.realpath`` of a folder of kept caches, once per process
-    (a ``lstat`` per component, every run, before)."""
-    return os.path.realpath(folder)
+    return [resolved_folder(str(base))]
 
 
 def size_of(path: Path | str) -> int:

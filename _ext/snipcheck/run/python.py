@@ -37,7 +37,6 @@ Pure core: no Sphinx or docutils.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import shutil
@@ -48,6 +47,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from snipcheck.files import resolved_folder
 from snipcheck.model import RunResult, Snippet, Stamp
 from snipcheck.run import compile_cache, sandbox
 from snipcheck.run.capture import Captured, Spawner, Streams, run_captured, run_captured_cells
@@ -193,7 +193,7 @@ def prepare_chain_dir(cells: Sequence[Snippet]) -> tuple[str, list[str]]:
     :raises OSError: if a declared data file cannot be copied.
     """
     made = tempfile.mkdtemp(prefix="snipcheck-", dir=run_root())
-    run_dir = os.path.join(_resolved(os.path.dirname(made)), os.path.basename(made))  # a fresh folder: no link
+    run_dir = os.path.join(resolved_folder(os.path.dirname(made)), os.path.basename(made))  # a fresh folder: no link
     track_run_dir(run_dir)
     try:
         for snippet in (cell for cell in cells if cell.path):
@@ -208,14 +208,6 @@ def prepare_chain_dir(cells: Sequence[Snippet]) -> tuple[str, list[str]]:
         remove_run_dir(run_dir)
         raise
     return run_dir, [snippet.path for snippet in cells]
-
-
-@functools.lru_cache(maxsize=16)
-def _resolved(folder: str) -> str:
-    """``os.path.realpath`` of the folder run directories are made in,
-    worked out once per process: resolving each run directory took a
-    ``lstat`` per component, every run."""
-    return os.path.realpath(folder)
 
 
 def remove_run_dir(run_dir: str) -> None:
