@@ -129,3 +129,24 @@ def test_verify_rewrites_its_progress_line_in_place_on_a_terminal(project: Path)
     assert done.returncode == 0
     # the terminal turns "\n" into "\r\n"
     assert seen.decode() == "".join(f"\r\x1b[K[{n}/3] {i}" for n, i in enumerate(IDS, start=1)) + "\r\n"
+
+
+@pytest.mark.parametrize("builder", ["singlehtml", "html"], ids=["judged-before-writing", "judged-while-writing"])
+def test_a_quiet_build_keeps_no_progress_line(project: Path, tmp_path: Path, builder: str) -> None:
+    # sphinx-build -q: Sphinx still formats each status line into a buffer
+    # that nobody reads (~80 us a snippet on the build's critical path); the
+    # snippets' progress line is not made at all then.
+    from io import StringIO
+
+    from sphinx.application import Sphinx
+
+    app = Sphinx(
+        str(project), str(project), str(tmp_path / "out"), str(tmp_path / "doctrees"), builder,
+        confoverrides={"snipcheck_cache_dir": str(tmp_path / "cache"), "snipcheck_report_dir": str(tmp_path / "report")},
+        status=None, warning=StringIO(),
+    )  # fmt: skip
+    app.build()
+    assert app.statuscode == 0, app._warning.getvalue()
+    assert app.quiet
+    assert "snippet" in (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
+    assert "running snippets" not in plain(app._status.getvalue())

@@ -8,8 +8,9 @@ one build are judged in several calls (those claims cite at
 the rest at ``build-finished``, see :mod:`.results`), and one progress line
 runs across them all: :class:`Progress` keeps a single ``status_iterator``
 and feeds it one snippet id at a time, so the lines are Sphinx's own (single
-line rewritten in place on a terminal, one line each in a log, none with
-``-q``).
+line rewritten in place on a terminal, one line each in a log).  With
+``-q`` there is no progress line at all: Sphinx would only format it into a
+buffer that nobody reads (:func:`snipcheck.sphinxext.results.resolve`).
 """
 
 from __future__ import annotations

@@ -92,7 +92,8 @@ def resolve(app: Sphinx, env: BuildEnvironment) -> list[str]:
         for rec in pending:
             assert rec.snippet is not None
             executor.submit(rec.snippet)
-        state.progress = Progress(len(pending), app.config.verbosity, merged=state.settings.merged)
+        # Sphinx's -q keeps its status lines in a buffer nobody reads: no progress line then (~80 us a snippet)
+        state.progress = None if app.quiet else Progress(len(pending), app.config.verbosity, merged=state.settings.merged)
         if _judges_while_writing(app):
             now = _cited(env, state.read_now)
             pending = [r for r in pending if r.snippet_id in now[0] or (r.docname, r.serial) in now[1]]
@@ -104,7 +105,7 @@ def resolve(app: Sphinx, env: BuildEnvironment) -> list[str]:
                 logger.info(__("snipcheck: the runs go on while the pages are written"))
         for rec in pending:
             assert rec.snippet is not None
-            state.progress.step(rec.snippet_id)
+            _step(state, rec)
             replace(env, judged(app, env, rec, executor.outcome(rec.snippet)))
     claims.resolve(app, env)
     return []
