@@ -385,7 +385,7 @@ def test_normalizers_are_listed_as_plain_text_without_rest_markup(tmp_path: Path
     for markup in ("``", ":func:", ":class:", ":mod:", ":data:"):
         assert markup not in done.stdout, markup
     assert lines[list(REGISTRY).index("memory-addresses")].endswith(
-        'Memory addresses such as "0x7f3a2c1b9e50" become "0x...".'
+        'Memory addresses in object reprs such as "<object object at 0x7f3a2c1b9e50>" become "0x..."; other hex numbers stay.'
     )
 
 

@@ -90,7 +90,12 @@ _SNIPPET = re.compile(_PATH + rf"(snippets/[\w./-]{{1,{_NAME}}}\.(?:py|rs))")
 _TORCH_FILE_LINE = re.compile(r'(File "\.\.\./(?:site|dist)-packages/torch/[^"]+", line )\d+')
 _TORCH_COLON_LINE = re.compile(rf"(\.\.\./(?:site|dist)-packages/torch/[\w./-]{{1,{_NAME}}}\.py):\d+:")
 _TRIGGERED = re.compile(r"\(Triggered internally at [^()\n]*?:\d+\.\)")
-_ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{6,16}\b")
+# An address where Python's default repr prints one ("<object object at
+# 0x7f3a2c1b9e50>", "<function f at 0x...>", "<weakref at 0x...; to 'A' at
+# 0x...>"): "at " before it.  Any other hex number (a CRC, a mask, a hash, a
+# pointer printed bare) is compared as printed: a page writes a wildcard
+# where such a value varies between runs.
+_ADDRESS = re.compile(r"(?<=\bat )0x[0-9a-fA-F]{6,16}\b")
 
 
 @register("python-paths", display=True)
@@ -127,7 +132,7 @@ def _masks(pattern: re.Pattern[str], replacement: str) -> Callable[[str], str]:
 
 @register("memory-addresses", display=False, mask=_masks(_ADDRESS, "0x[..]"))
 def memory_addresses(text: str) -> str:
-    """Memory addresses such as ``0x7f3a2c1b9e50`` become ``0x...``."""
+    """Memory addresses in object reprs such as ``<object object at 0x7f3a2c1b9e50>`` become ``0x...``; other hex numbers stay."""
     return _ADDRESS.sub("0x...", text)
 
 
