@@ -42,6 +42,7 @@ def _main():  # type: ignore[no-untyped-def]
             sys.modules.pop(name, None)
     _snipcheck_main.configure(_PROBE, _PLAIN, libc)
     child_mod.OWN_CODES.update(_snipcheck_main.OWN)
+    child_mod.REPORT_CODES.add(_snipcheck_main.report.__code__)
     child_mod.OWN_CODES.add(_main.__code__)
     status, interrupted = _snipcheck_main.run_cells(feed, child_mod)
     return _snipcheck_main.finish(status, interrupted)

@@ -273,7 +273,8 @@ class _Capture:
     def audit(self, event, args):
         """The audit hook (see the module docstring)."""
         if event == "sys.excepthook":
-            self.excepthook(*args)
+            if len(args) == 4 and _reported_uncaught(args[2]):
+                self.excepthook(*args)
         elif event == "sys.unraisablehook":
             hook, unraisable = args
             tb = getattr(unraisable, "exc_traceback", None)
@@ -309,6 +310,33 @@ class _Capture:
         except Exception:  # noqa: BLE001 - a broken __str__ must not hide the traceback
             message = "<unprintable>"
         self.frame(b"x", name.encode("utf-8", "backslashreplace") + b"\0" + message.encode("utf-8", "backslashreplace"))
+
+
+#: The code of ``_snipcheck_main.report``, where the fork runner reports an uncaught exception (set there).
+REPORT_CODES = set()
+
+
+def _reported_uncaught(value):
+    """Whether the ``sys.excepthook`` event now being audited is the report of
+    an uncaught exception, ``value``: raised by the interpreter itself (no
+    Python frame under the audit hook: ``python file.py`` at its end), or by
+    ``_snipcheck_main.report`` called by one of the runner's own functions
+    that holds ``value`` (the exception it caught).  Not one that the
+    snippet raised itself (``sys.audit("sys.excepthook", ...)``, or a call of
+    ``report`` from its code, or from a callback of its that the runner's code
+    set off): that would claim an exception the snippet never let escape, and
+    an ``expect`` tag would take it for one.
+    """
+    try:
+        caller = sys._getframe(2)  # 0: this function, 1: the hook (audit), 2: what raised the event
+    except ValueError:
+        return True
+    if caller.f_code not in REPORT_CODES:
+        return False
+    outer = caller.f_back
+    if outer is None or outer.f_code not in OWN_CODES or outer.f_code in REPORT_CODES:
+        return False
+    return any(local is value for local in outer.f_locals.values())
 
 
 #: The run's :class:`_Capture` (set by :func:`install`), for :class:`_FileIO`.

@@ -253,6 +253,7 @@ def _main() -> None:
     sys.path.remove(here)
     _snipcheck_supervise._libc()  # loaded here, not in a child (see _View)
     _snipcheck_child.OWN_CODES.update(_snipcheck_main.OWN)  # once, for every child
+    _snipcheck_child.REPORT_CODES.add(_snipcheck_main.report.__code__)
     if _LIBC is not None:
         _C_STDOUT["line_buffer"] = _snipcheck_child.c_line_buffering(_ctypes, _LIBC)
     warmed = _warm_up() if not problems else 0
