@@ -316,7 +316,8 @@ def _locked(paths: list[Path]) -> Iterator[None]:
     after the other; a file system without locks only loses that ordering."""
     fds: list[int] = []
     try:
-        for path in sorted(paths):
+        # One lock a file: a second descriptor of a file this process locked would wait for ever.
+        for path in sorted({os.path.realpath(p) for p in paths}):
             try:
                 fd = os.open(path, os.O_RDONLY)
             except OSError:
@@ -337,23 +338,37 @@ def write_all(files: Mapping[Path, bytes], expected: Mapping[Path, bytes] | None
         from it.  A file that holds other bytes by now (checked first, and
         again under a lock right before the first file is replaced) was
         written by someone else meanwhile: nothing is written.
+    A path that is a symbolic link is written through: the file it leads to
+    gets the new bytes and the link stays a link (a page shared by a link).
+    Two paths of one file (a link and its target) must be given the same bytes.
+
     :return: the files whose bytes changed (files already holding their new
-        bytes are not touched).
+        bytes are not touched), as given.
     :raises ChangedOnDisk: see ``expected``.
     :raises WriteError: if a file is unwritable (see :func:`unwritable`) or a
-        write fails; every file then holds its old bytes.
+        write fails, or two paths of one file are given different bytes;
+        every file then holds its old bytes.
     """
     expected = expected or {}
+    given: dict[Path, Path] = {}  # each file itself -> the path it was given by
+    for path in files:
+        real = Path(os.path.realpath(path))
+        first = given.setdefault(real, Path(path))
+        if files[first] != files[path]:
+            raise WriteError(
+                None, f"nothing was written: {first} and {path} are one file, {real}, and would get different bytes"
+            )
     changes = []
-    for path, new in files.items():
+    for path, as_given in given.items():
+        new = files[as_given]
         old = path.read_bytes()
-        if path in expected and old != expected[path]:
-            raise ChangedOnDisk(path)
+        if as_given in expected and old != expected[as_given]:
+            raise ChangedOnDisk(as_given)
         if old != new:
             why = unwritable(path)
             if why:
                 raise WriteError(None, f"nothing was written: {why}")
-            changes.append((Path(path), old, new))
+            changes.append((path, old, new))
     with signals_held():
         temps: list[tuple[Path, str]] = []
         try:
@@ -370,11 +385,11 @@ def write_all(files: Mapping[Path, bytes], expected: Mapping[Path, bytes] | None
         _abandon_if_interrupted([tmp for _, tmp in temps])
         done: list[tuple[Path, bytes]] = []
         failed = Path()
-        with _locked([path for path, _, _ in changes if path in expected]):
+        with _locked([path for path, _, _ in changes if given[path] in expected]):
             try:
                 for path, old, _ in changes:
-                    if path in expected and path.read_bytes() != old:
-                        raise ChangedOnDisk(path)
+                    if given[path] in expected and path.read_bytes() != old:
+                        raise ChangedOnDisk(given[path])
                 for (path, old, _), (_, tmp) in zip(changes, temps, strict=True):
                     failed = path
                     os.replace(tmp, path)
@@ -406,4 +421,4 @@ def write_all(files: Mapping[Path, bytes], expected: Mapping[Path, bytes] | None
             finally:
                 for _, tmp in temps:
                     _forget(tmp)
-    return [path for path, _, _ in changes]
+    return [given[path] for path, _, _ in changes]

@@ -272,6 +272,34 @@ def test_10_ctrl_c_right_after_the_temporary_file_is_made_leaves_none_behind(
     assert target.read_bytes() in (b"old\n", b"new\n")
 
 
+def test_a_page_that_is_a_link_inside_the_project_is_written_through_the_link(tmp_path: Path) -> None:
+    # Found by a fresh user's try: record replaced the link with a file of
+    # its own, holding the output, and left the file it led to as it was.
+    conf = CONF + 'exclude_patterns = ["shared"]\n'
+    root = make(tmp_path / "p", {"shared/e.md": "# E\n\n```{snippet} f/a\n```\n"}, {"f/a": prints("through")}, conf)
+    (root / "docs" / "e.md").symlink_to(Path("shared") / "e.md")
+    out = cli(root, "record")
+    assert out.returncode == 0, out.stderr
+    assert (root / "docs" / "e.md").is_symlink()
+    assert os.readlink(root / "docs" / "e.md") == os.path.join("shared", "e.md")
+    assert (root / "docs" / "shared" / "e.md").read_text() == "# E\n\n```{snippet} f/a\nthrough\n```\n"
+    assert cli(root, "verify").returncode == 0
+
+
+def test_a_page_read_twice_through_a_link_is_refused_and_record_ends(tmp_path: Path) -> None:
+    # Found by a fresh user's try: record locked the one file twice, by its
+    # two paths, and waited for itself for ever (Ctrl-C did not stop it).
+    page = "# E\n\n```{snippet} f/a\n```\n"
+    root = make(tmp_path / "p", {"shared/e.md": page}, {"f/a": prints("twice")})
+    (root / "docs" / "e.md").symlink_to(Path("shared") / "e.md")
+    before = every_file(root)
+    out = cli(root, "record")  # it never returned (the helper times out after 300 s)
+    assert out.returncode == 1
+    assert "are one file" in out.stderr and "exclude_patterns" in out.stderr, out.stderr
+    assert every_file(root) == before
+    assert (root / "docs" / "e.md").is_symlink()
+
+
 def test_5_a_page_symlinked_out_of_the_project_is_never_written(tmp_path: Path) -> None:
     outside = tmp_path / "elsewhere.md"
     outside.write_bytes(b"# Elsewhere\r\n\r\n```{snippet} f/a\r\n```\r\n")

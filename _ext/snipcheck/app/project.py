@@ -187,9 +187,20 @@ class Project:
         """
         by_file: dict[Path, list[Edit]] = defaultdict(list)
         notebooks: dict[Path, list[Edit]] = defaultdict(list)
+        read_as: dict[Path, set[str]] = defaultdict(set)  # each file itself -> the paths Sphinx read it by
         for edit in edits:
             notebook = edit.placement.markup == notebook_write.MARKUP
-            (notebooks if notebook else by_file)[Path(edit.placement.source)].append(edit)
+            # The file itself: a page that is a link is rewritten through it, and the link stays.
+            real = Path(edit.placement.source).resolve()
+            (notebooks if notebook else by_file)[real].append(edit)
+            read_as[real].add(edit.placement.source)
+        for real, paths in sorted(read_as.items()):
+            if len(paths) > 1:
+                shown = " and ".join(sorted(paths))
+                raise Unwritable(
+                    f"{shown} are one file, {real} (a link to it): Sphinx reads it as {len(paths)} pages, so each of its "
+                    "snippets is placed more than once; leave all but one out of the build (exclude_patterns in conf.py)"
+                )
         snippets_dir = self.settings.snippets_dir.resolve()
         out: dict[Path, tuple[bytes, bytes]] = {}
         for path, cells in sorted(notebooks.items()):
