@@ -112,6 +112,73 @@ def test_cli_run_after_a_numpy_change_agrees_with_run_no_cache(tmp_path: Path) -
     assert re.search(r"· run$", cached.strip())
 
 
+# --- source folders on the path (a library installed in editable mode) ---------------------
+
+
+ANSWER_SNIPPET = "import answerlib\nprint('answer:', answerlib.answer())\n"
+
+
+def _library(directory: Path, answer: int) -> Path:
+    """A folder of source code, as ``pip install -e`` puts a project's ``src`` on ``sys.path``."""
+    (directory / "answerlib").mkdir(parents=True, exist_ok=True)
+    (directory / "answerlib" / "__init__.py").write_text(f"def answer():\n    return {answer}\n")
+    return directory
+
+
+def test_an_edited_library_on_the_path_reruns_the_snippet(tmp_path: Path) -> None:
+    # Found by a fresh user's try, documenting their own library installed
+    # with pip install -e: after an edit to it, verify and the -W build
+    # served the old output from the cache, whose key named each
+    # distribution by its version only.
+    src = _library(tmp_path / "src", 41)
+    root = project(tmp_path / "p", {"lib/answer": ANSWER_SNIPPET}, python=interpreter_with(tmp_path, src))
+    first = check(root, "lib/answer")["lib/answer"]
+    assert first[:2] == ("run", "answer: 41\n")
+    assert check(root, "lib/answer")["lib/answer"] == ("cache", "answer: 41\n", first[2])
+    # The same size and, put back, the same modification time: only the bytes say it changed.
+    module = src / "answerlib" / "__init__.py"
+    before = module.stat()
+    _library(src, 42)
+    os.utime(module, ns=(before.st_atime_ns, before.st_mtime_ns))
+    origin, stdout, env_id = check(root, "lib/answer")["lib/answer"]
+    assert (origin, stdout) == ("run", "answer: 42\n")
+    assert env_id != first[2]
+
+
+def test_the_source_signature_reads_module_files_only(tmp_path: Path) -> None:
+    src = _library(tmp_path / "src", 41)
+    signed = fingerprint.scan_path(str(src), sources=True).sources
+    assert signed and fingerprint.scan_path(str(src)).sources == ""
+    # Bytecode, hidden folders, data files and a virtual environment inside are not the library's code.
+    (src / "answerlib" / "__pycache__").mkdir()
+    (src / "answerlib" / "__pycache__" / "__init__.cpython-311.pyc").write_bytes(b"x")
+    (src / ".git").mkdir()
+    (src / ".git" / "hook.py").write_text("x = 1\n")
+    (src / "answerlib" / "notes.txt").write_text("not code\n")
+    (src / "venv" / "lib").mkdir(parents=True)
+    (src / "venv" / "pyvenv.cfg").write_text("home = /usr\n")
+    (src / "venv" / "lib" / "big.py").write_text("x = 1\n")
+    assert fingerprint.scan_path(str(src), sources=True).sources == signed
+    (src / "answerlib" / "more.py").write_text("y = 2\n")
+    assert fingerprint.scan_path(str(src), sources=True).sources != signed
+    # A project's own metadata beside its code (setuptools' *.egg-info) does not hide the code.
+    (src / "answerlib.egg-info").mkdir()
+    (src / "answerlib.egg-info" / "PKG-INFO").write_text("Name: answerlib\nVersion: 0.1\n")
+    assert fingerprint.scan_path(str(src), sources=True).sources not in ("", signed)
+    # The site folders are known by their distributions' metadata, the standard library by the interpreter.
+    site = fake_site(tmp_path / "installed", "numpy", "2.4.6")
+    scans = fingerprint.scan([str(src), str(site)], installed=[str(site)])
+    assert scans[0].sources != "" and scans[1].sources == ""
+
+
+def test_differences_name_a_source_folder_whose_code_changed(tmp_path: Path) -> None:
+    src = _library(tmp_path / "src", 41)
+    before = fingerprint.describe(fingerprint.compute("/py", "3.11", fingerprint.scan([str(src)]), {}))
+    _library(src, 42)
+    after = fingerprint.describe(fingerprint.compute("/py", "3.11", fingerprint.scan([str(src)]), {}))
+    assert fingerprint.differences(before, after) == [f"the code in {src}"]
+
+
 # --- variables passed to snippets ------------------------------------------------------------
 
 

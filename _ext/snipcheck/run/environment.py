@@ -69,9 +69,15 @@ if torch is None:
         torch = version("torch")
     except Exception:
         torch = None
+import site, sysconfig
+stdlib = sorted({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib")})
+sites = list(getattr(site, "getsitepackages", list)())
+if site.ENABLE_USER_SITE:
+    sites.append(site.getusersitepackages())
 print(json.dumps({"executable": sys.executable, "python": platform.python_version(),
                   "platform": f"{platform.system()} {platform.machine()}", "torch": torch,
-                  "version": sys.version, "path": [p for p in sys.path if p]}))
+                  "version": sys.version, "path": [p for p in sys.path if p], "stdlib": stdlib,
+                  "sites": sites}))
 """
 
 _FULL = r"""
@@ -98,7 +104,7 @@ class ProbeError(RuntimeError):
 
 
 #: Bump when the quick probe's answer changes form.
-_QUICK_SCHEMA = 2
+_QUICK_SCHEMA = 3
 
 
 @dataclass(frozen=True)
@@ -187,7 +193,7 @@ def _quick(
         try:
             stored = json.loads(path.read_text(encoding="utf-8"))
             answer, marks = stored["answer"], stored["marks"]
-            scans = _scan(answer["path"])
+            scans = _scan(answer["path"], answer["stdlib"] + answer["sites"])
             if fingerprint_mod.marks(scans) == marks:
                 return answer, scans
         except (OSError, ValueError, TypeError, KeyError):
@@ -198,15 +204,17 @@ def _quick(
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
     answer["path"] = [p for p in answer["path"] if not os.path.abspath(p).startswith(run_dir)]
-    scans = _scan(answer["path"])
+    scans = _scan(answer["path"], answer["stdlib"] + answer["sites"])
     _store(path, {"answer": answer, "marks": fingerprint_mod.marks(scans)}, notes)
     return answer, scans
 
 
-def _scan(paths: list[str]) -> tuple[fingerprint_mod.PathScan, ...]:
-    """The fingerprint scan of ``paths``, snipcheck's own bootstrap directory left out."""
+def _scan(paths: list[str], installed: list[str]) -> tuple[fingerprint_mod.PathScan, ...]:
+    """The fingerprint scan of ``paths`` (``installed``: the interpreter's
+    standard library and site folders, whose code is not signed),
+    snipcheck's own bootstrap directory left out."""
     ours = os.path.abspath(BOOTSTRAP_DIR)
-    return fingerprint_mod.scan(p for p in paths if os.path.abspath(p) != ours)
+    return fingerprint_mod.scan((p for p in paths if os.path.abspath(p) != ours), installed)
 
 
 def _store(path: Path | None, data: dict[str, Any], notes: list[str]) -> None:

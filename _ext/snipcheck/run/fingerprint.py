@@ -10,11 +10,19 @@ hashes exactly these:
   the snippets' fixed environment, see :mod:`snipcheck.run.environment`), and in
   every entry the names of the ``*.dist-info`` / ``*.egg-info`` metadata
   directories (and ``*.egg``), which carry each distribution's name and version;
+* in every entry that is a folder of source code (neither the standard
+  library nor a site folder of installed distributions: the ``src`` folder
+  of a project installed in editable mode, ``pip install -e``, whose
+  ``.pth`` file puts it on ``sys.path``), the path and content
+  of each module file under it (``.py``, ``.so``, ``.pyd``): editing the
+  library a page documents changes the fingerprint, where its version
+  would not;
 * the values of the variables the runner passes through
   (:data:`snipcheck.run.python.PASSTHROUGH`).
 
 Listing a directory costs far less than reading metadata files: the whole
-fingerprint takes a few milliseconds (``tests/benchmark.py --fingerprint``).
+fingerprint takes a few milliseconds (``tests/benchmark.py --fingerprint``),
+plus reading the module files of a source folder (~1 ms a megabyte).
 Its :attr:`Fingerprint.id` is carried by every result's stamp
 (:attr:`snipcheck.model.Stamp.env`) and so enters every Python snippet's cache
 key.  The scan also returns a cheap validity mark per entry (its modification
@@ -47,15 +55,64 @@ class PathScan:
         kind and modification time (adding or removing a distribution
         changes it) and the ``.pth`` files in it.
     :param metadata: names of the distribution metadata entries in it, sorted.
+    :param sources: for a folder of source code (see the module docstring),
+        the SHA-256 (hex) of its module files' paths and contents
+        (:func:`sources_signature`); else ``""``.
     """
 
     path: str
     mark: tuple[Any, ...]
     metadata: tuple[str, ...]
+    sources: str = ""
 
 
-def scan_path(path: str) -> PathScan:
-    """List one ``sys.path`` entry (a missing or unreadable one is marked as such)."""
+#: The files of a source folder whose changes change the fingerprint: what ``import`` loads.
+MODULE_SUFFIXES = (".py", ".so", ".pyd")
+
+
+def sources_signature(folder: str) -> str:
+    """SHA-256 (hex) of ``(relative path, SHA-256 of its bytes)`` of every
+    module file (:data:`MODULE_SUFFIXES`) under ``folder``, walked without
+    following links, leaving out hidden folders, ``__pycache__`` and any
+    virtual environment or ``site-packages`` inside it (installed code there
+    is fingerprinted by its metadata, where it is on ``sys.path``).  The
+    contents, not sizes and times: an edit within the file system's clock
+    tick, or one that keeps the time, is an edit all the same."""
+    found: list[str] = []
+    pending = [""]
+    while pending:
+        relative = pending.pop()
+        here = os.path.join(folder, relative) if relative else folder
+        try:
+            with os.scandir(here) as entries:
+                items = list(entries)
+        except OSError:
+            found.append(f"{relative}\0unreadable")
+            continue
+        if relative and any(e.name == "pyvenv.cfg" for e in items):
+            continue
+        for entry in items:
+            name = entry.name
+            inner = f"{relative}/{name}" if relative else name
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if not name.startswith(".") and name not in ("__pycache__", "site-packages", "dist-packages"):
+                        pending.append(inner)
+                elif name.endswith(MODULE_SUFFIXES) and entry.is_file():
+                    with open(entry.path, "rb") as f:
+                        found.append(f"{inner}\0{hashlib.file_digest(f, 'sha256').hexdigest()}")
+            except OSError:
+                found.append(f"{inner}\0unreadable")
+    return hashlib.sha256("\n".join(sorted(found)).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def scan_path(path: str, sources: bool = False) -> PathScan:
+    """List one ``sys.path`` entry (a missing or unreadable one is marked as such).
+
+    :param sources: sign its module files, see :func:`sources_signature`
+        (a folder of source code: the caller leaves the standard library and
+        the site folders out; an egg is never signed).
+    """
     try:
         st = os.stat(path)
     except OSError:
@@ -79,12 +136,20 @@ def scan_path(path: str) -> PathScan:
                         pth.append((name, -1, -1))
     except OSError:
         return PathScan(path, ("unreadable", st.st_mtime_ns), ())
-    return PathScan(path, ("dir", st.st_mtime_ns, tuple(sorted(pth))), tuple(sorted(metadata)))
+    signature = sources_signature(path) if sources and not path.endswith(".egg") else ""
+    return PathScan(path, ("dir", st.st_mtime_ns, tuple(sorted(pth))), tuple(sorted(metadata)), signature)
 
 
-def scan(paths: Iterable[str]) -> tuple[PathScan, ...]:
-    """:func:`scan_path` of every entry, in order."""
-    return tuple(scan_path(p) for p in paths)
+def scan(paths: Iterable[str], installed: Iterable[str] = ()) -> tuple[PathScan, ...]:
+    """:func:`scan_path` of every entry, in order; each that is not inside one
+    of the ``installed`` folders (the standard library, the site folders)
+    has its source code signed (see :func:`scan_path`)."""
+    folders = [os.path.join(os.path.abspath(p), "") for p in installed]
+
+    def inside(path: str) -> bool:
+        return any(os.path.join(os.path.abspath(path), "").startswith(f) for f in folders)
+
+    return tuple(scan_path(p, sources=not inside(p)) for p in paths)
 
 
 def marks(scans: Iterable[PathScan]) -> list[list[Any]]:
@@ -122,6 +187,8 @@ class Fingerprint:
         the first of each name in ``sys.path`` order (the one imported).
     :param variables: ``(name, value)`` of the variables passed to snippets;
         ``None`` for one that is not set.
+    :param sources: ``(entry, signature)`` of each folder of source code on
+        ``sys.path`` (:attr:`PathScan.sources`).
     """
 
     digest: str
@@ -130,6 +197,7 @@ class Fingerprint:
     paths: tuple[str, ...]
     distributions: tuple[tuple[str, str], ...]
     variables: tuple[tuple[str, str | None], ...]
+    sources: tuple[tuple[str, str], ...] = ()
 
     @property
     def id(self) -> str:
@@ -158,7 +226,8 @@ def compute(
         {
             "executable": executable,
             "python": python,
-            "paths": [[s.path, list(s.metadata)] for s in scans],
+            # an entry's sources only where it has some: fingerprints without any stay what they were
+            "paths": [[s.path, list(s.metadata), *([s.sources] if s.sources else [])] for s in scans],
             "variables": variables_,
         },
         sort_keys=True,
@@ -175,6 +244,7 @@ def compute(
         paths=tuple(s.path for s in scans),
         distributions=tuple(seen.items()),
         variables=variables_,
+        sources=tuple((s.path, s.sources) for s in scans if s.sources),
     )
 
 
@@ -194,6 +264,7 @@ def describe(fingerprint: Fingerprint) -> dict[str, Any]:
             name: None if value is None else hashlib.sha256(value.encode("utf-8", "surrogateescape")).hexdigest()[:12]
             for name, value in fingerprint.variables
         },
+        "sources": {path: signature[:12] for path, signature in fingerprint.sources},
     }
 
 
@@ -223,6 +294,8 @@ def differences(there: Mapping[str, Any], here: Mapping[str, Any], names: int = 
         found += [f"{d} {theirs[d]} there, {ours[d]} here" for d in sorted(theirs.keys() & ours.keys()) if theirs[d] != ours[d]]
         their_vars, our_vars = dict(there["variables"]), dict(here["variables"])
         found += [f"variable {v}" for v in sorted(their_vars.keys() | our_vars.keys()) if their_vars.get(v) != our_vars.get(v)]
+        their_code, our_code = dict(there.get("sources", {})), dict(here.get("sources", {}))
+        found += [f"the code in {p}" for p in sorted(their_code.keys() & our_code.keys()) if their_code[p] != our_code[p]]
         found += listed("only there", [f"{d} {theirs[d]}" for d in sorted(theirs.keys() - ours.keys())])
         found += listed("only here", [f"{d} {ours[d]}" for d in sorted(ours.keys() - theirs.keys())])
         their_paths, our_paths = list(there["paths"]), list(here["paths"])
