@@ -96,8 +96,8 @@ def test_unexpected_exception_is_not_recorded_and_fails(project: Path) -> None:
     assert done.stderr.splitlines()[0] == (
         "docs/index.md:1: rec/raises: not recorded: the snippet raised ValueError: boom, but its tags "
         "expect a normal exit; fix the code, or if this is what the page means to show, add "
-        'expect = "ValueError" to its tag block; no stated output yet: record it from a real run'
-    )
+        'expect = "ValueError" to its tag block'
+    )  # and not "record it from a real run": this is record, refusing to
     # The failing one stays empty; the good one is still recorded.
     assert [p.stated for p in placements_in(index)] == ["", "fine"]
 
@@ -154,6 +154,21 @@ def test_no_placement_at_all_fails_and_says_where_it_looked(project: Path, comma
         f"{project / 'conf.py'} and found no snippet directive; give the pages' folder with --source-dir, "
         "or set snipcheck_source_dir in conf.py"
     )
+
+
+def test_a_project_whose_only_script_block_placed_nothing_says_so(project: Path) -> None:
+    # Found by a fresh user's try: after the error that gives the body to
+    # write, the last line sent them after another cause ("found no snippet
+    # directive; give the pages' folder with --source-dir").
+    (project / "snippets" / "rec" / "demo.py").write_text("# %%\nprint(1)\n", encoding="utf-8")
+    (project / "docs" / "index.md").write_text("# Script\n\n```{snippet-script} rec/demo\n```\n", encoding="utf-8")
+    done = snipcheck(project, "record")
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"error: no snippet placed in {project / 'docs'}: 1 snippet-script block(s) there placed none of their "
+        "cells (see above); fix them, then run this again"
+    )
+    assert "```{snippet} rec/demo/1" in done.stderr
 
 
 def record_refused(project: Path, snippet_id: str, code: str) -> subprocess.CompletedProcess[str]:

@@ -215,11 +215,14 @@ def test_merge_refuses_shards_made_from_two_revisions_of_the_chapter(project: di
             assert original.count("no torch here: 42\n") == 1
             path.write_text(original.replace("no torch here: 42\n", "no torch here: 41\n"))
         else:
-            path.write_text(original.replace("Some prose", "Some prose\n\n```{snippet} demo/plain\nno torch here: 41\n```\n", 1))
+            # a new placement with its stated output (of a new snippet: one placed twice fails verify itself)
+            (root / "snippets" / "demo" / "extra.py").write_text('print("extra")\n')
+            path.write_text(original.replace("Some prose", "Some prose\n\n```{snippet} demo/extra\nextra\n```\n", 1))
         out = _cli(root, "verify", "--python", py2, "--shard", "2/2", "--json", "b2.json")
         assert out.returncode in (0, 1), out.stderr
     finally:
         path.write_text(original)
+        (root / "snippets" / "demo" / "extra.py").unlink(missing_ok=True)
     first, second = (json.loads((root / name).read_text())["fingerprint"] for name in ("a1.json", "b2.json"))
     assert first != second
     out = _cli(root, "merge", "a1.json", "b2.json")

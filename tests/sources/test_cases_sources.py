@@ -136,6 +136,7 @@ def test_a_page_in_another_encoding_is_refused_by_name_and_never_written(tmp_pat
     assert "Traceback" not in out.stderr
     assert "docs/index.rst:6: f/a: not recorded: cannot read its source: " in out.stderr
     assert "index.rst is not valid UTF-8" in out.stderr
+    assert "a stated output is written only into a UTF-8 page" in out.stderr and "source_encoding" in out.stderr
     assert (root / "docs" / "index.rst").read_bytes() == page
 
 
@@ -144,7 +145,9 @@ def test_a_file_included_by_two_pages_is_recorded_once(tmp_path: Path) -> None:
     # judges the directive once per including page.  Was: "error: …_part.md:3:
     # two new outputs for one directive; nothing was recorded", exit 1, though
     # both outputs were the same, and nothing else in the project was recorded
-    # either.  (The build still warns that f/a "is placed more than once".)
+    # either.  The build warns that f/a "is placed more than once", and so
+    # -W fails: record writes the part once, and then says so and exits 1, and
+    # verify refuses (it passed where the -W build failed).
     part = "Part.\n\n```{snippet} f/a\nstale\n```\n"
     pages = {"a.md": "# A\n\n```{include} _part.md\n```\n", "b.md": "# B\n\n```{include} _part.md\n```\n", "_part.md": part}
     root = write_project(
@@ -153,11 +156,13 @@ def test_a_file_included_by_two_pages_is_recorded_once(tmp_path: Path) -> None:
         {"f/a": 'print("fresh")\n'},
     )  # fmt: skip
     out = cli(root, "record")
-    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "docs/b.md:3: snippet 'f/a' is placed more than once" in out.stderr
     assert (root / "docs" / "_part.md").read_text() == part.replace("stale", "fresh")
     assert (root / "docs" / "a.md").read_text() == pages["a.md"]
     check = cli(root, "verify")
-    assert check.returncode == 0, check.stdout + check.stderr
+    assert check.returncode == 2, check.stdout + check.stderr
+    assert "docs/b.md:3: snippet 'f/a' is placed more than once" in check.stderr
 
 
 @pytest.mark.parametrize("option", [":start-line: 2", ":start-after: Skip me"])

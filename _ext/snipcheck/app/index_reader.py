@@ -15,6 +15,7 @@ Front end (app layer): runs Sphinx.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -25,10 +26,12 @@ from typing import TYPE_CHECKING, Any, Self
 from sphinx.errors import SphinxError
 
 from snipcheck.sources.placement import CodeBlock, Placement
+from snipcheck.sphinxext.collector import duplicates, records
 from snipcheck.sphinxext.index import (
     PlacementCollector,
     all_placements,
     code_blocks,
+    page_problems,
     placements,
     script_failures,
 )
@@ -55,6 +58,13 @@ class Index:
     :param unplaced: ``(path, line, message)`` of each ``snippet-script``
         that placed none of its cells (its script is missing or its body is
         not its cells), whose snippets are likewise unknown.
+    :param problems: ``(path, line, message)`` of each problem of the pages'
+        snippet markup that fails the build (a snippet placed more than once,
+        its code written twice), so that the command line fails on it too.
+    :param load_errors: ``(docname, n) → message`` for the ``n``-th placement
+        of a document (0-based) whose snippet the build could not load there
+        (no file, and no code for it earlier in the page, say): the command
+        line refuses it with the same message rather than decide otherwise.
     """
 
     placements: list[Placement]
@@ -65,6 +75,8 @@ class Index:
     warnings: str
     unreadable: tuple[tuple[str, int, str], ...] = ()
     unplaced: tuple[tuple[str, int, str], ...] = ()
+    problems: tuple[tuple[str, int, str], ...] = ()
+    load_errors: Mapping[tuple[str, int], str] = dataclasses.field(default_factory=dict)
 
 
 @contextlib.contextmanager
@@ -158,9 +170,15 @@ def read_index(srcdir: Path, confdir: Path, doctreedir: Path, overrides: Mapping
         code = [c for docname in sorted(code_blocks(env)) for c in code_blocks(env)[docname]]
         left_out = tuple(entry for _, entry in sorted(unreadable(env).items()))
         unplaced = tuple(entry for docname in sorted(script_failures(env)) for entry in script_failures(env)[docname])
+        problems = [entry for docname in sorted(page_problems(env)) for entry in page_problems(env)[docname]]
+        problems += [(str(env.doc2path(rec.docname)), rec.line, message) for rec, message in duplicates(env)]
+        load_errors = {
+            (rec.docname, rec.serial): "; ".join(rec.problems)
+            for docname in sorted(records(env)) for rec in records(env)[docname] if rec.status == "error"
+        }  # fmt: skip
         return Index(
             all_placements(env), code, Path(app.srcdir), Path(app.confdir), len(env.found_docs) + len(left_out),
-            warning.getvalue(), left_out, unplaced,
+            warning.getvalue(), left_out, unplaced, tuple(problems), load_errors,
         )  # fmt: skip
 
 

@@ -106,6 +106,11 @@ class Project:
                 f"no snippet found in {self.srcdir}: {len(index.unreadable)} of its {index.documents} document(s) "
                 "could not be read (see above); fix them, then run this again"
             )
+        if not index.placements and index.unplaced:
+            raise ProjectError(
+                f"no snippet placed in {self.srcdir}: {len(index.unplaced)} snippet-script block(s) there placed "
+                "none of their cells (see above); fix them, then run this again"
+            )
         if not index.placements:
             raise ProjectError(
                 f"no snippet placed in {self.srcdir}: Sphinx read {index.documents} document(s) there with "
@@ -123,6 +128,16 @@ class Project:
         """
         index = self.index()
         return [*index.unreadable, *index.unplaced]
+
+    def problems(self) -> list[tuple[str, int, str]]:
+        """``(path, line, message)`` of each problem of the pages' snippet
+        markup that fails the build (a snippet placed more than once, its code
+        written twice): a command that passed over it would pass where the
+        build fails.
+
+        :raises ProjectError: if Sphinx cannot read the project.
+        """
+        return list(self.index().problems)
 
     def snippet(self, placement: Placement) -> Snippet:
         """The snippet ``placement`` runs: its code written in the page, else
@@ -155,6 +170,12 @@ class Project:
     def _plain(self, placement: Placement) -> Snippet:
         found = self._loaded.get(placement)
         if found is None:
+            index = self.index()
+            if index.load_errors:
+                serial = [p for p in index.placements if p.docname == placement.docname].index(placement)
+                refused = index.load_errors.get((placement.docname, serial))
+                if refused is not None:  # the build could not load it there: neither does the command line
+                    raise SnippetError(refused)
             code = next(
                 (c for c in self.index().code if c.docname == placement.docname and c.snippet_id == placement.snippet_id),
                 None,

@@ -299,8 +299,12 @@ def judge(
             elif stated.strip():
                 problems.append("the stated output differs from the actual output")
             else:
-                problems.append("no stated output yet: record it from a real run")
+                problems.append(NO_STATED)
     return Verdict(status, tuple(problems), diff, actual, ended_wrong)
+
+
+#: What a verdict says of an empty stated output (``record``, which is what it advises, leaves it out of its own refusals).
+NO_STATED = "no stated output yet: record it from a real run"
 
 
 def text_diff(

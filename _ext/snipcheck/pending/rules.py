@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Protocol
 
 from snipcheck.judge import figures as figure_files
-from snipcheck.judge.compare import judge
+from snipcheck.judge.compare import NO_STATED, judge
 from snipcheck.judge.normalize import Normalizer
 from snipcheck.judge.verdict import ENDED_BADLY, Status, check
 from snipcheck.model import Outcome, RunResult, Snippet
@@ -84,8 +84,8 @@ def record_change(
     result = outcome.result
     verdict = found.text
     assert result is not None and verdict is not None  # it ran
-    if found.status in ENDED_BADLY:
-        return change.refuse(p.snippet_id, p, NOT_RECORDED + "; ".join(verdict.problems))
+    if found.status in ENDED_BADLY:  # not "record it": this is record, and it will not
+        return change.refuse(p.snippet_id, p, NOT_RECORDED + "; ".join(q for q in verdict.problems if q != NO_STATED))
     if found.status is Status.TRUNCATED:
         return change.refuse(p.snippet_id, p, NOT_RECORDED + found.truncation)
     if notebook and found.status is Status.FIGURES:

@@ -95,7 +95,10 @@ class SourceText:
         try:
             text = raw[len(BOM) if bom else 0 :].decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise SourceError(f"{path} is not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
+            raise SourceError(
+                f"{path} is not valid UTF-8 ({exc.reason} at byte {exc.start}): a stated output is written only into "
+                "a UTF-8 page; save it as UTF-8 (and leave source_encoding at its default)"
+            ) from None
         return cls(path, markup, bom, split_lines(text, markup))
 
     @classmethod

@@ -98,7 +98,10 @@ class SnippetCodeDirective(SphinxDirective):
             warn("tag", exc.message, self.get_location())
             return []
         if index.code_in(self.env, docname, snippet_id) is not None:
-            warn("missing", f"snippet {snippet_id!r} has its code written twice in this page; keep one", self.get_location())
+            message = f"snippet {snippet_id!r} has its code written twice in this page; keep one"
+            warn("missing", message, self.get_location())
+            path, line = self.get_source_info()
+            index.page_problems(self.env).setdefault(docname, []).append((str(path or self.env.doc2path(docname)), line, message))
             return []
         content = list(self.content)
         language = self.options.get("language", "python")

@@ -239,20 +239,29 @@ class SnippetCollector(EnvironmentCollector):
         return sorted(bad)
 
 
-def check_duplicates(app: Sphinx, env: BuildEnvironment) -> None:
-    """Warn about a snippet placed more than once (``env-check-consistency``)."""
+def duplicates(env: BuildEnvironment) -> list[tuple[SnippetRecord, str]]:
+    """Each placement of a snippet placed before, with what to say of it:
+    ``(record, message)``, in page order (the build warns at each; the
+    command line's index fails on each, see :mod:`snipcheck.app.index_reader`)."""
     seen: dict[str, SnippetRecord] = {}
+    found = []
     for docname in sorted(records(env)):
         for rec in records(env)[docname]:
             first = seen.setdefault(rec.snippet_id, rec)
             if first is not rec:
-                warn(
-                    "missing",
+                message = (
                     f"snippet {rec.snippet_id!r} is placed more than once (first at "
                     f"{env.doc2path(first.docname)}:{first.line}); place each snippet once, "
-                    "so that its stated output lives in one place",
-                    (rec.docname, rec.line),
+                    "so that its stated output lives in one place"
                 )
+                found.append((rec, message))
+    return found
+
+
+def check_duplicates(app: Sphinx, env: BuildEnvironment) -> None:
+    """Warn about a snippet placed more than once (``env-check-consistency``)."""
+    for rec, message in duplicates(env):
+        warn("missing", message, (rec.docname, rec.line))
 
 
 def register(app: Sphinx) -> None:

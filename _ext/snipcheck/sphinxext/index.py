@@ -64,6 +64,17 @@ def script_failures(env: BuildEnvironment) -> dict[str, list[tuple[str, int, str
     return env.snipcheck_script_failures  # type: ignore[attr-defined,no-any-return]
 
 
+def page_problems(env: BuildEnvironment) -> dict[str, list[tuple[str, int, str]]]:
+    """``env.snipcheck_page_problems``: docname → ``(path, line, message)`` of
+    each problem a page's snippet markup has that fails the build but leaves
+    no placement to tell it by (the code of a snippet written twice, see
+    :mod:`.code`), kept with the page so that the command line, which reads
+    the pages as the build does, fails on it too."""
+    if not hasattr(env, "snipcheck_page_problems"):
+        env.snipcheck_page_problems = {}  # type: ignore[attr-defined]
+    return env.snipcheck_page_problems  # type: ignore[attr-defined,no-any-return]
+
+
 def code_in(env: BuildEnvironment, docname: str, snippet_id: str) -> CodeBlock | None:
     """The code of ``snippet_id`` written in ``docname`` (read so far), if any."""
     return next((c for c in code_blocks(env).get(docname, []) if c.snippet_id == snippet_id), None)
@@ -344,12 +355,14 @@ class PlacementCollector(EnvironmentCollector):
         placements(env).pop(docname, None)
         code_blocks(env).pop(docname, None)
         script_failures(env).pop(docname, None)
+        page_problems(env).pop(docname, None)
 
     def merge_other(self, app: Sphinx, env: BuildEnvironment, docnames: AbstractSet[str], other: BuildEnvironment) -> None:
         tables: list[tuple[dict[str, Any], dict[str, Any]]] = [
             (placements(env), placements(other)),
             (code_blocks(env), code_blocks(other)),
             (script_failures(env), script_failures(other)),
+            (page_problems(env), page_problems(other)),
         ]
         for mine, theirs in tables:
             for docname in docnames:

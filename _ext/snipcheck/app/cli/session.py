@@ -161,11 +161,16 @@ def interpreter(settings: Settings, verbose: int = 0, use_cache: bool = True) ->
 
 def left_out(project: Project, consequence: str) -> int:
     """Print an error for each page Sphinx could not read (not UTF-8, say), at
-    its line, ending with ``consequence``; return how many there are."""
+    its line, ending with ``consequence``, and for each problem of the pages'
+    snippet markup that fails the build (a snippet placed twice); return how
+    many there are."""
     found = project.unreadable()
     for path, line, message in found:
         print(f"error: {rel_entry(Path(path))}:{line}: {message}; {consequence}", file=sys.stderr)
-    return len(found)
+    problems = project.problems()
+    for path, line, message in problems:
+        print(f"error: {rel_entry(Path(path))}:{line}: {message} (the build fails on this too)", file=sys.stderr)
+    return len(found) + len(problems)
 
 
 def core_log(verbose: int, quiet: int) -> None:
