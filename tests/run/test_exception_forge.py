@@ -23,19 +23,24 @@ from snipcheck.run import Runner
 
 EXPECT = '\n# /// snipcheck\n# expect = "KeyError"\n# ///\n'
 
-#: How the snippet claims a KeyError it never raised, then exits with status 1.
-FORGERIES = {
-    # the audit event, raised from the snippet's own code
-    "audit": 'import sys\nprint("no KeyError here")\nsys.audit("sys.excepthook", sys.__excepthook__, KeyError, KeyError("x"), None)\nsys.exit(1)\n',
-    # the fork runner's own report of an exception (found up the snippet's frames), called from its code
-    "report": """\
-import sys
+#: The fork runner's own report of an exception, and the capture module it takes, found up the snippet's frames.
+FIND_REPORT = """\
+import atexit, sys
 print("no KeyError here")
 frame, report, child = sys._getframe(), None, None
 while frame is not None:
     report = report or frame.f_globals.get("report")
     child = child or frame.f_locals.get("child_mod")
     frame = frame.f_back
+"""
+
+#: How the snippet claims a KeyError it never raised, then exits with status 1.
+FORGERIES = {
+    # the audit event, raised from the snippet's own code
+    "audit": 'import sys\nprint("no KeyError here")\nsys.audit("sys.excepthook", sys.__excepthook__, KeyError, KeyError("x"), None)\nsys.exit(1)\n',
+    # the report, called from the snippet's code (the subprocess runner has none: the event instead)
+    "report": FIND_REPORT
+    + """\
 if report is not None and child is not None:
     report(KeyError, KeyError("x"), None, child)
 else:
@@ -47,17 +52,7 @@ sys.exit(1)
 #: Set off by the runner's own code after the snippet's last line: an exit handler.
 LATER = {
     "atexit-audit": 'import atexit, sys\nprint("no KeyError here")\natexit.register(sys.audit, "sys.excepthook", sys.__excepthook__, KeyError, KeyError("x"), None)\nsys.exit(1)\n',
-    "atexit-report": """\
-import atexit, sys
-print("no KeyError here")
-frame, report, child = sys._getframe(), None, None
-while frame is not None:
-    report = report or frame.f_globals.get("report")
-    child = child or frame.f_locals.get("child_mod")
-    frame = frame.f_back
-atexit.register(report, KeyError, KeyError("x"), None, child)
-sys.exit(1)
-""",
+    "atexit-report": FIND_REPORT + 'atexit.register(report, KeyError, KeyError("x"), None, child)\nsys.exit(1)\n',
 }
 
 
