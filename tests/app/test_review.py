@@ -79,6 +79,26 @@ def test_a_review_pauses_writes_nothing_then_resumes_and_writes_what_was_accepte
     assert not (project.parent / "cache" / "review.json").exists()
 
 
+def test_a_review_resumed_after_its_code_changed_says_so_and_writes_nothing(project: Path) -> None:
+    # Found by a fresh user's try: resumed after a snippet's code changed,
+    # the review showed the old run's diff; accepting it then said the output
+    # "differs between two runs of the same code" (the new run's), advice to
+    # make it deterministic, rather than that the code had changed.
+    first = snipcheck(project, "review", "--no-cache", answers="a\nq\n")
+    assert first.returncode == 1, first.stdout + first.stderr
+    assert "review paused" in first.stdout
+    (project / "snippets" / "d" / "b.py").write_text('print("newer b")\n')
+    again = snipcheck(project, "review", answers="a\na\n")
+    assert again.returncode == 1
+    assert "the pages or snippets changed since this review began" in again.stderr
+    assert "snipcheck review --restart" in again.stderr
+    assert "[1/" not in again.stdout  # no stale diff shown, nothing asked
+    assert stated(project) == ["old a", "old b", "old c"]
+    restarted = snipcheck(project, "review", "--restart", "--no-cache", answers="a\na\na\n")
+    assert restarted.returncode == 0, restarted.stdout + restarted.stderr
+    assert stated(project) == ["new a", "newer b", "new c"]
+
+
 def test_accepting_every_output_in_a_review_moves_the_pin(project: Path) -> None:
     done = snipcheck(project, "review", "--report", str(project.parent / "report.json"), answers="a\na\na\n")
     assert done.returncode == 0, done.stdout + done.stderr

@@ -18,6 +18,7 @@ from snipcheck.app.cli.verify import run_verify
 from snipcheck.app.project import Project
 from snipcheck.app.review import Review, walk
 from snipcheck.report import read as report_file
+from snipcheck.report.verify import chapter_fingerprint
 
 
 def command(project: Project, args: argparse.Namespace) -> int:
@@ -48,6 +49,15 @@ def command(project: Project, args: argparse.Namespace) -> int:
             return 0
         review.save(state)
     else:
+        if review.report.fingerprint and review.report.fingerprint != chapter_fingerprint(
+            project.settings, project.placements(), project.snippet
+        ):
+            # Its diffs are of the code and pages as they were: accepting one
+            # would write an output of code that is not there any more.
+            return fail(
+                f"the pages or snippets changed since this review began ({rel(state)}), so its diffs are out of "
+                "date; nothing was written: start afresh with snipcheck review --restart"
+            )
         done = len(review.drifted) - len(review.undecided)
         print(f"resuming the review of {review.report.stamp.label()}: {done} of {len(review.drifted)} decided")
 
