@@ -61,10 +61,10 @@ class Index:
     :param problems: ``(path, line, message)`` of each problem of the pages'
         snippet markup that fails the build (a snippet placed more than once,
         its code written twice), so that the command line fails on it too.
-    :param load_errors: ``(docname, n) → message`` for the ``n``-th placement
-        of a document (0-based) whose snippet the build could not load there
-        (no file, and no code for it earlier in the page, say): the command
-        line refuses it with the same message rather than decide otherwise.
+    :param load_errors: placement → message, for each placement whose
+        snippet the build could not load there (no file, and no code for it
+        earlier in the page, say): the command line refuses it with the same
+        message rather than decide otherwise.
     """
 
     placements: list[Placement]
@@ -76,7 +76,7 @@ class Index:
     unreadable: tuple[tuple[str, int, str], ...] = ()
     unplaced: tuple[tuple[str, int, str], ...] = ()
     problems: tuple[tuple[str, int, str], ...] = ()
-    load_errors: Mapping[tuple[str, int], str] = dataclasses.field(default_factory=dict)
+    load_errors: Mapping[Placement, str] = dataclasses.field(default_factory=dict)
 
 
 @contextlib.contextmanager
@@ -172,9 +172,11 @@ def read_index(srcdir: Path, confdir: Path, doctreedir: Path, overrides: Mapping
         unplaced = tuple(entry for docname in sorted(script_failures(env)) for entry in script_failures(env)[docname])
         problems = [entry for docname in sorted(page_problems(env)) for entry in page_problems(env)[docname]]
         problems += [(str(env.doc2path(rec.docname)), rec.line, message) for rec, message in duplicates(env)]
+        placed = placements(env)  # a record's serial is its placement's place in its document's list
         load_errors = {
-            (rec.docname, rec.serial): "; ".join(rec.problems)
-            for docname in sorted(records(env)) for rec in records(env)[docname] if rec.status == "error"
+            placed[docname][rec.serial]: "; ".join(rec.problems)
+            for docname in sorted(records(env)) for rec in records(env)[docname]
+            if rec.status == "error" and 0 <= rec.serial < len(placed.get(docname, ()))
         }  # fmt: skip
         return Index(
             all_placements(env), code, Path(app.srcdir), Path(app.confdir), len(env.found_docs) + len(left_out),

@@ -170,12 +170,9 @@ class Project:
     def _plain(self, placement: Placement) -> Snippet:
         found = self._loaded.get(placement)
         if found is None:
-            index = self.index()
-            if index.load_errors:
-                serial = [p for p in index.placements if p.docname == placement.docname].index(placement)
-                refused = index.load_errors.get((placement.docname, serial))
-                if refused is not None:  # the build could not load it there: neither does the command line
-                    raise SnippetError(refused)
+            refused = self.index().load_errors.get(placement)
+            if refused is not None:  # the build could not load it there: neither does the command line
+                raise SnippetError(refused)
             code = next(
                 (c for c in self.index().code if c.docname == placement.docname and c.snippet_id == placement.snippet_id),
                 None,
