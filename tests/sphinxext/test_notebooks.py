@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -283,3 +286,43 @@ def test_a_cell_s_streams_are_compared_in_the_order_jupyter_stores_them(tmp_path
     }  # fmt: skip
     built = sphinx_build(_project(tmp_path / "p", nb), tmp_path, cache_dir)
     assert built.statuscode == 0 and built.warnings == [], built.warnings_text
+
+
+
+@pytest.mark.parametrize("layout", ["make-mode", "one-folder"])
+def test_a_build_folder_inside_the_sources_is_never_read_as_pages(
+    tmp_path: Path, cache_dir: Path, stored: Any, layout: str
+) -> None:
+    """A hand-written ``conf.py`` without ``exclude_patterns``, its build
+    folder inside the sources: myst-nb's copy of the notebook (``jupyter_execute``)
+    and the HTML builder's downloads are not read as pages by the next build,
+    and a build into another output folder re-reads nothing (the environment
+    keeps the project's own configuration)."""
+    project = _project(tmp_path / "p", stored)
+    out = project / "_build"
+    # sphinx-build -M html: the doctrees beside the output folder; -b html: inside it
+    doctrees = out / "doctrees" if layout == "make-mode" else out / "html" / ".doctrees"
+    env = {**os.environ, "SNIPCHECK_CACHE_DIR": str(cache_dir)}
+
+    def build(target: Path, reads: str) -> None:
+        done = subprocess.run(
+            [sys.executable, "-m", "sphinx", "-b", target.name, "-d", str(doctrees),
+             "-D", f"snipcheck_report_dir={tmp_path / 'report'}", str(project), str(target)],
+            capture_output=True, text=True, env=env,
+        )  # fmt: skip
+        assert done.returncode == 0 and "WARNING" not in done.stderr and "ERROR" not in done.stderr, done.stderr
+        assert f"{reads}, 0 removed" in done.stdout, done.stdout
+        assert "config changed" not in done.stdout, done.stdout
+
+    build(out / "html", "2 added, 0 changed")
+    # The command line reads the pages beside that build, with its cache in
+    # the project (BUILDDIR/doctrees/snipcheck-cache, the default).
+    verified = subprocess.run(
+        [sys.executable, "-m", "snipcheck", "verify"], cwd=project, capture_output=True, text=True,
+        env={k: v for k, v in os.environ.items() if k != "SNIPCHECK_CACHE_DIR"}, timeout=300,
+    )  # fmt: skip
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert "6 unchanged, 0 drifted, 0 failing, 0 not run, 0 error" in verified.stdout, verified.stdout
+    build(out / "html", "0 added, 0 changed")
+    build(out / "dirhtml", "0 added, 0 changed")
+    assert (out / "jupyter_execute" / "nb.ipynb").exists()  # the copy the build keeps out of its pages

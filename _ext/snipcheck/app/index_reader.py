@@ -87,11 +87,15 @@ def _app(
     from sphinx.util.docutils import docutils_namespace, patch_docutils
 
     settings = {**overrides, "snipcheck_execute": False}
-    with patch_docutils(confdir), docutils_namespace(), _pristine_source_suffix():
+    # The output folder holds nothing the index needs, but myst-nb writes a
+    # copy of each notebook beside it (jupyter_execute/): a throwaway folder
+    # outside the project, so that no later build reads those copies as pages.
+    with patch_docutils(confdir), docutils_namespace(), _pristine_source_suffix(), \
+            tempfile.TemporaryDirectory(prefix="snipcheck-index-") as scratch:
         app = Sphinx(
             str(srcdir),
             str(confdir),
-            str(doctreedir / "out"),
+            str(Path(scratch) / "out"),
             str(doctreedir),
             IndexBuilder.name,
             confoverrides=settings,

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from snipcheck.shard import key as shard_key
 from snipcheck.sphinxext import (
     ansi,
+    build_folders,
     chain,
     code,
     collector,
@@ -54,6 +55,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
         shard_key.take_key()
     i18n.register(app)
     config.register(app)
+    build_folders.register(app)
     state.register(app)
     gc_freeze.register(app)
     collector.register(app)

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from snipcheck.sources.snippets import decode_error, unusable
+from snipcheck.sphinxext.build_folders import build_patterns
 from snipcheck.sphinxext.log import warn
 
 if TYPE_CHECKING:
@@ -80,7 +81,8 @@ def _not_taken(app: Sphinx, env: BuildEnvironment) -> list[tuple[str, Path]]:
     from sphinx.util.matching import get_matching_files
 
     project = env.project
-    excluded = [*app.config.exclude_patterns, *app.config.templates_path, *app.builder.get_asset_paths()]
+    excluded = [*app.config.exclude_patterns, *app.config.templates_path, *app.builder.get_asset_paths(),
+                *build_patterns(app)]  # fmt: skip
     out = []
     for filename in get_matching_files(project.srcdir, app.config.include_patterns, [*excluded, *EXCLUDE_PATHS]):
         docname = project.path2doc(filename)
