@@ -74,3 +74,34 @@ def test_record_and_verify_fail_where_the_build_fails(tmp_path: Path, layout: st
     )  # fmt: skip
     assert built.returncode != 0
     assert said in built.stderr
+
+
+def _diff(text: str, end: str, indent: int = 0) -> list[str]:
+    """The diff lines of a report, from its ``--- stated`` line up to the line
+    that starts with ``end``, ``indent`` characters dropped from each."""
+    lines = [line[indent:] for line in text.splitlines()]
+    first = next(i for i, line in enumerate(lines) if line.startswith("--- stated"))
+    last = next(i for i, line in enumerate(lines) if i > first and text.splitlines()[i].startswith(end))
+    return lines[first:last]
+
+
+def test_verify_shows_a_drift_with_the_hunks_the_build_shows(tmp_path: Path) -> None:
+    """Found by a fresh user's try: with ``...`` over a traceback, verify's
+    terminal showed the committed report's steady diff (matched lines folded
+    into one ``...``, other line numbers) where the build showed the run's."""
+    page = (
+        "X\n=\n\n.. snippet:: tb\n\n   start\n   Traceback (most recent call last):\n"
+        "   ...\n   ZeroDivisionError: integer division by zero\n"
+    )
+    root = project(tmp_path / "p", {"index.rst": page}, {"tb": 'print("start")\nx = 1 / 0\n\n# /// snipcheck\n# expect = "ZeroDivisionError"\n# ///\n'})
+    cache = tmp_path / "cache"
+    built = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-q", "-b", "html", "-d", str(tmp_path / "doctrees"), str(root), str(tmp_path / "html")],
+        cwd=root, capture_output=True, text=True, timeout=300, check=False,
+        env={"SNIPCHECK_CACHE_DIR": str(cache), "PATH": "/usr/bin:/bin"},
+    )  # fmt: skip
+    verified = snipcheck_cli(root, "verify", cache=cache)
+    assert verified.returncode == 1, verified.stdout + verified.stderr
+    shown = _diff(built.stderr, "full diff:")
+    assert "+ZeroDivisionError: division by zero" in shown and any("matched by stated line" in s for s in shown), built.stderr
+    assert _diff(verified.stdout, "DRIFT in", indent=6) == shown, (verified.stdout, built.stderr)

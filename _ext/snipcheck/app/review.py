@@ -61,7 +61,11 @@ class Review:
         they ran (a report's JSON form writes what varies as ``[..]``, which
         accepting must not write into a page)."""
         ran = {s.id: s.run_actual for s in self.report.snippets if s.run_actual is not None}
-        return {"schema": "snipcheck-review/1", "report": self.report.to_json(), "decisions": self.decisions, "ran": ran}
+        diffs = {s.id: s.run_diff for s in self.report.snippets if s.run_diff is not None}
+        return {
+            "schema": "snipcheck-review/1", "report": self.report.to_json(), "decisions": self.decisions,
+            "ran": ran, "diffs": diffs,
+        }  # fmt: skip
 
     @classmethod
     def load(cls, path: Path) -> Review | None:
@@ -84,10 +88,13 @@ class Review:
             report = report_file.parse(data.get("report"), f"{path} (the report under review)")
         except report_file.ReportError as exc:
             raise ValueError(f"{exc}; remove {path} to start the review afresh") from None
-        ran = data.get("ran", {})
-        if not isinstance(ran, dict) or not all(isinstance(v, str) for v in ran.values()):
-            raise ValueError(f"{path}: its key 'ran' is damaged; remove the file to start the review afresh")
-        snippets = tuple(dataclasses.replace(s, run_actual=ran.get(s.id)) for s in report.snippets)
+        ran, diffs = data.get("ran", {}), data.get("diffs", {})
+        for key, value in (("ran", ran), ("diffs", diffs)):
+            if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+                raise ValueError(f"{path}: its key {key!r} is damaged; remove the file to start the review afresh")
+        snippets = tuple(
+            dataclasses.replace(s, run_actual=ran.get(s.id), run_diff=diffs.get(s.id)) for s in report.snippets
+        )
         return cls(dataclasses.replace(report, snippets=snippets), dict(decisions))
 
     def save(self, path: Path) -> None:
@@ -104,7 +111,7 @@ def walk(review: Review, path: Path, ask: Callable[[str], str], say: Callable[[s
     todo = review.undecided
     for number, snippet in enumerate(todo, start=1):
         say(f"[{number}/{len(todo)}] {snippet.id}  ({snippet.doc}:{snippet.line})")
-        for line in snippet.diff.splitlines():
+        for line in snippet.shown_diff.splitlines():
             say("    " + line)
         while True:
             answer = ask("accept (a), reject (r), skip (s) or quit (q)? ").strip().lower()[:1]

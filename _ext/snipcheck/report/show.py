@@ -67,7 +67,7 @@ def terminal(report: Report, *, color: bool = False, problems_only: bool = False
             if s.status != "drifted" or not s.diff:  # a drift without a diff: a figure's
                 out.append(f"      {problem}")
         if s.diff and not s.env_wide_only:
-            lines, hidden = own_diff(s.diff, wide)
+            lines, hidden = own_diff(s.shown_diff, wide)
             out.extend("      " + _paint_diff(line, paint) for line in lines)
             if hidden:
                 out.append(f"      (and {hidden} environment-wide line(s), listed once below)")

@@ -63,7 +63,7 @@ VOLATILE = ("duration", "origin")
 #: Per-snippet fields kept in memory only, for accept and review after a run:
 #: the figures' images and the output as it ran (what varies stays out of the
 #: committed report: see :mod:`snipcheck.report.steady`).
-IN_MEMORY = ("figures", "run_actual")
+IN_MEMORY = ("figures", "run_actual", "run_diff")
 STATUSES = ("unchanged", "drifted", "failing", "not-run", "error")
 #: The report's word for each verdict of the check step (:mod:`snipcheck.judge.verdict`):
 #: the on-disk names of ``snipcheck-verify/3``, one of :data:`STATUSES` each.
@@ -102,6 +102,9 @@ class SnippetReport:
         not in the JSON form.  ``actual``, ``diff`` and ``masked_diff`` write
         what varies from run to run as wildcards (:mod:`snipcheck.report.steady`),
         so the committed report is the same for every run of the same code.
+    :param run_diff: the diff of the run as the check step judged it, the
+        one the build's warning shows (the terminal and ``review`` show it
+        after this run); not in the JSON form.
     """
 
     id: str
@@ -120,6 +123,13 @@ class SnippetReport:
     masked_diff: str = ""
     figures: tuple[Figure, ...] = field(default=(), repr=False)
     run_actual: str | None = field(default=None, repr=False, compare=False)
+    run_diff: str | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def shown_diff(self) -> str:
+        """The diff to show a person: the run's own (as the build shows it)
+        after a run, the report's steady one when read from a file."""
+        return self.run_diff if self.run_diff is not None else self.diff
 
     @property
     def output(self) -> str | None:
@@ -351,6 +361,7 @@ def verify(
                 masked_diff=shown.masked_diff,
                 figures=outcome.result.figures,
                 run_actual=text.actual,
+                run_diff=text.diff,
             )
         )
     reports.sort(key=lambda r: (r.doc, r.line))
