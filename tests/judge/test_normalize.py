@@ -134,6 +134,14 @@ def test_memory_addresses_mask_only_the_address_of_an_object_repr() -> None:
     assert N.REGISTRY["memory-addresses"]("<weakref at 0x7f0769464180; to 'A' at 0x7f0769464aa0>") == (
         "<weakref at 0x...; to 'A' at 0x...>"
     )
+    # "at 0x..." outside a repr is a value in a sentence (found by an attacker's try: a green that lied).
+    owed = "balance owed at 0x1000000\n"
+    assert N.for_compare(owed, normalizers) == owed
+    assert N.for_compare(owed.replace("0x1000000", "0x9999999999"), normalizers) != N.for_compare(owed, normalizers)
+    # a repr nested in another's, and one in a list, keep their masks (the page's and the report's forms)
+    nested = "<bound method A.f of <__main__.A object at 0x7f0769464180>> [<A at 0x7f0769464aa0>, 'at 0x1234567']"
+    assert N.REGISTRY["memory-addresses"](nested) == "<bound method A.f of <__main__.A object at 0x...>> [<A at 0x...>, 'at 0x1234567']"
+    assert N.REGISTRY["memory-addresses"].mask(nested) == "<bound method A.f of <__main__.A object at 0x[..]>> [<A at 0x[..]>, 'at 0x1234567']"
 
 
 def test_display_normalizers_are_only_the_truthful_rewrites() -> None:

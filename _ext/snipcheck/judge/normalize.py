@@ -92,10 +92,19 @@ _TORCH_COLON_LINE = re.compile(rf"(\.\.\./(?:site|dist)-packages/torch/[\w./-]{{
 _TRIGGERED = re.compile(r"\(Triggered internally at [^()\n]*?:\d+\.\)")
 # An address where Python's default repr prints one ("<object object at
 # 0x7f3a2c1b9e50>", "<function f at 0x...>", "<weakref at 0x...; to 'A' at
-# 0x...>"): "at " before it.  Any other hex number (a CRC, a mask, a hash, a
-# pointer printed bare) is compared as printed: a page writes a wildcard
-# where such a value varies between runs.
+# 0x...>"): "at " before it, inside the innermost "<...>" of one line (an
+# object's repr, also one nested in another's).  Any other hex number (a CRC,
+# a mask, a hash, a pointer printed bare, "owed at 0x1000000" in a sentence)
+# is compared as printed: a page writes a wildcard where such a value varies.
 _ADDRESS = re.compile(r"(?<=\bat )0x[0-9a-fA-F]{6,16}\b")
+_REPR = re.compile(r"<[^<>\n]*>")
+
+
+def _addresses(text: str, replacement: str) -> str:
+    """``text`` with each :data:`_ADDRESS` inside an object's repr (:data:`_REPR`) written ``replacement``."""
+    if "0x" not in text:
+        return text
+    return _REPR.sub(lambda m: _ADDRESS.sub(replacement, m.group()) if "0x" in m.group() else m.group(), text)
 
 
 @register("python-paths", display=True)
@@ -130,10 +139,10 @@ def _masks(pattern: re.Pattern[str], replacement: str) -> Callable[[str], str]:
     return lambda text: pattern.sub(replacement, text)
 
 
-@register("memory-addresses", display=False, mask=_masks(_ADDRESS, "0x[..]"))
+@register("memory-addresses", display=False, mask=lambda text: _addresses(text, "0x[..]"))
 def memory_addresses(text: str) -> str:
     """Memory addresses in object reprs such as ``<object object at 0x7f3a2c1b9e50>`` become ``0x...``; other hex numbers stay."""
-    return _ADDRESS.sub("0x...", text)
+    return _addresses(text, "0x...")
 
 
 # torch's own log lines (torch._logging, glog's layout): level, date and time, process id, file:line].
