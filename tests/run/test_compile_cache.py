@@ -1,10 +1,11 @@
-"""Compile caches outlive a run for that snippet alone (issue 33 §7; ``run/compile_cache.py``).
+"""Compile caches outlive a run for that code alone (issue 33 §7; ``run/compile_cache.py``).
 
 Was: every run of the chapter's ``myths/compile-out-of-place`` compiled from
 an empty inductor cache (``$TMPDIR/torchinductor_<user>``, inside the run
 directory), 20 s of the chapter's 27 s cold build.  Now the folder a run
-leaves there is kept per snippet and environment and bound into that
-snippet's later runs, and no other snippet's.
+leaves there is kept per code (the snippet's whole source and inputs) and
+environment and bound into the later runs of that code, and no other code's,
+another version of the same snippet included.
 """
 
 from __future__ import annotations
@@ -56,6 +57,11 @@ def stdout(result: RunResult) -> str:
     return "".join(e.text for e in result.events if e.stream == "stdout")
 
 
+def kept_of(kept: Path, root: Path, snippet_id: str, stamp: Stamp) -> Path:
+    """The kept folder of the snippet ``snippet_id`` of the project ``root``, as its code is now."""
+    return compile_cache.folder(kept, compile_cache.code_key([load(snippet_id, root / "snippets", root)], {}), stamp.env)
+
+
 @pytest.fixture
 def kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder = tmp_path / "compile"
@@ -83,10 +89,43 @@ def test_a_snippets_compile_cache_is_kept_for_its_later_runs_and_no_other_snippe
         "[]\n['entry0']\n",  # another snippet: nothing of the first one's
         f"['{name}']\n['entry0', 'entry1', 'entry2']\n",
     ]
-    folder = compile_cache.folder(kept, "compiles", stamp.env)
+    folder = kept_of(kept, root, "compiles", stamp)
     assert sorted(p.name for p in folder.iterdir()) == ["entry0", "entry1", "entry2"]
-    assert sorted(p.name for p in compile_cache.folder(kept, "other", stamp.env).iterdir()) == ["entry0"]
+    assert sorted(p.name for p in kept_of(kept, root, "other", stamp).iterdir()) == ["entry0"]
     assert [p.name for p in (kept / stamp.env).iterdir() if p.name.endswith(".part")] == []
+
+
+PLANT = """\
+import getpass, os, tempfile
+cache = os.path.join(tempfile.gettempdir(), "torchinductor_" + getpass.getuser())
+os.makedirs(cache, exist_ok=True)
+open(os.path.join(cache, "planted"), "w").write("8.")  # a pickled FX graph that inductor would load, say
+print("planted")
+"""
+HONEST = """\
+import getpass, os, tempfile
+cache = os.path.join(tempfile.gettempdir(), "torchinductor_" + getpass.getuser())
+found = os.path.join(cache, "planted")
+print("7." if not os.path.exists(found) else open(found).read())
+"""
+
+
+@pytest.mark.parametrize("kind", PYTHON_RUNNERS)
+def test_another_version_of_a_snippet_never_meets_what_an_earlier_version_left(
+    kind: str, tmp_path: Path, stamp: Stamp, kept: Path
+) -> None:
+    # Was (an attacker's try): the kept folder was the snippet id's, so an
+    # earlier version of a snippet (a pull request's) planted a pickle there
+    # that inductor loaded in the later, honest version's runs, which then
+    # printed the page's wrong output: a green that lied, from honest code.
+    root = tmp_path / "project"
+    planter = write(root, "compiled", PLANT)
+    assert [out for out, _ in run_each(kind, stamp, root, [planter])] == ["planted\n"]
+    honest = write(root, "compiled", HONEST)  # the same id, other code
+    assert [out for out, _ in run_each(kind, stamp, root, [honest, honest])] == ["7.\n", "7.\n"]
+    # a chain's folder is its cells' code: the same code with another cell after it is other code
+    other = compile_cache.code_key([planter, honest], {})
+    assert other not in (compile_cache.code_key([planter], {}), compile_cache.code_key([honest], {}))
 
 
 ODD = """\
@@ -111,12 +150,12 @@ def test_only_folders_files_and_links_are_kept_and_a_link_is_not_followed(tmp_pa
         runner.run(linked, timeout=TIMEOUT, output_limit=LIMIT)
     finally:
         runner.close()  # type: ignore[attr-defined]
-    folder = compile_cache.folder(kept, "odd", stamp.env)
+    folder = kept_of(kept, root, "odd", stamp)
     assert sorted(p.name for p in folder.iterdir()) == ["link", "sub"]  # the FIFO is left out
     assert os.readlink(folder / "link") == "/etc/hostname"
     assert (folder / "sub" / "code.py").read_text() == "x = 1\n"
     assert (folder / "sub" / "code.py").stat().st_mode & 0o7777 == 0o755  # no set-id bit
-    assert not os.path.lexists(compile_cache.folder(kept, "linked", stamp.env))  # a link is never kept
+    assert not os.path.lexists(kept_of(kept, root, "linked", stamp))  # a link is never kept
 
 
 def test_without_a_folder_to_keep_them_in_nothing_is_kept(tmp_path: Path, stamp: Stamp, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -134,7 +173,7 @@ def test_the_chapters_compiled_snippet_prints_the_same_with_its_cache_cold_and_w
                          protect=sandbox.protected_paths([ROOT]))  # fmt: skip
     try:
         cold = runner.run(snippet, timeout=600, output_limit=LIMIT)
-        assert (compile_cache.folder(kept, snippet.id, stamp.env) / "fxgraph").is_dir()  # what inductor compiled, kept
+        assert (compile_cache.folder(kept, compile_cache.code_key([snippet], {}), stamp.env) / "fxgraph").is_dir()  # what inductor compiled, kept
         warm = runner.run(snippet, timeout=600, output_limit=LIMIT)
     finally:
         runner.close()  # type: ignore[attr-defined]
@@ -207,7 +246,7 @@ def test_no_other_snippets_run_can_read_a_kept_compile_cache_where_it_is_kept(
     # a run sees the folder that holds them empty.
     root = tmp_path / "project"
     mine = write(root, "compiles", LEAVE)
-    theirs = compile_cache.folder(kept, "compiles", stamp.env)
+    theirs = kept_of(kept, root, "compiles", stamp)
     peek = write(root, "peek", PEEK.format(folders=[str(kept), str(kept / stamp.env), str(theirs)]))
     runner = make_runner("python", python=sys.executable, stamp=stamp, kind=kind, preload=(),
                          protect=sandbox.protected_paths([root]))  # fmt: skip
@@ -248,7 +287,7 @@ def test_a_run_cannot_have_a_folder_outside_its_run_directory_kept_as_its_compil
         assert stdout(runner.run(snippet, timeout=TIMEOUT, output_limit=LIMIT)) == "redirected\n"
     finally:
         getattr(runner, "close", lambda: None)()
-    assert not os.path.lexists(compile_cache.folder(kept, "redirect", stamp.env))
+    assert not os.path.lexists(kept_of(kept, root, "redirect", stamp))
 
 
 GROW = """\
@@ -285,8 +324,8 @@ def test_a_compile_cache_larger_than_the_budget_is_not_kept(
     large, small = write(root, "large", GROW.format(size=9000)), write(root, "small", GROW.format(size=4000))
     outs = [out for out, _ in run_each(kind, stamp, root, [large, large, small, small])]
     assert outs == ["['entry0']\n", "['entry0']\n", "['entry0']\n", "['entry0', 'entry1']\n"]
-    assert not os.path.lexists(compile_cache.folder(kept, "large", stamp.env))
-    assert sorted(p.name for p in compile_cache.folder(kept, "small", stamp.env).iterdir()) == ["entry0", "entry1"]
+    assert not os.path.lexists(kept_of(kept, root, "large", stamp))
+    assert sorted(p.name for p in kept_of(kept, root, "small", stamp).iterdir()) == ["entry0", "entry1"]
 
 
 @pytest.mark.parametrize("kind", PYTHON_RUNNERS)
@@ -298,7 +337,7 @@ def test_a_kept_compile_cache_a_later_run_grows_past_the_budget_is_dropped_after
     monkeypatch.setenv(compile_cache.SIZE_VAR, "10K")
     root = tmp_path / "project"
     grows = write(root, "grows", GROW.format(size=4000))
-    folder = compile_cache.folder(kept, "grows", stamp.env)
+    folder = kept_of(kept, root, "grows", stamp)
     seen = run_each(kind, stamp, root, [grows] * 4, after=lambda: compile_cache.size_of(folder) if folder.exists() else None)
     outs, sizes = [out for out, _ in seen], [size for _, size in seen]
     assert outs == ["['entry0']\n", "['entry0', 'entry1']\n", "['entry0', 'entry1', 'entry2']\n", "['entry0']\n"]
@@ -387,7 +426,7 @@ def test_kept_compile_caches_inside_a_project_under_tmp_show_empty_to_every_run(
         kept = root / "_cc"
         monkeypatch.setenv(compile_cache.VAR, str(kept))
         mine = write(root, "compiles", LEAVE)
-        theirs = compile_cache.folder(kept, "compiles", stamp.env)
+        theirs = kept_of(kept, root, "compiles", stamp)
         peek = write(root, "peek", PEEK.format(folders=[str(root / "snippets"), str(kept), str(theirs)]))
         outs = [out for out, _ in run_each(kind, stamp, root, [mine, peek, peek])]
         assert theirs.is_dir()
@@ -409,7 +448,7 @@ def test_a_relative_folder_for_the_kept_caches_is_taken_from_the_current_folder(
     mine = write(root, "compiles", LEAVE)
     outs = [out for out, _ in run_each("fork", stamp, root, [mine, mine])]
     assert outs[1].endswith("['entry0', 'entry1']\n")
-    assert (compile_cache.folder(tmp_path / "relcc", "compiles", stamp.env) / "entry0").is_file()
+    assert (kept_of(tmp_path / "relcc", root, "compiles", stamp) / "entry0").is_file()
 
 
 STOPPED = """\
@@ -433,7 +472,7 @@ def test_a_kept_compile_cache_a_stopped_run_had_bound_is_dropped(
     # into its bound kept folder left the half-written file there for good.
     root = tmp_path / "project"
     stopped = write(root, "stopped", STOPPED)
-    folder = compile_cache.folder(kept, "stopped", stamp.env)
+    folder = kept_of(kept, root, "stopped", stamp)
     seen = run_each(kind, stamp, root, [stopped] * 3, after=folder.exists, timeout=1)
     assert seen == [("['entry0']\n", True), ("['entry0', 'entry1']\n", False), ("['entry0']\n", True)]
 

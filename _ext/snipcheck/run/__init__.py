@@ -133,8 +133,10 @@ DIFFERENCES = {
     "read-only); no device file opens (EACCES: the disks, the consoles, /dev/kmsg) but /dev/null, zero, "
     "full, random, urandom and tty and the accelerators' (nvidia*, dri, kfd, accel*, dxg, neuron*), and "
     "/dev/pts holds the run's own pseudo-terminals only (/dev/ptmx makes them there); a snippet's own "
-    "compile cache (torchinductor_<user> in its TMPDIR) is kept for its later runs in the same environment, "
-    "and no other snippet's run sees it (the folder that holds the kept ones shows empty)",
+    "compile cache (torchinductor_<user> in its TMPDIR) is kept for the later runs of the same code in the "
+    "same environment (as plain python finds its machine's /tmp/torchinductor_<user>), and no other code's "
+    "run sees it, another version of the same snippet included (the folder that holds the kept ones shows "
+    "empty)",
     "System V IPC": "where the kernel allows it, the run has System V shared memory, message queues and "
     "semaphores and POSIX message queues of its own (an IPC namespace): it finds none of the machine's or "
     "another run's, and what it makes is gone with its last process, where plain python shares the "

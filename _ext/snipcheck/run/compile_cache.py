@@ -10,11 +10,16 @@ cache from the last time.
 
 So, where runs get their mount namespace, the folder a run of a snippet
 left there is kept (copied by the run's supervisor before the run directory
-goes, ``_snipcheck_supervise.keep``) in a folder of that snippet alone and
-of that environment alone (:func:`folder`), and every later run of the same
-snippet in the same environment finds it at the same place, bound writable
-(``_snipcheck_mounts.enter``).  No other snippet's run ever sees it: the
-folder that holds them all shows empty to every run (:func:`hidden`).  The
+goes, ``_snipcheck_supervise.keep``) in a folder of that very code alone
+(the snippet's whole source, helpers, data files named, tags and passed
+variables, a chain's every cell: :func:`code_key`) and of that environment
+alone (:func:`folder`), and every later run of the same code in the same
+environment finds it at the same place, bound writable
+(``_snipcheck_mounts.enter``).  No other code's run ever sees it, another
+version of the same snippet included: the folder that holds them all shows
+empty to every run (:func:`hidden`).  Keyed by the snippet's id alone, an
+earlier version could leave a file there (a pickled FX graph, which inductor
+loads, runs code) that changed what a later, honest version printed.  The
 cache is keyed by inductor on everything that decides what it holds (the
 graph, the inputs' shapes and strides, torch's version and configuration),
 so what a run prints does not depend on whether it was there; the result
@@ -22,7 +27,8 @@ cache's key does not include it (a result is the same either way).
 
 What a snippet can observe: from its second run on, ``torchinductor_<user>``
 is in its ``TMPDIR`` before it compiled anything, holding what its earlier
-runs compiled (``DIFFERENCES["compile cache"]``).
+runs of the same code left there, as plain python finds its machine's
+``/tmp/torchinductor_<user>`` (``DIFFERENCES["compile cache"]``).
 
 ``SNIPCHECK_COMPILE_CACHE_DIR`` names where the kept folders go (default
 ``$XDG_CACHE_HOME/snipcheck/compile``, else ``~/.cache/snipcheck/compile``);
@@ -44,6 +50,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import logging
 import os
 import pwd
@@ -52,8 +59,12 @@ import shutil
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from snipcheck.files import resolved_folder
+
+if TYPE_CHECKING:
+    from snipcheck.model import Snippet
 
 log = logging.getLogger("snipcheck")
 
@@ -233,14 +244,28 @@ def _account(uid: int) -> str:
         return f"uid_{uid}"
 
 
-def folder(base: Path, snippet_id: str, environment: str) -> Path:
-    """The kept cache of ``snippet_id`` (a chain's: its first cell's) in the environment ``environment``."""
-    digest = hashlib.sha256(snippet_id.encode("utf-8")).hexdigest()[:32]
-    return base / re.sub(r"[^A-Za-z0-9_.-]", "_", environment) / digest
+def code_key(cells: Sequence[Snippet], env: Mapping[str, str]) -> str:
+    """What a kept folder belongs to besides its environment: the code of a
+    run (a snippet, or every cell of a chain), as a hex digest of each
+    cell's id, whole source, helper modules, declared data files, tags and
+    the values of its passed-through variables in ``env`` (the run's
+    environment).  Another version of a snippet is other code: it starts
+    from an empty folder, and never meets what an earlier version left."""
+    digest = hashlib.sha256()
+    for cell in cells:
+        passed = sorted((name, env.get(name)) for name in cell.env)
+        text = json.dumps([cell.id, cell.source, cell.helpers, cell.files, passed, repr(cell.tags)], ensure_ascii=False)
+        digest.update(text.encode("utf-8", "surrogatepass") + b"\0")
+    return digest.hexdigest()[:32]
 
 
-def plan(snippet_id: str, environment: str | None, run_dir: str, env: Mapping[str, str]) -> tuple[list[list[str]], list[list[str]]]:
-    """What a run of ``snippet_id`` in the run directory ``run_dir`` does with its compile cache.
+def folder(base: Path, code: str, environment: str) -> Path:
+    """The kept cache of the code ``code`` (:func:`code_key`) in the environment ``environment``."""
+    return base / re.sub(r"[^A-Za-z0-9_.-]", "_", environment) / code
+
+
+def plan(code: str, environment: str | None, run_dir: str, env: Mapping[str, str]) -> tuple[list[list[str]], list[list[str]]]:
+    """What a run of the code ``code`` (:func:`code_key`) in the run directory ``run_dir`` does with its compile cache.
 
     :param environment: the environment fingerprint's id (``Stamp.env``); ``None``: nothing is kept.
     :param env: the run's environment (its ``TMPDIR`` and user variables).
@@ -258,7 +283,7 @@ def plan(snippet_id: str, environment: str | None, run_dir: str, env: Mapping[st
     # only another TMPDIR (a snippet's env variables) needs resolving
     if tmpdir != os.path.join(run_dir, "tmp") and not os.path.realpath(tmpdir).startswith(run_dir + os.sep):
         return [], []
-    kept = folder(base, snippet_id, environment)
+    kept = folder(base, code, environment)
     inside = os.path.join(tmpdir, inductor_folder(env))
     if kept.is_dir():
         try:

@@ -491,7 +491,7 @@ class ForkRunner:
             env = child_environment(run_dir, env_names)
             env.pop("PYTHONPATH", None)
             seed = seed_of(cells[0])
-            mounts, harvest = run_view(self.protect, limit, self.python, cells[0].id, self.stamp, run_dir, env)
+            mounts, harvest = run_view(self.protect, limit, self.python, cells, self.stamp, run_dir, env)
             request: dict[str, Any] = {
                 "script": scripts[0], "run_dir": run_dir, "env": env, "memory_limit": limit, "seed": seed,
                 "mounts": mounts, "harvest": harvest,

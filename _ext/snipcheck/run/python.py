@@ -371,7 +371,7 @@ class SubprocessRunner:
         mounts, captured = None, None
         try:
             env = interpreter_environment(seeded(child_environment(run_dir, snippet.env), seed), self.hash_seed)
-            mounts, harvest = run_view(self.protect, limit, self.python, snippet.id, self.stamp, run_dir, env)
+            mounts, harvest = run_view(self.protect, limit, self.python, [snippet], self.stamp, run_dir, env)
             captured = run_captured(
                 supervised_spawner(
                     [self.python, script],
@@ -403,7 +403,7 @@ class SubprocessRunner:
         env[CELLS_VAR] = "1"
         mounts, captured_cells = None, None
         try:
-            mounts, harvest = run_view(self.protect, limit, self.python, cells[0].id, self.stamp, run_dir, env)
+            mounts, harvest = run_view(self.protect, limit, self.python, cells, self.stamp, run_dir, env)
             captured_cells = run_captured_cells(
                 supervised_spawner(
                     [self.python, CELLS],
@@ -429,17 +429,18 @@ class SubprocessRunner:
 
 
 def run_view(
-    protect: Sequence[str], limit: int | None, python: str, snippet_id: str, stamp: Stamp, run_dir: str,
+    protect: Sequence[str], limit: int | None, python: str, cells: Sequence[Snippet], stamp: Stamp, run_dir: str,
     env: Mapping[str, str],
 ) -> tuple[dict[str, Any] | None, list[list[str]]]:
-    """The mounts of a Python run (:func:`snipcheck.run.sandbox.run_mounts`)
-    with its compile cache bound in, and what its supervisor keeps of it
+    """The mounts of a Python run of ``cells`` (a snippet, or a chain's
+    cells) (:func:`snipcheck.run.sandbox.run_mounts`) with its compile cache
+    bound in, and what its supervisor keeps of it
     (:func:`snipcheck.run.compile_cache.plan`); ``(None, [])`` where runs
     get no mount namespace."""
     mounts = sandbox.run_mounts(protect, limit, python)
     if mounts is None:
         return None, []
-    writable, harvest = compile_cache.plan(snippet_id, stamp.env, run_dir, env)
+    writable, harvest = compile_cache.plan(compile_cache.code_key(cells, env), stamp.env, run_dir, env)
     mounts["writable"] = writable
     return mounts, harvest
 
