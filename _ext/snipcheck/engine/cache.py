@@ -54,13 +54,18 @@ class CacheError(Exception):
 
 
 def cache_key(
-    snippet: Snippet, stamp: Stamp, output_limit: int, *, runner: str, digests: Digests | None = None
+    snippet: Snippet, stamp: Stamp, output_limit: int, *, runner: str, digests: Digests | None = None,
+    memory_limit: int | None = None,
 ) -> str:
     """The hex key of a snippet's result in the given environment.
 
     :param runner: the kind of runner that runs it (``"fork"``, ``"subprocess"``, ``"rust"``).
     :param digests: reads the declared data files (one per build, so each file
         is read once); a new one if ``None``.
+    :param memory_limit: the project's memory limit of a run (bytes, 0 for
+        none) where it is in force and not the default (a ``memory`` tag is
+        keyed with the tags); ``None`` leaves it out, so the keys made under
+        the default stay.
     """
     digest = digests or Digests()
 
@@ -87,6 +92,7 @@ def cache_key(
             "kind": runner,
             **inputs(snippet),
             "output_limit": output_limit,
+            **({} if memory_limit is None else {"memory_limit": memory_limit}),
             "stamp": dataclasses.asdict(stamp),
             # a cell of a chain: what ran before it in its process is part of its result
             # and whether the process must go on after it (its result then ends at the next cell, and

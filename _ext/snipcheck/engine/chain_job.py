@@ -104,7 +104,7 @@ def _outcomes(runs: Runs, wanted: Sequence[Snippet]) -> list[Outcome]:
     cached: list[RunResult | None] = [None] * stop
     for n, cell in enumerate(runnable if keys else ()):
         for kind in runs.lookup_kinds(cell):  # what the other runner kind stored counts too (Executor.plan)
-            cached[n] = runs.from_cache(runs.key(cell, kind), notes)
+            cached[n] = runs.from_cache(runs.key(cell, kind), notes, cell)
             if cached[n] is not None:
                 break
     if runnable and all(result is not None for result in cached):

@@ -30,6 +30,10 @@ NO_RESULT = (
 )
 
 
+#: ``snipcheck_memory_limit``'s default (bytes): results stored under it are keyed without it.
+DEFAULT_MEMORY_LIMIT = 4 << 30
+
+
 @dataclass
 class ExecutorConfig:
     """Settings of an :class:`~snipcheck.engine.execute.Executor`.
@@ -81,7 +85,7 @@ class ExecutorConfig:
     preload: tuple[str, ...] = ("torch",)
     build_dir: Path | None = None
     fork_min_runs: int = 3
-    memory_limit: int = 4 << 30
+    memory_limit: int = DEFAULT_MEMORY_LIMIT
     env: tuple[str, ...] = ()
     files: tuple[tuple[str, str], ...] = ()
     seed: int | None = None

@@ -25,13 +25,13 @@ import threading
 from collections.abc import Callable
 
 from snipcheck.engine.cache import CacheError, cache_key
-from snipcheck.engine.config import NO_RESULT, ExecutorConfig
+from snipcheck.engine.config import DEFAULT_MEMORY_LIMIT, NO_RESULT, ExecutorConfig
 from snipcheck.engine.key_lock import Lock
 from snipcheck.judge.compare import outcome_problem
 from snipcheck.model import Outcome, RunResult, Snippet, Stamp
 from snipcheck.run import Runner, make_runner, requirements
 from snipcheck.sources.inputs import Digests
-from snipcheck.sources.tags import resolved_seed
+from snipcheck.sources.tags import WALL_FACTOR, resolved_seed
 
 log = logging.getLogger("snipcheck")
 
@@ -106,7 +106,18 @@ class Runs:
             stamp = getattr(runner, "stamp", self.config.stamp) if runner is not None else self.config.stamp
             if snippet.language == "python":
                 stamp = self.config.elsewhere.get(snippet.id, stamp)
-        return cache_key(snippet, stamp, self.output_limit(snippet), runner=kind, digests=self._digests)
+        return cache_key(snippet, stamp, self.output_limit(snippet), runner=kind, digests=self._digests,
+                         memory_limit=self.keyed_memory_limit(snippet))  # fmt: skip
+
+    def keyed_memory_limit(self, snippet: Snippet) -> int | None:
+        """``snipcheck_memory_limit`` where it decides ``snippet``'s limit (no
+        ``memory`` tag; Python) and is not the default: a result stored under
+        one limit is not served under another (a run that fits in 4 GiB can
+        fail in 1)."""
+        if snippet.language != "python" or getattr(snippet.tags, "memory", None):
+            return None
+        limit = self.config.memory_limit
+        return None if limit == DEFAULT_MEMORY_LIMIT else limit
 
     def output_limit(self, snippet: Snippet) -> int:
         """Bytes of output kept of a run of ``snippet``: its ``output-limit``
@@ -143,10 +154,17 @@ class Runs:
         environment lacks (see :mod:`snipcheck.run.requirements`)."""
         return requirements.missing(snippet.tags.requires + implied, self.config.stamp, self.config.provides)
 
-    def from_cache(self, key: str, notes: list[str]) -> RunResult | None:
+    def timeout(self, snippet: Snippet) -> float:
+        """Seconds ``snippet`` may run: its ``timeout`` tag, else ``snipcheck_timeout``."""
+        return snippet.tags.timeout or self.config.timeout
+
+    def from_cache(self, key: str, notes: list[str], snippet: Snippet | None = None) -> RunResult | None:
         """The result stored under ``key``, counted as a cache hit; ``None``
         when there is none or it cannot be used (then it is discarded and
-        ``notes`` says why, once)."""
+        ``notes`` says why, once), or when the run it holds took longer than
+        ``snippet`` may run now (the key leaves the timeout out: a result is
+        good under any longer one; under a shorter one it runs again, and
+        may time out)."""
         assert self.config.cache is not None
         try:
             result = self.config.cache.get(key)
@@ -159,6 +177,8 @@ class Runs:
                 # e.g. a directory in its place: the snippet still runs, and
                 # writing its result fails with a note of its own
                 pass
+            return None
+        if result is not None and snippet is not None and not within(result, self.timeout(snippet)):
             return None
         if result is not None:
             self.count("cached")
@@ -181,13 +201,13 @@ class Runs:
         keys: dict[str, str] = {}  # runner kind -> key: each is worked out once
         for kind in self.lookup_kinds(snippet) if cfg.cache is not None else ():
             keys[kind] = self.key(snippet, kind)
-            cached = self.from_cache(keys[kind], notes)
+            cached = self.from_cache(keys[kind], notes, snippet)
             if cached is not None:
                 return Outcome(cached, "cache", notes=tuple(notes)), keys
         if not cfg.may_run:
             if snippet.language != "python" and cfg.cache is not None:
                 self.runner(snippet.language)  # another language's key holds its runner's stamp (see run)
-                cached = self.from_cache(self.key(snippet), notes)
+                cached = self.from_cache(self.key(snippet), notes, snippet)
                 if cached is not None:
                     return Outcome(cached, "cache", notes=tuple(notes)), keys
             return Outcome(None, "error", notes=(*notes, NO_RESULT)), keys
@@ -199,7 +219,7 @@ class Runs:
         may be stored, under the entry's lock: another build that ran it
         meanwhile is taken instead."""
         cfg = self.config
-        timeout = snippet.tags.timeout or cfg.timeout
+        timeout = self.timeout(snippet)
         runner = self.runner(snippet.language)  # the kind is known now
         if cfg.cache is None:
             self.count("ran")
@@ -211,7 +231,7 @@ class Runs:
         key = key or self.key(snippet)
         lock = self._lock_entry(key, notes)
         try:
-            cached = self.from_cache(key, notes)  # another build may have run it meanwhile
+            cached = self.from_cache(key, notes, snippet)  # another build may have run it meanwhile
             if cached is not None:
                 return Outcome(cached, "cache", notes=tuple(notes))
             result = runner.run(snippet, timeout=timeout, output_limit=self.output_limit(snippet))
@@ -253,3 +273,13 @@ def cacheable(snippet: Snippet, result: RunResult) -> bool:
 
     A run stopped at a timeout or for its output did not end: it is not kept."""
     return not result.timed_out and not result.stopped_by_output and outcome_problem(snippet.tags, result) is None
+
+
+def within(result: RunResult, timeout: float) -> bool:
+    """Whether the run ``result`` holds would have ended within ``timeout``
+    seconds: its CPU seconds within it and its wall-clock time within
+    :data:`~snipcheck.sources.tags.WALL_FACTOR` times it, where the runner
+    counted CPU time; its wall-clock time within it otherwise."""
+    if result.cpu is not None:
+        return result.cpu <= timeout and result.duration <= WALL_FACTOR * timeout
+    return result.duration <= timeout
