@@ -174,7 +174,7 @@ def test_a_line_a_wildcard_no_longer_accepts_stays_as_it_ran() -> None:
     assert actual("a\n...\nb", "x\n1\n2\ny", normalizers) == "x\n1\n2\ny"
     assert actual("a\n...\nb", "a\n1\n2\ny", normalizers) == "a\n...\ny"
     # an address masked by memory-addresses, with or without a wildcard of the page's
-    assert actual("at 0x7f3a2c1b9e50", "at 0x7f0769464180", normalizers) == "at 0x[..]"
+    assert actual("<A at 0x7f3a2c1b9e50>", "<A at 0x7f0769464180>", normalizers) == "<A at 0x[..]>"
 
 
 def test_the_seconds_of_a_timed_out_run_are_masked_in_its_problem() -> None:

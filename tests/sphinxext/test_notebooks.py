@@ -326,3 +326,60 @@ def test_a_build_folder_inside_the_sources_is_never_read_as_pages(
     build(out / "html", "0 added, 0 changed")
     build(out / "dirhtml", "0 added, 0 changed")
     assert (out / "jupyter_execute" / "nb.ipynb").exists()  # the copy the build keeps out of its pages
+
+
+def _recode(cell_id: str, source: str) -> Any:
+    def edit(nb: Any) -> None:
+        _cell(nb, cell_id).source = source
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    ("printed", "now"),
+    [
+        ("print('first')\nprint('...')\nprint('last')", "print('first')\nprint('SOMETHING ELSE')\nprint('more')\nprint('last')"),
+        ("print('x = [..]')", "print('x = [1, 2, 3]')"),
+    ],
+    ids=["a-line-of-dots", "brackets"],
+)
+def test_what_a_stored_output_printed_is_never_read_as_a_wildcard(
+    tmp_path: Path, cache_dir: Path, printed: str, now: str
+) -> None:
+    """Found by a fresh user's try (a green that lied): a run that printed
+    ``...`` or ``[..]`` stored them, and the stated output read them as
+    wildcards, so the cell's code could print anything there after an edit."""
+    built = _built_with(tmp_path, cache_dir, [("c", printed, [])], _recode("c", now))
+    assert built.statuscode == 1
+    (drift,) = built.about("nb/c")
+    assert "[snipcheck.drift]" in drift
+
+
+def test_a_stored_stream_is_compared_to_its_last_newline(tmp_path: Path, cache_dir: Path) -> None:
+    """Found by a fresh user's try (a green that lied): a stored stream with a
+    blank line more than the run prints matched, as a page's body may end
+    with one line break more; a stored output is what a run printed."""
+    def edit(nb: Any) -> None:
+        _cell(nb, "c").outputs[0].text += "\n"
+
+    built = _built_with(tmp_path, cache_dir, [("c", "print(6)", [])], edit)
+    assert built.statuscode == 1 and len(built.about("nb/c")) == 1, built.warnings_text
+    same = _built_with(tmp_path / "same", cache_dir, [("c", "print(6)", [])], lambda nb: None)
+    assert same.statuscode == 0, same.warnings_text
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "print('\\x1b[31mred\\x1b[0m and plain')",
+        "import sys\nfor i in range(3):\n    sys.stdout.write(f'\\rprogress {i}')\nprint()\nprint('done')",
+    ],
+    ids=["colours", "carriage-returns"],
+)
+def test_a_stored_output_is_read_as_a_terminal_shows_it_as_the_run_is(tmp_path: Path, cache_dir: Path, source: str) -> None:
+    """Found by a fresh user's try: Jupyter stores colours and carriage
+    returns as the run wrote them, and the run's output is compared as a
+    terminal shows it, so such a cell always drifted (and ``record`` wrote
+    the colours out of the notebook)."""
+    built = _built_with(tmp_path, cache_dir, [("c", source, [])], lambda nb: None)
+    assert built.statuscode == 0 and built.warnings == [], built.warnings_text

@@ -130,6 +130,13 @@ def display_events(result: RunResult, normalizers: Sequence[Normalizer]) -> tupl
     )
 
 
+def as_terminal(stated: str) -> str:
+    """A stated output as a terminal would show it, as the actual output is
+    compared (:func:`terminal_text`): escape sequences dropped, carriage
+    returns applied (a notebook stores a run's output as it was written)."""
+    return strip_ansi(collapse_cr(stated)) if "\x1b" in stated or "\r" in stated else stated
+
+
 def terminal_text(result: RunResult, normalizers: Sequence[Normalizer] = ()) -> str:
     """The run's output as a terminal shows it, after display normalizers.
 
@@ -265,14 +272,20 @@ def judge(
     *,
     stated_label: str = "stated",
     actual_label: str = "actual",
+    stored: str = "",
 ) -> Verdict:
     """Compare a run with the stated output and the ``expect`` tag.
 
-    :param stated: the directive body (the stated output).
+    :param stated: the directive body (the stated output); read as a
+        terminal shows it, as the actual output is (colours and other escape
+        sequences dropped, carriage returns applied: a notebook stores them
+        as the run wrote them).
     :param stated_label: names the stated side in the diff (file and line).
     :param actual_label: names the actual side (e.g. the torch version).
+    :param stored: see :func:`snipcheck.judge.verdict.check`.
     """
     actual = terminal_text(result, normalizers)
+    stated = as_terminal(stated)
     problems: list[str] = []
     status = "ok"
     ended_wrong = False
@@ -287,7 +300,9 @@ def judge(
             problems.append(sentence)
     diff = ""
     if not result.timed_out:
-        diff = text_diff(stated, actual, normalizers, stated_label, actual_label)
+        diff = text_diff(
+            stated, actual, normalizers, stated_label, actual_label, wildcards=stored != "literal", exact=bool(stored)
+        )
         if diff:
             if status == "ok":
                 status = "drift"
@@ -316,6 +331,7 @@ def text_diff(
     *,
     masking: bool = True,
     wildcards: bool = True,
+    exact: bool = False,
 ) -> str:
     """Unified diff of the two texts after every normalizer, ``""`` if equal.
 
@@ -324,14 +340,17 @@ def text_diff(
     changed lines is shown as ``·`` so that a diff of invisible characters is
     still readable.  A ``stated`` text with wildcards is matched with them
     (see the module docstring) unless ``wildcards=False``, for comparing two
-    actual outputs.
+    actual outputs (or a notebook's stored text that holds markers).  A
+    stated text one newline longer than the actual one is equal (a directive
+    body ends with a line break) unless ``exact`` (a notebook's stored
+    outputs: what a run printed, each newline of it).
     """
     if wildcards and uses_wildcards(stated):
         return alignment.diff(stated, actual, normalizers, stated_label, actual_label, masking=masking)
     prepare = for_compare if masking else for_display
     a = prepare(stated, normalizers)
     b = prepare(actual, normalizers)
-    if a == b + "\n":
+    if a == b + "\n" and not exact:
         a = b  # a directive body may end with one newline more than the terminal text
     if a == b:
         return ""

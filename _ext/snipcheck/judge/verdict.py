@@ -154,6 +154,7 @@ def check(
     stated_label: str = "stated",
     actual_label: str | None = None,
     compared: bool = True,
+    stored: str = "",
 ) -> Finding:
     """Judge one placed snippet's outcome: the one place that decides its status.
 
@@ -170,6 +171,10 @@ def check(
         compared (nbval's ``NBVAL_IGNORE_OUTPUT``,
         :func:`snipcheck.sources.notebook_cells.compared`): only how it ended
         is judged, as if it stated what it printed.
+    :param stored: how the stated output is read: ``""`` as a page states it,
+        ``"exact"`` as an ``.ipynb`` cell's stored outputs (what a run printed:
+        to its last newline), ``"literal"`` the same and without wildcards
+        (:data:`snipcheck.sources.notebook_cells.STORED`).
     """
     result = outcome.result
     if outcome.origin == "error":
@@ -181,7 +186,7 @@ def check(
     label = actual_label if actual_label is not None else f"actual ({result.stamp.label()})"
     if not compared:
         stated = terminal_text(result, normalizers)
-    text = judge(tags, result, stated, normalizers, stated_label=stated_label, actual_label=label)
+    text = judge(tags, result, stated, normalizers, stated_label=stated_label, actual_label=label, stored=stored)
     found = figure_files.check(snippet_id, result.figures, srcdir)
     drawn = tuple(
         figure_files.sentence(c, c.stated.relative_to(srcdir).as_posix()) for c in found if not c.ok

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from snipcheck.engine.execute import Executor
-from snipcheck.judge.compare import masking_normalizers, text_diff
+from snipcheck.judge.compare import as_terminal, masking_normalizers, text_diff
 from snipcheck.judge.verdict import Status, check, environment_wide, unloadable
 from snipcheck.model import Figure, Snippet, Stamp
 from snipcheck.report.steady import problem as steady_problem
@@ -329,7 +329,7 @@ def verify(
         found = check(
             p.snippet_id, snippet.tags, outcome, p.stated, settings.normalizers,
             Path(p.figures_dir) if p.figures_dir else srcdir or settings.source_dir or settings.root,
-            stated_label=labels[0], actual_label=labels[1], compared=notebook_cells.compared(p),
+            stated_label=labels[0], actual_label=labels[1], compared=notebook_cells.compared(p), stored=notebook_cells.stored(p),
         )  # fmt: skip
         status = WORDS[found.status]
         if found.status is Status.ERROR:
@@ -342,7 +342,7 @@ def verify(
             )
             continue
         text = found.text
-        compared = p.stated if notebook_cells.compared(p) else text.actual  # NBVAL_IGNORE_OUTPUT: what it printed
+        compared = as_terminal(p.stated) if notebook_cells.compared(p) else text.actual  # NBVAL_IGNORE_OUTPUT: what it printed
         masked_diff = text_diff(compared, text.actual, settings.normalizers, *labels, masking=False) if text.ok else ""
         shown = steady(compared, text.actual, settings.normalizers, labels, diff=text.diff, masked_diff=masked_diff)
         reports.append(

@@ -80,6 +80,10 @@ class Cell:
         compared (see :func:`snipcheck.sources.notebook_outputs.unchecked`).
     :param figures: its stored figures, the stated images of the figures its
         run draws (see :func:`snipcheck.sources.notebook_outputs.figures`).
+    :param literal: whether what its stored outputs printed holds text that a
+        stated output reads as a wildcard (``[..]``, a ``...`` line): a stored
+        output is what a run printed, so the cell is compared without
+        wildcards (:func:`has_markers`).
     """
 
     number: int
@@ -93,6 +97,7 @@ class Cell:
     meta: Any = None
     unchecked: tuple[str, ...] = ()
     figures: tuple[Figure, ...] = ()
+    literal: bool = False
 
 
 @dataclass(frozen=True)
@@ -176,7 +181,31 @@ def _cell(number: int, cell: Any) -> Cell:
     meta = cell.get("metadata", {}).get("snipcheck")
     outputs = cell.get("outputs", [])
     unchecked, drawn = notebook_outputs.unchecked(outputs), notebook_outputs.figures(outputs)
-    return Cell(number, cell_id, source, stated, expect, run, compared, tuple(tags), meta, unchecked, drawn)
+    literal = any(has_markers(text) for text in _printed(outputs))
+    return Cell(number, cell_id, source, stated, expect, run, compared, tuple(tags), meta, unchecked, drawn, literal)
+
+
+def _printed(outputs: list[Any]) -> list[str]:
+    """What the stored outputs hold as a run printed it (streams, and the
+    ``text/plain`` of results and displays), before snipcheck writes any
+    wildcard into them (a stderr's cell file, say)."""
+    texts = []
+    for out in outputs:
+        kind = out.get("output_type")
+        if kind == "stream":
+            texts.append(_joined(out.get("text", "")))
+        elif kind in ("execute_result", "display_data"):
+            plain = notebook_outputs.plain_text(out)
+            if plain is not None:
+                texts.append(_joined(plain))
+    return texts
+
+
+def has_markers(printed: str) -> bool:
+    """Whether ``printed`` (what a run printed, as a stored output holds it)
+    holds what a stated output reads as a wildcard: ``[..]``, or a line that
+    is exactly ``...`` (the markers of :mod:`snipcheck.judge.wildcards`)."""
+    return "[..]" in printed or "..." in printed.split("\n")
 
 
 def stated_text(outputs: list[Any]) -> tuple[str, str]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from snipcheck.sources.placement import Placement
 
-__all__ = ["CELL", "DIRECTIVE", "NOT_COMPARED", "compared", "is_cell", "label", "options", "text_cell"]
+__all__ = ["CELL", "DIRECTIVE", "NOT_COMPARED", "STORED", "compared", "is_cell", "label", "options", "stored", "text_cell"]
 
 #: The directive name of a notebook cell's placement.
 DIRECTIVE = "notebook-cell"
@@ -27,11 +27,23 @@ DIRECTIVE = "notebook-cell"
 NOT_COMPARED = ("output", "not-compared")
 #: The option that gives a text notebook cell's number (its ``line`` is a line of the page).
 CELL = "cell"
+#: The option of an ``.ipynb`` cell, whose stated output is its stored
+#: outputs, what a run printed: ``"exact"`` (compared to its last newline,
+#: wildcards only where snipcheck wrote them: a traceback's frames) or
+#: ``"literal"`` (and without wildcards: the stored text holds some).
+STORED = "stored"
 
 
-def options(compared_output: bool) -> tuple[tuple[str, str], ...]:
-    """The placement options of a cell whose output is compared or not."""
-    return () if compared_output else (NOT_COMPARED,)
+def options(compared_output: bool, literal: bool = False) -> tuple[tuple[str, str], ...]:
+    """The placement options of an ``.ipynb`` cell whose output is compared
+    or not, and whose stored outputs hold wildcard markers or not."""
+    return (() if compared_output else (NOT_COMPARED,)) + ((STORED, "literal" if literal else "exact"),)
+
+
+def stored(placement: Placement) -> str:
+    """How ``placement``'s stated output is compared, as :func:`snipcheck.judge.verdict.check`'s
+    ``stored`` takes it: ``""`` (as written, a page's), ``"exact"`` or ``"literal"`` (see :data:`STORED`)."""
+    return placement.option(STORED) or "" if is_cell(placement) else ""
 
 
 def text_cell(number: int) -> tuple[str, str]:

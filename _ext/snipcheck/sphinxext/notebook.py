@@ -159,7 +159,7 @@ def _place(
     placed = index.placements(env).setdefault(docname, [])
     # line: the cell's number (what a notebook cell's location names, see Placement)
     placement = Placement(snippet_id, cells.DIRECTIVE, docname, str(path), cell.number, notebook_write.MARKUP, "", "",
-                          0, 0, False, "", cells.options(cell.compared), cell.stated, writable=written[1], chain=CHAIN,
+                          0, 0, False, "", cells.options(cell.compared, cell.literal), cell.stated, writable=written[1], chain=CHAIN,
                           digest=written[0], figures_dir=str(Path(app.doctreedir) / notebook_tags.FIGURES))  # fmt: skip
     placed.append(placement)
     serial = len(placed) - 1
@@ -201,6 +201,13 @@ def _place(
 def output_ignored(env: Any, rec: SnippetRecord) -> bool:
     """Whether ``rec`` is a notebook cell whose output is not compared (nbval's ``NBVAL_IGNORE_OUTPUT``)."""
     return (rec.docname, rec.serial) in env.__dict__.get(_IGNORED, set())
+
+
+def stored_mode(env: Any, rec: SnippetRecord) -> str:
+    """How ``rec``'s stated output is compared (:func:`snipcheck.sources.notebook_cells.stored`):
+    ``""`` but for an ``.ipynb`` cell, whose stated output is its stored outputs."""
+    placed = index.placements(env).get(rec.docname, ())
+    return cells.stored(placed[rec.serial]) if 0 <= rec.serial < len(placed) else ""
 
 
 def stated_when_ignored(env: Any, rec: SnippetRecord, result: RunResult, normalizers: Any) -> SnippetRecord:

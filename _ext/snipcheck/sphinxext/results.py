@@ -215,6 +215,7 @@ def judged(app: Sphinx, env: BuildEnvironment, rec: SnippetRecord, outcome: Outc
         # a notebook cell's stated images are its stored figures; its run's own where its output is not compared
         notebook_tags.figures_dir(app, rec, result.figures if result and notebook.output_ignored(env, rec) else None),
         stated_label=f"stated ({rec.where})",
+        stored=notebook.stored_mode(env, rec),
     )
     status = WORDS[found.status]
     if result is None:
