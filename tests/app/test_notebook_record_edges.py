@@ -126,3 +126,18 @@ def test_a_warning_s_location_as_ipython_names_it_holds_and_record_writes_the_ru
     (written,) = cell(nbformat.read(root / "nb.ipynb", as_version=4), "warns").outputs
     assert written.text.startswith("nb/warns.py:2: UserWarning: careful\n"), written.text
     assert "[..]" not in written.text and "ipykernel_" not in written.text
+
+
+def test_record_leaves_a_cell_whose_output_is_not_compared_and_succeeds(
+    tmp_path: Path, probe_cache: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found by a fresh user's try: on a notebook that ``verify`` passes,
+    ``record`` ran an ``NBVAL_IGNORE_OUTPUT`` cell twice, found its output
+    varies (a time) and exited 1; such a cell states nothing to record."""
+    nb = executed([("t", "# NBVAL_IGNORE_OUTPUT\nimport time\nprint(time.time())", []), ("after", "print('after')", [])])
+    root = _project(tmp_path, probe_cache, nb)
+    before = (root / "nb.ipynb").read_bytes()
+    status, said = _record(root, monkeypatch, capsys)
+    assert status == 0, said
+    assert "differs between two runs" not in said
+    assert (root / "nb.ipynb").read_bytes() == before

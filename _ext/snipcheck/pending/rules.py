@@ -37,6 +37,7 @@ from snipcheck.pending import change, notebook_write
 from snipcheck.pending.change import Change
 from snipcheck.pending.recording import Unrecordable, to_record
 from snipcheck.pending.variation import VARIES
+from snipcheck.sources import notebook_cells
 from snipcheck.sources.placement import Placement
 
 #: What every refusal of ``record`` starts with.
@@ -74,7 +75,10 @@ def record_change(
     notebook = p.markup == notebook_write.MARKUP
     if p.figures_dir:  # a notebook cell's stated images: its stored figures, copied by the index's read
         srcdir = Path(p.figures_dir)
-    found = check(p.snippet_id, snippet.tags, outcome, p.stated, normalizers, srcdir, actual_label="actual")
+    found = check(
+        p.snippet_id, snippet.tags, outcome, p.stated, normalizers, srcdir, actual_label="actual",
+        compared=notebook_cells.compared(p), stored=notebook_cells.stored(p),
+    )  # fmt: skip
     if found.status is Status.ERROR:
         return change.refuse(p.snippet_id, p, "; ".join(found.problems()))
     if found.status is Status.STOPPED:
@@ -118,9 +122,10 @@ def may_change(outcome: Outcome, placement: Placement, snippet: Snippet, normali
     """Whether ``record`` may write ``placement``'s stated output or figures
     (its run's output differs, or it drew figures): the snippets whose
     stability re-runs are submitted together."""
-    if outcome.result is None:
+    if outcome.result is None or not notebook_cells.compared(placement):  # NBVAL_IGNORE_OUTPUT: nothing to write
         return False
-    return bool(outcome.result.figures) or bool(judge(snippet.tags, outcome.result, placement.stated, normalizers).diff)
+    found = judge(snippet.tags, outcome.result, placement.stated, normalizers, stored=notebook_cells.stored(placement))
+    return bool(outcome.result.figures) or bool(found.diff)
 
 
 def figures_change(
