@@ -383,3 +383,17 @@ def test_a_stored_output_is_read_as_a_terminal_shows_it_as_the_run_is(tmp_path: 
     the colours out of the notebook)."""
     built = _built_with(tmp_path, cache_dir, [("c", source, [])], lambda nb: None)
     assert built.statuscode == 0 and built.warnings == [], built.warnings_text
+
+
+def test_matplotlib_inline_runs_and_another_magic_is_named_with_what_to_do(tmp_path: Path, cache_dir: Path) -> None:
+    """Found by a fresh user's try: ``%matplotlib inline`` (most notebooks'
+    first line) failed as a SyntaxError whose advice was to expect one, and
+    stopped every later cell; now it is taken as the inline backend the run
+    already is, and any other magic or shell escape is named, with what to do."""
+    cells = [("plot", "%matplotlib inline\nx = 2\nprint(x)", []), ("timed", "%time y = 3", []), ("after", "print('after')", [])]
+    built = sphinx_build(_project(tmp_path / "p", _executed(cells)), tmp_path, cache_dir)
+    statuses = _statuses(built)
+    assert statuses["nb/plot"] == "ok", built.warnings_text
+    (said,) = [w for w in built.warnings if "cell 3 (id timed)" in w]
+    assert "line 1 ('%time y = 3') is IPython syntax" in said and "skip-execution" in said
+    assert "expect" not in said

@@ -289,3 +289,33 @@ def shows_last(source: str) -> bool:
     lines = source.split("\n")
     tail = lines[(last.end_lineno or last.lineno) - 1][last.end_col_offset or 0 :]
     return not tail.strip().startswith(";")
+
+
+#: A line IPython runs and plain python cannot: a line or cell magic, or a shell escape.
+_IPYTHON_LINE = re.compile(r"^[ \t]*(?:%%?[A-Za-z_]\w*|!)")
+#: The magic that only picks the inline backend: figures are captured as that backend shows them.
+_MATPLOTLIB_MAGIC = re.compile(r"^([ \t]*)%matplotlib\b[^\n]*$", re.MULTILINE)
+
+
+def runnable(source: str) -> str:
+    """A cell's code as its run takes it: a ``%matplotlib`` line (``inline``,
+    which most notebooks start with) becomes a comment, its line kept, as
+    the run captures figures as the inline backend shows them; the rest as
+    written."""
+    return _MATPLOTLIB_MAGIC.sub(lambda m: f"{m.group(1)}pass  # {m.group(0).strip()}", source) if "%matplotlib" in source else source
+
+
+def ipython_only(source: str) -> tuple[int, str] | None:
+    """The first line of ``source`` (1-based number, text) that is IPython
+    syntax, where plain python cannot compile the code: a magic (``%time``,
+    ``%%capture``) or a shell escape (``!pip list``); ``None`` where the code
+    compiles, or no such line is found (a plain syntax error)."""
+    try:
+        compile(source, "<cell>", "exec", dont_inherit=True)
+        return None
+    except (SyntaxError, ValueError):
+        pass
+    for number, line in enumerate(source.split("\n"), start=1):
+        if _IPYTHON_LINE.match(line):
+            return number, line.strip()
+    return None

@@ -148,12 +148,20 @@ def _place(
     snippet_id = f"{docname}/{cell.cell_id}"
     where = f"{shown}, cell {cell.number} (id {cell.cell_id})"
     bad = ""
+    code = nb.runnable(cell.source)
     try:
-        text = notebook_tags.cell_text(cell, table, cell.source, where, docname, first=first)
+        text = notebook_tags.cell_text(cell, table, code, where, docname, first=first)
     except ValueError as exc:  # a metadata value no tag block can hold: the cell is placed, not loaded
-        text, bad = cell.source, f"its metadata 'snipcheck': {exc}"
+        text, bad = code, f"its metadata 'snipcheck': {exc}"
+    magic = nb.ipython_only(code) if cell.run else None
+    if magic is not None and not bad:
+        bad = (
+            f"its line {magic[0]} ({magic[1]!r}) is IPython syntax (a magic or a shell escape), which snipcheck "
+            "cannot run: a cell runs as plain python, as a script would; write it in Python (subprocess.run for a "
+            "shell command, time.perf_counter for %time), or tag the cell skip-execution to show it unrun"
+        )
     notebook_tags.warn_unchecked(cell, where, docname)
-    mode = (*notebook_tags.SCRIPT_CELL, "repr") if nb.shows_last(cell.source) else notebook_tags.SCRIPT_CELL
+    mode = (*notebook_tags.SCRIPT_CELL, "repr") if nb.shows_last(code) else notebook_tags.SCRIPT_CELL
     block = CodeBlock(snippet_id, docname, str(path.resolve()), 0, 1, "python", text, mode)
     notebook_tags.state_figures(app, snippet_id, cell.figures)
     placed = index.placements(env).setdefault(docname, [])
