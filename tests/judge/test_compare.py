@@ -110,6 +110,14 @@ def test_unexpected_exception_is_exec_and_says_how_to_declare_it() -> None:
     )
 
 
+def test_a_missing_file_says_a_run_starts_in_its_own_folder_and_how_to_declare_a_file() -> None:
+    # Found by a fresh user's try: a notebook reading data.txt beside it was
+    # told only to expect FileNotFoundError.
+    missing = result(exception=ExceptionInfo("FileNotFoundError", "[Errno 2] No such file or directory: 'data.txt'"), status=1)
+    (said,) = judge(Tags(), missing, "", ALL).problems
+    assert "a run starts in a folder of its own" in said and "snipcheck.depends" in said and "depends in its tag block" in said
+
+
 def test_unexpected_nonzero_exit_is_exec() -> None:
     verdict = judge(Tags(), result(out("bye\n"), status=3), "bye", ALL)
     assert verdict.status == "exec"

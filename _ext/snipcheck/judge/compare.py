@@ -245,8 +245,16 @@ def _expect_problem(tags: Tags, result: RunResult) -> tuple[str, str] | None:
         hint = f'expect = "{exc.type}"' if exc is not None else (
             f'expect = "signal {result.signal}"' if result.signal else f'expect = "exit {result.exit_status}"'
         )
+        files = ""
+        if exc is not None and exc.type in ("FileNotFoundError", "builtins.FileNotFoundError"):
+            # a run starts in a folder of its own: a file beside the page or the script is not there
+            files = (
+                "; a run starts in a folder of its own, with only the files it declares: to read a file beside "
+                "it, declare it (depends in its tag block; a notebook's: its metadata snipcheck.depends, or "
+                "snipcheck_depends in conf.py)"
+            )
         return "exec", (
-            f"the snippet {ended}, but its tags expect a normal exit; fix the code, "
+            f"the snippet {ended}, but its tags expect a normal exit; fix the code{files}, "
             f"or if this is what the page means to show, add {hint} to its tag block"
         )
     if expect.startswith("exit "):
