@@ -197,3 +197,18 @@ def test_the_execution_time_table_names_the_notebook(tmp_path: Path, cache_dir: 
     report = json.loads((built.report_dir / "report.json").read_text())
     (row,) = report["execution"]["rows"]
     assert (row["page"], row["chain"], row["snippets"]) == ("tn", "notebook", 6)
+
+
+def test_record_names_a_text_notebook_cell_by_its_page_line_and_number_and_the_command_to_run(tmp_path: Path) -> None:
+    """Found by a fresh user's try: record named such a cell ``tn.md, cell 19``
+    (the page's line as a cell number) and advised ``snipcheck run ID``."""
+    project = _project(tmp_path / "p", PAGE.replace("A python cell\n", "A python cel1\n"))
+    env = {k: v for k, v in os.environ.items() if k != "SNIPCHECK_CACHE_DIR"}
+    env["SNIPCHECK_CACHE_DIR"] = str(tmp_path / "cache")
+    done = subprocess.run(
+        [sys.executable, "-m", "snipcheck", "record"], cwd=project, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    said = done.stdout + done.stderr
+    assert done.returncode == 1, said
+    assert "tn.md:19, cell 2 (id cell-2)" in said and "snipcheck run tn/cell-2" in said, said
+    assert "cell 19" not in said and "run ID" not in said

@@ -44,10 +44,16 @@ if TYPE_CHECKING:
 
 #: The info string of the fenced block that states a code cell's output.
 OUTPUT_LANGUAGE = "output"
-_NOT_WRITABLE = (
-    "a cell of a text notebook: record and accept do not write its output block yet; "
-    "`snipcheck run ID` prints the output to put in the ```output block after the cell"
-)
+
+
+def _not_writable(snippet_id: str) -> str:
+    """Why record and accept leave the output block of the text notebook cell ``snippet_id`` as it is."""
+    return (
+        "a cell of a text notebook: record and accept do not write its output block yet; "
+        f"`snipcheck run {snippet_id}` prints the output to put in the ```output block after the cell"
+    )
+
+
 #: The last line of a traceback: the exception's name, then its message.
 _EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]*)(?::\s|:?$)")
 
@@ -90,13 +96,16 @@ def read_text_notebook(app: Sphinx, doctree: nodes.document) -> None:
         )
         if block is not None and block.parent is not None:
             block.parent.remove(block)  # the panel of the real run stands in its place
-        ipynb._place(app, docname, path, f"{shown}:{line}", cell, container, ("", _NOT_WRITABLE), table, first)
+        snippet_id = f"{docname}/{cell.cell_id}"
+        ipynb._place(app, docname, path, f"{shown}:{line}", cell, container, ("", _not_writable(snippet_id)), table, first)
         first = False
         placed = index.placements(env)[docname]
-        if placed and placed[-1].snippet_id == f"{docname}/{cell.cell_id}":
-            # a line of the page, as every MyST placement has, and the cell's number for its label
+        if placed and placed[-1].snippet_id == snippet_id:
+            # a line of the page, as every MyST placement has, and the cell's number for its label;
+            # its output block is the author's text, compared as a page's (not as a notebook's stored outputs)
+            kept = tuple(o for o in placed[-1].options if o[0] != cells.STORED)
             placed[-1] = dataclasses.replace(
-                placed[-1], line=line, options=(*placed[-1].options, cells.text_cell(ordinal)), writable=_NOT_WRITABLE
+                placed[-1], line=line, options=(*kept, cells.text_cell(ordinal)), writable=_not_writable(snippet_id)
             )
 
 

@@ -13,6 +13,7 @@ from typing import TextIO
 
 from snipcheck.files import ChangedOnDisk
 from snipcheck.pending import notebook_write
+from snipcheck.sources import notebook_cells
 from snipcheck.sources.placement import Placement
 
 #: Exit status of bad usage or input.
@@ -52,10 +53,9 @@ def rel_entry(path: Path) -> str:
 
 def where(p: Placement) -> str:
     """``path:line`` of a placement, the path as :func:`rel` shows it
-    (``path, cell N (id ID)`` for a notebook cell)."""
-    if p.markup == notebook_write.MARKUP:
-        return f"{rel(Path(p.source))}, {notebook_write.cell_label(p.line, p.snippet_id.rsplit('/', 1)[-1])}"
-    return f"{rel(Path(p.source))}:{p.line}"
+    (``path, cell N (id ID)`` for a notebook cell, ``path:line, cell N (id ID)``
+    for a text notebook's: :func:`snipcheck.sources.notebook_cells.label`)."""
+    return notebook_cells.label(p, rel(Path(p.source)))
 
 
 def plain(rest: str) -> str:
