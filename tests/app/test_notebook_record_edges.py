@@ -104,6 +104,18 @@ def test_record_refuses_a_notebook_cell_whose_figure_changed_and_writes_nothing(
     assert not [p for p in root.rglob("*.png")]
 
 
+def test_the_build_says_how_to_take_a_notebook_cells_new_figure_not_to_record_it(tmp_path: Path, probe_cache: Path) -> None:
+    """Found by a fresh user's try: the build advised ``snipcheck record``,
+    which refuses to draw a figure into a notebook."""
+    nb = executed(FIGURE)
+    other = executed([("plot", FIGURE[0][1].replace("[1, 3, 2]", "[3, 1, 2]"), [])])
+    cell(nb, "plot").outputs[1] = copy.deepcopy(cell(other, "plot").outputs[1])
+    root = _project(tmp_path, probe_cache, nb)
+    built = sphinx_build(root, tmp_path, tmp_path / "cache")
+    (said,) = [w for w in built.warnings if "figure" in w and "nb/plot" in w]
+    assert "run the cell in Jupyter and save the notebook" in said and "snipcheck record" not in said, said
+
+
 WARNS = [("warns", "import warnings\nwarnings.warn('careful')", [])]
 
 

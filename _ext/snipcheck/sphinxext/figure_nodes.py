@@ -114,6 +114,13 @@ def judge(
             saved = "; " + (f"stated image: {shown(stated, state.root)}, " if stated else "") + (
                 f"new image: {shown(actual, state.root)}"
             )
+        stored = notebook_tags.stored_figure(app, rec, found.number)
+        if stored:  # record cannot draw into a notebook: say what does
+            out.append(
+                f"{core.sentence(found, where)}{saved}; if the new figure is right, run the cell in Jupyter and save "
+                "the notebook (record does not draw figures into a notebook)"
+            )
+            continue
         hint = "record it" if found.status == "missing" else "if the new figure is right, record it"
         out.append(f"{core.sentence(found, where)}{saved}; {hint}: {command}")
     return tuple(out)
