@@ -116,6 +116,22 @@ def test_the_build_says_how_to_take_a_notebook_cells_new_figure_not_to_record_it
     assert "run the cell in Jupyter and save the notebook" in said and "snipcheck record" not in said, said
 
 
+def test_verify_names_a_notebook_cells_stated_image_as_its_stored_figure(
+    tmp_path: Path, probe_cache: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found by a fresh user's try: verify named ``_snipcheck_figures/nb/…png``,
+    a path that is nowhere in the project (the index's copy of the stored figure)."""
+    nb = executed(FIGURE)
+    other = executed([("plot", FIGURE[0][1].replace("[1, 3, 2]", "[3, 1, 2]"), [])])
+    cell(nb, "plot").outputs[1] = copy.deepcopy(cell(other, "plot").outputs[1])
+    root = _project(tmp_path, probe_cache, nb)
+    monkeypatch.chdir(root)
+    status = cli.main(["--root", str(root), "verify"])
+    said = capsys.readouterr().out
+    assert status == 1 and "differs from its stated image (the notebook's stored figure 1)" in said, said
+    assert "_snipcheck_figures" not in said
+
+
 WARNS = [("warns", "import warnings\nwarnings.warn('careful')", [])]
 
 

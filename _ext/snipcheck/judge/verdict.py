@@ -189,8 +189,10 @@ def check(
     text = judge(tags, result, stated, normalizers, stated_label=stated_label, actual_label=label, stored=stored)
     found = figure_files.check(snippet_id, result.figures, srcdir)
     drawn = tuple(
-        figure_files.sentence(c, c.stated.relative_to(srcdir).as_posix()) for c in found if not c.ok
-    )
+        # a notebook's stated images are its stored outputs (srcdir holds a copy made for the check)
+        figure_files.sentence(c, f"(the notebook's stored figure {c.number})" if stored else c.stated.relative_to(srcdir).as_posix())
+        for c in found if not c.ok
+    )  # fmt: skip
     truncation = truncation_advice(result)
     if text.status == "timeout":
         status = Status.TIMEOUT
