@@ -169,3 +169,16 @@ def test_record_leaves_a_cell_whose_output_is_not_compared_and_succeeds(
     assert status == 0, said
     assert "differs between two runs" not in said
     assert (root / "nb.ipynb").read_bytes() == before
+
+
+def test_record_tells_a_notebook_cell_that_varies_how_a_notebook_is_seeded(
+    tmp_path: Path, probe_cache: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found by a fresh user's try: the advice named a tag block, which a notebook cell has not."""
+    nb = executed([("r", "import random\nprint(random.random())", [])])
+    cell(nb, "r").outputs[0].text = "0.5\n"
+    root = _project(tmp_path, probe_cache, nb)
+    status, said = _record(root, monkeypatch, capsys)
+    assert status == 1 and "differs between two runs" in said, said
+    assert "\"seed\": 0 in the notebook's metadata" in said and "NBVAL_IGNORE_OUTPUT" in said
+    assert "tag block" not in said

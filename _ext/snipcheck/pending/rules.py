@@ -36,7 +36,7 @@ from snipcheck.model import Outcome, RunResult, Snippet
 from snipcheck.pending import change, notebook_write
 from snipcheck.pending.change import Change
 from snipcheck.pending.recording import Unrecordable, to_record
-from snipcheck.pending.variation import VARIES
+from snipcheck.pending.variation import VARIES, for_notebook
 from snipcheck.sources import notebook_cells
 from snipcheck.sources.placement import Placement
 
@@ -109,7 +109,7 @@ def record_change(
     # author wrote any, may cover what varies).
     unstable = stability(snippet, body, result, again)
     if unstable:
-        return change.refuse(p.snippet_id, p, NOT_RECORDED + unstable)
+        return change.refuse(p.snippet_id, p, NOT_RECORDED + (for_notebook(unstable) if notebook else unstable))
     options = {"stated-env": f"{result.stamp.label()} · {result.stamp.platform}"} if snippet.tags.requires else {}
     if notebook:  # its text goes into the notebook; its figures stay as stored, so they must hold
         if not all(c.ok for c in figure_files.check(p.snippet_id, result.figures, srcdir)):

@@ -35,13 +35,25 @@ from snipcheck.model import RunResult, Snippet
 from snipcheck.run.python import HASH_SEED, OTHER_HASH_SEEDS
 from snipcheck.sources.tags import resolved_seed
 
+#: How :data:`VARIES` says to seed a snippet; how it says it of a notebook cell, which has no tag block.
+TAG_SEED = "a seed = 0 line in its tag block (or snipcheck_seed = 0 in conf.py, for every snippet)"
+NOTEBOOK_SEED = (
+    'a "seed": 0 in the notebook\'s metadata table "snipcheck" (or snipcheck_seed = 0 in conf.py), or mark the '
+    "cell NBVAL_IGNORE_OUTPUT to run it without comparing its output (a time, say)"
+)
 #: What to do about a run-to-run variation, and about a hash-order one.
 VARIES = (
     "its output differs between two runs of the same code, so any recording would drift on the next build; "
-    "make it deterministic: a seed = 0 line in its tag block (or snipcheck_seed = 0 in conf.py, for every "
-    "snippet) seeds Python's random, numpy and torch before it runs; do not print times, addresses or "
-    "durations; or state the varying part with a wildcard ([..] within a line, ... for lines)"
+    f"make it deterministic: {TAG_SEED} seeds Python's random, numpy and torch before it runs; do not print "
+    "times, addresses or durations; or state the varying part with a wildcard ([..] within a line, ... for lines)"
 )
+
+
+def for_notebook(said: str) -> str:
+    """A sentence that holds :data:`TAG_SEED` as it applies to a notebook cell (:data:`NOTEBOOK_SEED`)."""
+    return said.replace(TAG_SEED, NOTEBOOK_SEED)
+
+
 #: Said under a drift warning of an unseeded snippet that draws random numbers.
 SEED_HINT = (
     "if it draws random numbers, its output changes from run to run: seed it with seed = 0 in its tag block "
