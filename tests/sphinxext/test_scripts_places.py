@@ -152,3 +152,42 @@ def test_a_page_that_lost_a_cell_s_output_fails_naming_script_and_cell(project: 
     script = project / "snippets" / "gallery" / "plot_demo.py"
     assert f"{script}:13:" in warning
     assert "snippet-script 'gallery/plot_demo': the output of cell 'gallery/plot_demo/2' (line 13) is missing" in warning
+
+
+REMOVED = """# %%
+print("shown")
+
+# %% tags=["remove-cell"]
+print("secret setup")
+
+# %% tags=["remove-input"]
+print("output only")
+
+# %% tags=["remove-output"]
+print("hidden output")
+"""
+
+
+@pytest.mark.parametrize("secret", ["secret setup", "secret CHANGED"])
+def test_remove_tags_leave_parts_of_a_cell_off_the_page_and_its_output_is_still_compared(
+    tmp_path: Path, cache_dir: Path, secret: str
+) -> None:
+    """Found by a fresh user's try: jupytext's remove-cell, remove-input and
+    remove-output tags (as myst-nb reads them) were ignored, and the page
+    showed the setup the author removed."""
+    root = tmp_path / "r"
+    (root / "snippets" / "nbs").mkdir(parents=True)
+    (root / "conf.py").write_text(CONF)
+    (root / "snippets" / "nbs" / "intro.py").write_text(REMOVED)
+    body = "".join(f"   .. snippet:: nbs/intro/{n}\n\n      {out}\n\n" for n, out in
+                   [(1, "shown"), (2, secret), (3, "output only"), (4, "hidden output")])  # fmt: skip
+    (root / "index.rst").write_text("I\n=\n\n.. snippet-script:: nbs/intro\n\n" + body)
+    built = sphinx_build(root, tmp_path / "b", cache_dir)
+    if secret != "secret setup":  # a removed cell's output is compared all the same
+        assert built.statuscode == 1 and len(built.about("nbs/intro/2")) == 1, built.warnings_text
+        return
+    assert built.statuscode == 0 and built.warnings == [], built.warnings_text
+    text = html(built.outdir / "index.html").get_text()
+    assert 'print("shown")' in text and "secret setup" not in text
+    assert 'print("output only")' not in text and "output only" in text
+    assert 'print("hidden output")' in text and "hidden output\n" not in text.replace('print("hidden output")', "")

@@ -199,11 +199,12 @@ def _gallery(text: str, lines: list[str]) -> tuple[list[Cell], list[tuple[int, s
     notes += settings.notes
     markers = [i for i in range(start, len(lines)) if _GALLERY.match(lines[i]) or _GALLERY_PERCENT.match(lines[i])]
     first, head, name = start, 0, ""
+    tags: tuple[str, ...] = ()
     for k, marker in enumerate([*markers, len(lines)]):
-        _code_cell(cells, lines, first, marker, settings, head, name)
+        _code_cell(cells, lines, first, marker, settings, head, name, tags)
         if marker == len(lines):
             break
-        head, name = marker + 1, _gallery_id(lines[marker], marker + 1)
+        head, (name, tags) = marker + 1, _gallery_metadata(lines[marker], marker + 1)
         text_end = marker + 1
         while (
             text_end < len(lines)
@@ -221,20 +222,23 @@ def _gallery(text: str, lines: list[str]) -> tuple[list[Cell], list[tuple[int, s
     return cells, notes
 
 
-def _gallery_id(line: str, number: int) -> str:
-    """The ``id`` a ``# %%`` line of a sphinx-gallery script gives the code after it."""
+def _gallery_metadata(line: str, number: int) -> tuple[str, tuple[str, ...]]:
+    """The ``id`` and the ``tags`` a ``# %%`` line of a sphinx-gallery script
+    gives the code after it (jupytext's metadata, which sphinx-gallery itself ignores)."""
     m = _PERCENT.match(line)
     if m is None:
-        return ""
+        return "", ()
     try:
         _, metadata = cell_options(m.group("rest"))
     except ValueError as exc:
         raise ScriptError(f"cell metadata: {exc}; write key=value with a JSON value", number) from None
-    return str(metadata.get("id") or "")
+    tags = metadata.get("tags")
+    return str(metadata.get("id") or ""), tuple(str(t) for t in tags) if isinstance(tags, list) else ()
 
 
 def _code_cell(
-    cells: list[Cell], lines: list[str], first: int, end: int, settings: gallery_comments.Settings, head: int, name: str
+    cells: list[Cell], lines: list[str], first: int, end: int, settings: gallery_comments.Settings, head: int, name: str,
+    tags: tuple[str, ...] = (),
 ) -> None:
     chunk = _trim(lines, first, end)
     if chunk is None:
@@ -252,7 +256,7 @@ def _code_cell(
         display.append("repr")
     if "defer_figures" not in flags:
         display.append("figures")
-    cells.append(Cell("code", code, at + 1, name, display=tuple(display), head=head))
+    cells.append(Cell("code", code, at + 1, name, tags=tags, display=tuple(display), head=head))
 
 
 def _named(script: Script) -> Script:

@@ -62,6 +62,10 @@ if TYPE_CHECKING:
 
 #: jupytext cell tags that change how a cell runs (as nbclient and myst-nb read them).
 SKIP, RAISES = "skip-execution", "raises-exception"
+#: myst-nb's cell tags that leave a part of a cell off the page (``_`` spelled too):
+#: the cell still runs and its output is still compared.
+REMOVE_CELL, REMOVE_INPUT, REMOVE_OUTPUT = ("remove-cell", "remove_cell"), ("remove-input", "remove_input"), (
+    "remove-output", "remove_output")  # fmt: skip
 
 _RST_SNIPPET = re.compile(r"^\s*\.\.\s+snippet::\s+(\S+)")
 _MYST_SNIPPET = re.compile(r"^\s*(?:>\s*)*(?:`{3,}|~{3,}|:{3,})\{snippet\}\s+(\S+)")
@@ -142,7 +146,9 @@ class ScriptDirective(SphinxDirective):
             if SKIP in cell.tags:
                 code_node += nodes.paragraph("", _("not run: its skip-execution tag says so"),
                                              classes=["snipcheck-stamp", "no-search"])  # fmt: skip
-            made[at] = [code_node, *outputs.get(cell_id, [])]
+            shown_code = [] if _tagged(cell, REMOVE_CELL + REMOVE_INPUT) else [code_node]
+            shown_outputs = [] if _tagged(cell, REMOVE_CELL + REMOVE_OUTPUT) else outputs.get(cell_id, [])
+            made[at] = [*shown_code, *shown_outputs]
         try:
             rendered = script_prose.render(self, cells, str(path), made)
         except script_prose.ProseError as exc:
@@ -150,7 +156,11 @@ class ScriptDirective(SphinxDirective):
         script_links.rebase(rendered, path, Path(self.env.doc2path(docname)))
         rendered = [script_links.target(self.state.document, script_id), *rendered]
         where = f"{_shown(Path(self.get_source_info()[0] or ''), Path(self.env.srcdir))}:{line}"
-        cells_shown = tuple((f"{script_id}/{c.name}", c.line, SKIP not in c.tags) for c in code)
+        cells_shown = tuple(
+            (f"{script_id}/{c.name}", c.line, not _tagged(c, REMOVE_CELL + REMOVE_INPUT),
+             SKIP not in c.tags and not _tagged(c, REMOVE_CELL + REMOVE_OUTPUT))
+            for c in code
+        )  # fmt: skip
         script_check.expect(self.env, script_check.Placed(script_id, str(path), where, line, cells_shown))
         return rendered
 
@@ -249,3 +259,8 @@ def register(app: Sphinx) -> None:
     app.add_directive("snippet-script", ScriptDirective)
     script_check.register(app)
     script_links.register(app)
+
+
+def _tagged(cell: scripts.Cell, names: tuple[str, ...]) -> bool:
+    """Whether ``cell`` carries one of the tags ``names``."""
+    return any(name in cell.tags for name in names)

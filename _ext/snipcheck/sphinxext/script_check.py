@@ -36,14 +36,16 @@ class Placed:
     """A script placed on the page being read.
 
     :param script_id: its id; :param path: its file; :param where: ``path:line`` of the directive.
-    :param line: the directive's line; :param cells: ``(cell id, script line, runs)`` of its code cells, in order.
+    :param line: the directive's line; :param cells: ``(cell id, script line, code shown, output shown)``
+        of its code cells, in order: a cell that does not run shows no output, and its tags may leave
+        either off the page (``remove-input``, ``remove-output``, ``remove-cell``).
     """
 
     script_id: str
     path: str
     where: str
     line: int
-    cells: tuple[tuple[str, int, bool], ...]
+    cells: tuple[tuple[str, int, bool, bool], ...]
 
 
 def expect(env: BuildEnvironment, placed: Placed) -> None:
@@ -65,13 +67,13 @@ def problems(doctree: nodes.document, placed: Placed) -> list[tuple[int, str]]:
         anchors: list[str] = element.get("ids", [])
         ids.update(anchors)
     found: list[tuple[int, str]] = []
-    for cell_id, line, runs in placed.cells:
-        count = shown.count(cell_id)
-        if count != 1:
-            found.append((line, f"cell {cell_id!r} (line {line}) is shown {count} times on the page, not once"))
-        elif runs and nodes.make_id(f"snippet-{cell_id}") not in ids:
+    for cell_id, line, code, output in placed.cells:
+        count, wanted = shown.count(cell_id), int(code)
+        if count != wanted:
+            found.append((line, f"cell {cell_id!r} (line {line}) is shown {count} times on the page, not {'once' if code else 0}"))
+        elif output and nodes.make_id(f"snippet-{cell_id}") not in ids:
             found.append((line, f"the output of cell {cell_id!r} (line {line}) is missing from the page"))
-    order = [c for c, _, _ in placed.cells]
+    order = [c for c, _, code, _ in placed.cells if code]
     if not found and shown != order:
         found.append((placed.cells[0][1], f"the page shows the cells in another order than the script: {', '.join(shown)}"))
     return found
