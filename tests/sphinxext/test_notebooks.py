@@ -397,3 +397,18 @@ def test_matplotlib_inline_runs_and_another_magic_is_named_with_what_to_do(tmp_p
     (said,) = [w for w in built.warnings if "cell 3 (id timed)" in w]
     assert "line 1 ('%time y = 3') is IPython syntax" in said and "skip-execution" in said
     assert "expect" not in said
+
+
+@pytest.mark.parametrize(("stored", "now"), [("stderr", "stdout"), ("stdout", "stderr")])
+def test_the_same_text_on_the_other_stream_is_a_drift(tmp_path: Path, cache_dir: Path, stored: str, now: str) -> None:
+    """Found by a fresh user's try (a green that lied, if a small one): the
+    stream a notebook stores its text under (myst-nb shows stderr in red)
+    was not compared, only the text."""
+    source = "import sys\nprint('note', file=sys.stderr)" if stored == "stderr" else "print('note')"
+    edited = "import sys\nprint('note', file=sys.stderr)" if now == "stderr" else "import sys\nprint('note')"
+    built = _built_with(tmp_path, cache_dir, [("c", source, [])], _recode("c", edited))
+    assert built.statuscode == 1, built.warnings_text
+    (said,) = built.about("nb/c")
+    assert "not what the notebook stores as its stderr" in said and "run the cell in Jupyter" in said
+    same = _built_with(tmp_path / "same", cache_dir, [("c", source, [])], lambda nb: None)
+    assert same.statuscode == 0, same.warnings_text

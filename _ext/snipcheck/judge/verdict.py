@@ -29,15 +29,16 @@ Pure core: standard library, :mod:`snipcheck.model` and the judge layer
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from snipcheck.judge import figures as figure_files
-from snipcheck.judge.compare import Verdict, judge, terminal_text, truncation_advice
-from snipcheck.judge.normalize import Normalizer
-from snipcheck.model import Outcome, Tags
+from snipcheck.judge.compare import Verdict, as_terminal, judge, terminal_text, text_diff, truncation_advice
+from snipcheck.judge.normalize import Normalizer, for_display
+from snipcheck.model import Outcome, RunResult, Tags
 
 
 class Status(enum.StrEnum):
@@ -155,6 +156,7 @@ def check(
     actual_label: str | None = None,
     compared: bool = True,
     stored: str = "",
+    stderr: str | None = None,
 ) -> Finding:
     """Judge one placed snippet's outcome: the one place that decides its status.
 
@@ -175,6 +177,10 @@ def check(
         ``"exact"`` as an ``.ipynb`` cell's stored outputs (what a run printed:
         to its last newline), ``"literal"`` the same and without wildcards
         (:data:`snipcheck.sources.notebook_cells.STORED`).
+    :param stderr: for an ``.ipynb`` cell, the text its stored ``stderr``
+        streams hold: an output that matches is a drift all the same when
+        the run wrote other text to stderr (the same text on stdout, say,
+        which the notebook shows as stderr); ``None`` for any other snippet.
     """
     result = outcome.result
     if outcome.origin == "error":
@@ -187,6 +193,8 @@ def check(
     if not compared:
         stated = terminal_text(result, normalizers)
     text = judge(tags, result, stated, normalizers, stated_label=stated_label, actual_label=label, stored=stored)
+    if stderr is not None and compared and text.ok:
+        text = streams_differ(text, result, stderr, normalizers, stated_label, label, stored)
     found = figure_files.check(snippet_id, result.figures, srcdir)
     drawn = tuple(
         # a notebook's stated images are its stored outputs (srcdir holds a copy made for the check)
@@ -209,6 +217,32 @@ def check(
     else:
         status = Status.OK
     return Finding(status, text=text, figures=found, figure_problems=drawn, truncation=truncation)
+
+
+#: Said of a notebook cell whose output holds but whose stderr does not.
+STREAMS = (
+    "what it wrote to stderr is not what the notebook stores as its stderr (the same text, on the other stream); "
+    "if the new output is right, run the cell in Jupyter and save the notebook"
+)
+
+
+def streams_differ(
+    text: Verdict, result: RunResult, stderr: str, normalizers: Sequence[Normalizer], stated_label: str,
+    actual_label: str, stored: str,
+) -> Verdict:
+    """``text`` (a verdict whose output holds), or a drift when the run's
+    stderr (its text and warnings, not its traceback, which a notebook
+    stores as an error) differs from ``stderr``, what the notebook's
+    stored stderr streams hold: its diff is that of the two stderrs."""
+    written = "".join(e.text for e in result.events if e.stream == "stderr" and e.kind != "traceback")
+    actual = for_display(as_terminal(written), normalizers).removesuffix("\n")
+    diff = text_diff(
+        stderr, actual, normalizers, f"{stated_label} stderr", f"{actual_label} stderr",
+        wildcards=stored != "literal", exact=True,
+    )  # fmt: skip
+    if not diff:
+        return text
+    return dataclasses.replace(text, status="drift", problems=(*text.problems, STREAMS), diff=diff)
 
 
 #: A changed line is environment-wide when it appears in the diffs of at least

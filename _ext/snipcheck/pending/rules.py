@@ -77,7 +77,7 @@ def record_change(
         srcdir = Path(p.figures_dir)
     found = check(
         p.snippet_id, snippet.tags, outcome, p.stated, normalizers, srcdir, actual_label="actual",
-        compared=notebook_cells.compared(p), stored=notebook_cells.stored(p),
+        compared=notebook_cells.compared(p), stored=notebook_cells.stored(p), stderr=notebook_cells.stated_stderr(p),
     )  # fmt: skip
     if found.status is Status.ERROR:
         return change.refuse(p.snippet_id, p, "; ".join(found.problems()))

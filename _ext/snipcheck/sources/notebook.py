@@ -80,6 +80,9 @@ class Cell:
         compared (see :func:`snipcheck.sources.notebook_outputs.unchecked`).
     :param figures: its stored figures, the stated images of the figures its
         run draws (see :func:`snipcheck.sources.notebook_outputs.figures`).
+    :param stderr: the text of its stored ``stderr`` streams alone (the cell
+        file's path a wildcard, as in ``stated``): the run must write that
+        text to stderr, not the same text to stdout.
     :param literal: whether what its stored outputs printed holds text that a
         stated output reads as a wildcard (``[..]``, a ``...`` line): a stored
         output is what a run printed, so the cell is compared without
@@ -98,6 +101,7 @@ class Cell:
     unchecked: tuple[str, ...] = ()
     figures: tuple[Figure, ...] = ()
     literal: bool = False
+    stderr: str = ""
 
 
 @dataclass(frozen=True)
@@ -182,7 +186,11 @@ def _cell(number: int, cell: Any) -> Cell:
     outputs = cell.get("outputs", [])
     unchecked, drawn = notebook_outputs.unchecked(outputs), notebook_outputs.figures(outputs)
     literal = any(has_markers(text) for text in _printed(outputs))
-    return Cell(number, cell_id, source, stated, expect, run, compared, tuple(tags), meta, unchecked, drawn, literal)
+    stderr = "".join(
+        text for out, text in zip(outputs, output_texts(outputs), strict=True)
+        if text is not None and out.get("output_type") == "stream" and out.get("name") == "stderr"
+    ).removesuffix("\n")  # fmt: skip
+    return Cell(number, cell_id, source, stated, expect, run, compared, tuple(tags), meta, unchecked, drawn, literal, stderr)
 
 
 def _printed(outputs: list[Any]) -> list[str]:

@@ -19,7 +19,10 @@ from __future__ import annotations
 
 from snipcheck.sources.placement import Placement
 
-__all__ = ["CELL", "DIRECTIVE", "NOT_COMPARED", "STORED", "compared", "is_cell", "label", "options", "stored", "text_cell"]
+__all__ = [
+    "CELL", "DIRECTIVE", "NOT_COMPARED", "STDERR", "STORED", "compared", "is_cell", "label", "options", "stated_stderr",
+    "stored", "text_cell",
+]  # fmt: skip
 
 #: The directive name of a notebook cell's placement.
 DIRECTIVE = "notebook-cell"
@@ -34,10 +37,21 @@ CELL = "cell"
 STORED = "stored"
 
 
-def options(compared_output: bool, literal: bool = False) -> tuple[tuple[str, str], ...]:
+#: The option that holds the text of an ``.ipynb`` cell's stored stderr streams.
+STDERR = "stderr"
+
+
+def options(compared_output: bool, literal: bool = False, stderr: str = "") -> tuple[tuple[str, str], ...]:
     """The placement options of an ``.ipynb`` cell whose output is compared
-    or not, and whose stored outputs hold wildcard markers or not."""
-    return (() if compared_output else (NOT_COMPARED,)) + ((STORED, "literal" if literal else "exact"),)
+    or not, whose stored outputs hold wildcard markers or not, and whose
+    stored stderr streams hold ``stderr``."""
+    return (() if compared_output else (NOT_COMPARED,)) + ((STORED, "literal" if literal else "exact"), (STDERR, stderr))
+
+
+def stated_stderr(placement: Placement) -> str | None:
+    """What an ``.ipynb`` cell's stored stderr streams hold (see
+    :func:`snipcheck.judge.verdict.check`'s ``stderr``), ``None`` for any other placement."""
+    return placement.option(STDERR) if stored(placement) else None
 
 
 def stored(placement: Placement) -> str:

@@ -206,6 +206,7 @@ def judged(app: Sphinx, env: BuildEnvironment, rec: SnippetRecord, outcome: Outc
     result = outcome.result
     if result is not None:  # NBVAL_IGNORE_OUTPUT: only how the cell ended is compared
         rec = notebook.stated_when_ignored(env, rec, result, state.settings.normalizers)
+    stored, stderr = notebook.stored_mode(env, rec)
     found = check(
         rec.snippet_id,
         snippet.tags,
@@ -215,7 +216,8 @@ def judged(app: Sphinx, env: BuildEnvironment, rec: SnippetRecord, outcome: Outc
         # a notebook cell's stated images are its stored figures; its run's own where its output is not compared
         notebook_tags.figures_dir(app, rec, result.figures if result and notebook.output_ignored(env, rec) else None),
         stated_label=f"stated ({rec.where})",
-        stored=notebook.stored_mode(env, rec),
+        stored=stored,
+        stderr=stderr,
     )
     status = WORDS[found.status]
     if result is None:
