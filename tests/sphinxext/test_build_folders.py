@@ -26,11 +26,20 @@ def test_earlier_builds_are_found_by_what_only_sphinx_writes_there(tmp_path: Pat
     (tmp_path / "_build" / "html" / ".buildinfo").write_text("# Sphinx build info version 1\n")
     (tmp_path / "_build" / "doctrees").mkdir()
     (tmp_path / "_build" / "doctrees" / "environment.pickle").write_bytes(b"")
+    (tmp_path / "_build" / "doctrees" / "index.doctree").write_bytes(b"")
     (tmp_path / "guide" / "html").mkdir(parents=True)  # pages in a folder named like an output: kept
     (tmp_path / "guide" / "html" / "page.md").write_text("# Page\n")
+    # Found by a tester: a folder of pages that merely holds a file of such a name was left out, unsaid
+    (tmp_path / "rl").mkdir()
+    (tmp_path / "rl" / "environment.pickle").write_bytes(b"")
+    (tmp_path / "rl" / "index.rst").write_text("R\n=\n")
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / ".buildinfo").write_text("my own notes\n")
     (tmp_path / ".venv" / "x" / "html").mkdir(parents=True)
-    (tmp_path / ".venv" / "x" / "html" / ".buildinfo").write_text("")
+    (tmp_path / ".venv" / "x" / "html" / ".buildinfo").write_text("# Sphinx build info version 1\n")
+    (tmp_path / "a" / "b" / "c" / "d" / "html").mkdir(parents=True)  # sphinx-build -M html . a/b/c/d
+    (tmp_path / "a" / "b" / "c" / "d" / "html" / ".buildinfo").write_text("# Sphinx build info version 1\n")
     found = earlier_outputs(tmp_path, frozenset({".venv"}))
-    assert sorted(p.relative_to(tmp_path).as_posix() for p in found) == ["_build/doctrees", "_build/html"]
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in found) == ["_build/doctrees", "_build/html", "a/b/c/d/html"]
     patterns = output_patterns(tmp_path, tmp_path / "elsewhere" / ".." / "_b", tmp_path / "_b" / "d", found)
     assert "_build/html" in patterns and "_build/jupyter_execute" in patterns and "guide/html" not in patterns

@@ -9,8 +9,8 @@ as a second page (myst-nb's own "not included in any toctree" warning) and
 snipcheck would take its cells for snippets (a failed build).
 
 The same goes for the output folders of earlier builds found beside the
-pages (:func:`earlier_outputs`: a folder holding Sphinx's ``.buildinfo`` or a
-pickled environment): ``snipcheck verify`` builds elsewhere, and must not
+pages (:func:`earlier_outputs`: a folder holding Sphinx's ``.buildinfo``, or
+a pickled environment beside doctrees): ``snipcheck verify`` builds elsewhere, and must not
 read the copies of the project's own ``make html``.
 
 The folders are added to the patterns only while Sphinx looks for pages
@@ -39,20 +39,39 @@ if TYPE_CHECKING:
 MYST_NB_FOLDERS = ("jupyter_execute", ".jupyter_cache")
 
 
-#: Files that only Sphinx's own output folders hold: an HTML builder's
-#: ``.buildinfo``, and the pickled environment of a doctree folder.
-OUTPUT_MARKERS = (".buildinfo", "environment.pickle")
+#: The first line of the ``.buildinfo`` file an HTML builder writes into its output folder.
+BUILDINFO = b"# Sphinx build info version"
 #: How deep below the source folder earlier builds' output folders are looked
-#: for (``_build/html``: 2; ``_build/html/.doctrees``: 3).
-MARKER_DEPTH = 3
+#: for (``_build/html``: 2; ``docs/site/_build/html``: 4).
+MARKER_DEPTH = 5
+
+
+def is_output(folder: str) -> bool:
+    """Whether ``folder`` is one that only Sphinx writes: an HTML builder's
+    output (a ``.buildinfo`` file that begins as Sphinx writes it) or a
+    doctree folder (a pickled ``environment.pickle`` beside ``.doctree``
+    files).  A folder of pages that merely holds a file of either name is not."""
+    try:
+        with open(os.path.join(folder, ".buildinfo"), "rb") as f:
+            if f.read(len(BUILDINFO)) == BUILDINFO:
+                return True
+    except OSError:
+        pass
+    if not os.path.isfile(os.path.join(folder, "environment.pickle")):
+        return False
+    try:
+        with os.scandir(folder) as entries:
+            return any(e.name.endswith(".doctree") for e in entries)
+    except OSError:
+        return False
 
 
 def earlier_outputs(srcdir: str | Path, skip: frozenset[str] = frozenset()) -> list[Path]:
     """The output folders of earlier builds inside ``srcdir``, at most
-    :data:`MARKER_DEPTH` folders down: each folder that holds one of
-    :data:`OUTPUT_MARKERS` (a build into another folder than this one's, or
-    the one ``snipcheck verify`` finds beside the pages).  Folder names in
-    ``skip`` (virtual environments, say) are not entered, nor are links."""
+    :data:`MARKER_DEPTH` folders down: each folder :func:`is_output` tells
+    (a build into another folder than this one's, or the one ``snipcheck
+    verify`` finds beside the pages).  Folder names in ``skip`` (virtual
+    environments, say) are not entered, nor are links."""
     found: list[Path] = []
     level = [Path(srcdir)]
     for _ in range(MARKER_DEPTH):
@@ -66,7 +85,7 @@ def earlier_outputs(srcdir: str | Path, skip: frozenset[str] = frozenset()) -> l
                 if entry.name in skip or not entry.is_dir(follow_symlinks=False):
                     continue
                 path = Path(entry.path)
-                if any(os.path.isfile(os.path.join(entry.path, marker)) for marker in OUTPUT_MARKERS):
+                if is_output(entry.path):
                     found.append(path)  # nothing below an output folder is a page
                 else:
                     below.append(path)
