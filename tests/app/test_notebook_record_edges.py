@@ -182,3 +182,18 @@ def test_record_tells_a_notebook_cell_that_varies_how_a_notebook_is_seeded(
     assert status == 1 and "differs between two runs" in said, said
     assert "\"seed\": 0 in the notebook's metadata" in said and "NBVAL_IGNORE_OUTPUT" in said
     assert "tag block" not in said
+
+
+def test_record_refuses_a_cell_whose_text_moved_to_the_other_stream(
+    tmp_path: Path, probe_cache: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found by a second try: the writer keeps each output's stream, so
+    record "recorded" the same text on the stored stream, and the next build
+    failed the same way, and advised record again."""
+    nb = executed([("s", "import sys\nprint('note', file=sys.stderr)", [])])
+    cell(nb, "s").source = "print('note')"
+    root = _project(tmp_path, probe_cache, nb)
+    before = (root / "nb.ipynb").read_bytes()
+    status, said = _record(root, monkeypatch, capsys)
+    assert status == 1 and "record cannot move text between a notebook's streams" in said, said
+    assert (root / "nb.ipynb").read_bytes() == before

@@ -412,3 +412,17 @@ def test_the_same_text_on_the_other_stream_is_a_drift(tmp_path: Path, cache_dir:
     assert "not what the notebook stores as its stderr" in said and "run the cell in Jupyter" in said
     same = _built_with(tmp_path / "same", cache_dir, [("c", source, [])], lambda nb: None)
     assert same.statuscode == 0, same.warnings_text
+
+
+def test_a_progress_bar_on_stderr_holds_as_a_terminal_shows_it(tmp_path: Path, cache_dir: Path) -> None:
+    """Found by a second try: the stored stderr was compared with its carriage
+    returns as stored (a tqdm bar), the run's as a terminal shows them."""
+    source = "import sys\nfor i in range(3):\n    sys.stderr.write(f'\\r{i * 50}%|' + '#' * i)\nsys.stderr.write('\\n')\nprint('done')"
+    built = _built_with(tmp_path, cache_dir, [("c", source, [])], lambda nb: None)
+    assert built.statuscode == 0 and built.warnings == [], built.warnings_text
+
+
+def test_text_moved_to_the_other_stream_is_told_to_be_saved_from_jupyter_not_recorded(tmp_path: Path, cache_dir: Path) -> None:
+    built = _built_with(tmp_path, cache_dir, [("c", "import sys\nprint('note', file=sys.stderr)", [])], _recode("c", "print('note')"))
+    (said,) = built.about("nb/c")
+    assert "run the cell in Jupyter and save the notebook" in said and "record it:" not in said, said

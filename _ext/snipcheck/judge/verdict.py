@@ -221,8 +221,9 @@ def check(
 
 #: Said of a notebook cell whose output holds but whose stderr does not.
 STREAMS = (
-    "what it wrote to stderr is not what the notebook stores as its stderr (the same text, on the other stream); "
-    "if the new output is right, run the cell in Jupyter and save the notebook"
+    "what it wrote to stderr is not what the notebook stores as its stderr streams (text moved between stdout "
+    "and stderr); if the new output is right, run the cell in Jupyter and save the notebook (record cannot move "
+    "text between a notebook's streams)"
 )
 
 
@@ -231,18 +232,27 @@ def streams_differ(
     actual_label: str, stored: str,
 ) -> Verdict:
     """``text`` (a verdict whose output holds), or a drift when the run's
-    stderr (its text and warnings, not its traceback, which a notebook
-    stores as an error) differs from ``stderr``, what the notebook's
-    stored stderr streams hold: its diff is that of the two stderrs."""
-    written = "".join(e.text for e in result.events if e.stream == "stderr" and e.kind != "traceback")
-    actual = for_display(as_terminal(written), normalizers).removesuffix("\n")
-    diff = text_diff(
-        stderr, actual, normalizers, f"{stated_label} stderr", f"{actual_label} stderr",
-        wildcards=stored != "literal", exact=True,
-    )  # fmt: skip
+    stderr differs from ``stderr`` (:func:`stderr_diff`): its diff is that of the two stderrs."""
+    diff = stderr_diff(result, stderr, normalizers, stated_label, actual_label, stored)
     if not diff:
         return text
     return dataclasses.replace(text, status="drift", problems=(*text.problems, STREAMS), diff=diff)
+
+
+def stderr_diff(
+    result: RunResult, stderr: str, normalizers: Sequence[Normalizer], stated_label: str = "stated",
+    actual_label: str = "actual", stored: str = "exact",
+) -> str:
+    """The diff of ``stderr`` (what a notebook cell's stored stderr streams
+    hold) and the run's stderr (its text and warnings, not its traceback,
+    which a notebook stores as an error), both as a terminal shows them;
+    ``""`` when they are equal."""
+    written = "".join(e.text for e in result.events if e.stream == "stderr" and e.kind != "traceback")
+    actual = for_display(as_terminal(written), normalizers).removesuffix("\n")
+    return text_diff(
+        as_terminal(stderr), actual, normalizers, f"{stated_label} stderr", f"{actual_label} stderr",
+        wildcards=stored != "literal", exact=True,
+    )  # fmt: skip
 
 
 #: A changed line is environment-wide when it appears in the diffs of at least

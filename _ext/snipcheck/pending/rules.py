@@ -31,7 +31,7 @@ from typing import Protocol
 from snipcheck.judge import figures as figure_files
 from snipcheck.judge.compare import NO_STATED, judge
 from snipcheck.judge.normalize import Normalizer
-from snipcheck.judge.verdict import ENDED_BADLY, Status, check
+from snipcheck.judge.verdict import ENDED_BADLY, STREAMS, Status, check
 from snipcheck.model import Outcome, RunResult, Snippet
 from snipcheck.pending import change, notebook_write
 from snipcheck.pending.change import Change
@@ -94,6 +94,10 @@ def record_change(
         return change.refuse(p.snippet_id, p, NOT_RECORDED + found.truncation)
     if notebook and found.status is Status.FIGURES:
         return change.refuse(p.snippet_id, p, NOT_RECORDED + notebook_write.FIGURES_NOT_WRITTEN)
+    if notebook and STREAMS in verdict.problems:
+        # the text holds, on other streams: the writer keeps each output's stream, and cannot move text
+        # between stdout and stderr (where new text lands on the wrong one, the next build says so)
+        return change.refuse(p.snippet_id, p, NOT_RECORDED + STREAMS)
     if found.status in (Status.OK, Status.FIGURES):
         return figures_change(p, snippet, result, srcdir, again)
     try:

@@ -44,7 +44,7 @@ from sphinx.locale import __
 from sphinx.util import logging
 
 from snipcheck.engine.cache import write_atomic
-from snipcheck.judge.verdict import Finding, Status, check
+from snipcheck.judge.verdict import STREAMS, Finding, Status, check
 from snipcheck.model import Outcome, Snippet
 from snipcheck.pending.variation import seed_hint
 from snipcheck.run import requirements
@@ -268,7 +268,7 @@ def _report(app: Sphinx, rec: SnippetRecord, found: Finding, status: str, proble
             why = _unwritable(app.env, rec)
             if why:  # record would refuse it: say why and what to do instead
                 message += f"\nsnipcheck record cannot write its output: {why}"
-            else:
+            elif STREAMS not in problems:  # that sentence says what to do instead
                 message += f"\nif the new output is right, record it: {command}"
     warn(subtype, message, where)
 
