@@ -426,3 +426,27 @@ def test_text_moved_to_the_other_stream_is_told_to_be_saved_from_jupyter_not_rec
     built = _built_with(tmp_path, cache_dir, [("c", "import sys\nprint('note', file=sys.stderr)", [])], _recode("c", "print('note')"))
     (said,) = built.about("nb/c")
     assert "run the cell in Jupyter and save the notebook" in said and "record it:" not in said, said
+
+
+def test_a_cell_that_writes_to_both_streams_with_pauses_holds_as_jupyter_stored_it(tmp_path: Path, cache_dir: Path) -> None:
+    """Found by a second try (a false red on a freshly executed notebook):
+    Jupyter stores stdout and stderr in time order when a cell pauses
+    between writes (a training loop that prints and logs), where the run
+    gives stdout before stderr; each stream is then compared on its own."""
+    source = (
+        "import sys, time\nprint('o1', flush=True)\ntime.sleep(0.4)\nprint('e1', file=sys.stderr, flush=True)\n"
+        "time.sleep(0.4)\nprint('o2')\n3 * 7"
+    )
+    built = _built_with(tmp_path, cache_dir, [("c", source, [])], lambda nb: None)
+    assert built.statuscode == 0 and built.warnings == [], built.warnings_text
+
+    def moved(nb: Any) -> None:  # a line on the other stream is still a drift
+        outputs = _cell(nb, "c").outputs
+        for out in outputs:
+            if out.get("output_type") == "stream" and out.name == "stderr":
+                out.text = "o2\n"
+            elif out.get("output_type") == "stream" and "o2" in out.text:
+                out.text = out.text.replace("o2", "e1")
+
+    drifted = _built_with(tmp_path / "moved", cache_dir, [("c", source, [])], moved)
+    assert drifted.statuscode == 1, drifted.warnings_text

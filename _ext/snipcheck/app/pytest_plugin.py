@@ -283,7 +283,7 @@ class SnippetItem(pytest.Item):
             p.snippet_id, snippet.tags, outcome, p.stated, self.project.settings.normalizers,
             Path(p.figures_dir) if p.figures_dir else self.project.srcdir,
             stated_label=f"stated ({where})", compared=notebook_cells.compared(p), stored=notebook_cells.stored(p),
-            stderr=notebook_cells.stated_stderr(p),
+            stderr=notebook_cells.stated_stderr(p), rest=notebook_cells.stated_rest(p),
         )  # fmt: skip
         verdict = OUTCOMES[found.status]
         if verdict == "pass":

@@ -320,12 +320,14 @@ def judge(
                     "so it is compared as plain text; record the real output, then put wildcards only where it varies"
                 )
             elif stated.strip():
-                problems.append("the stated output differs from the actual output")
+                problems.append(DIFFERS)
             else:
                 problems.append(NO_STATED)
     return Verdict(status, tuple(problems), diff, actual, ended_wrong)
 
 
+#: What a verdict says of a stated output that differs from the actual one.
+DIFFERS = "the stated output differs from the actual output"
 #: What a verdict says of an empty stated output (``record``, which is what it advises, leaves it out of its own refusals).
 NO_STATED = "no stated output yet: record it from a real run"
 

@@ -36,7 +36,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from snipcheck.judge import figures as figure_files
-from snipcheck.judge.compare import Verdict, as_terminal, judge, terminal_text, text_diff, truncation_advice
+from snipcheck.judge.compare import (
+    DIFFERS,
+    Verdict,
+    as_terminal,
+    judge,
+    terminal_text,
+    text_diff,
+    truncation_advice,
+)
 from snipcheck.judge.normalize import Normalizer, for_display
 from snipcheck.model import Outcome, RunResult, Tags
 
@@ -157,6 +165,7 @@ def check(
     compared: bool = True,
     stored: str = "",
     stderr: str | None = None,
+    rest: str | None = None,
 ) -> Finding:
     """Judge one placed snippet's outcome: the one place that decides its status.
 
@@ -181,6 +190,11 @@ def check(
         streams hold: an output that matches is a drift all the same when
         the run wrote other text to stderr (the same text on stdout, say,
         which the notebook shows as stderr); ``None`` for any other snippet.
+    :param rest: for an ``.ipynb`` cell, what its other stored outputs state
+        (stdout, shown values, figures, error): Jupyter stores what a cell
+        writes to stdout and stderr in time order, where the run gives its
+        stdout before its stderr; an output that differs only in how the two
+        streams interleave holds when each stream holds on its own.
     """
     result = outcome.result
     if outcome.origin == "error":
@@ -195,6 +209,10 @@ def check(
     text = judge(tags, result, stated, normalizers, stated_label=stated_label, actual_label=label, stored=stored)
     if stderr is not None and compared and text.ok:
         text = streams_differ(text, result, stderr, normalizers, stated_label, label, stored)
+    elif stderr is not None and rest is not None and compared and text.problems == (DIFFERS,) and interleaved(
+        result, stderr, rest, normalizers, stored
+    ):
+        text = dataclasses.replace(text, status="ok", problems=(), diff="")
     found = figure_files.check(snippet_id, result.figures, srcdir)
     drawn = tuple(
         # a notebook's stated images are its stored outputs (srcdir holds a copy made for the check)
@@ -237,6 +255,22 @@ def streams_differ(
     if not diff:
         return text
     return dataclasses.replace(text, status="drift", problems=(*text.problems, STREAMS), diff=diff)
+
+
+def interleaved(result: RunResult, stderr: str, rest: str, normalizers: Sequence[Normalizer], stored: str) -> bool:
+    """Whether a notebook cell's output differs only in how its stdout and
+    stderr interleave: its stderr holds ``stderr`` and the rest of its
+    output holds ``rest``, each on its own (:func:`stderr_diff`, :func:`rest_diff`)."""
+    return not stderr_diff(result, stderr, normalizers, stored=stored) and not rest_diff(result, rest, normalizers, stored)
+
+
+def rest_diff(result: RunResult, rest: str, normalizers: Sequence[Normalizer], stored: str = "exact") -> str:
+    """The diff of ``rest`` (what a notebook cell's stored outputs state but
+    its stderr streams) and the run's output without what it wrote to stderr
+    (its stdout and its traceback kept), both as a terminal shows them."""
+    written = "".join(e.text for e in result.events if e.stream != "stderr" or e.kind == "traceback")
+    actual = for_display(as_terminal(written), normalizers).removesuffix("\n")
+    return text_diff(as_terminal(rest), actual, normalizers, "stated", "actual", wildcards=stored != "literal", exact=True)
 
 
 def stderr_diff(

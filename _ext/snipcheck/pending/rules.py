@@ -78,6 +78,7 @@ def record_change(
     found = check(
         p.snippet_id, snippet.tags, outcome, p.stated, normalizers, srcdir, actual_label="actual",
         compared=notebook_cells.compared(p), stored=notebook_cells.stored(p), stderr=notebook_cells.stated_stderr(p),
+        rest=notebook_cells.stated_rest(p),
     )  # fmt: skip
     if found.status is Status.ERROR:
         return change.refuse(p.snippet_id, p, "; ".join(found.problems()))

@@ -330,7 +330,7 @@ def verify(
             p.snippet_id, snippet.tags, outcome, p.stated, settings.normalizers,
             Path(p.figures_dir) if p.figures_dir else srcdir or settings.source_dir or settings.root,
             stated_label=labels[0], actual_label=labels[1], compared=notebook_cells.compared(p), stored=notebook_cells.stored(p),
-            stderr=notebook_cells.stated_stderr(p),
+            stderr=notebook_cells.stated_stderr(p), rest=notebook_cells.stated_rest(p),
         )  # fmt: skip
         status = WORDS[found.status]
         if found.status is Status.ERROR:

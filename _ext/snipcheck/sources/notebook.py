@@ -83,6 +83,9 @@ class Cell:
     :param stderr: the text of its stored ``stderr`` streams alone (the cell
         file's path a wildcard, as in ``stated``): the run must write that
         text to stderr, not the same text to stdout.
+    :param rest: its stated output without its stored ``stderr`` streams
+        (its stdout, shown values, figures and error): with ``stderr``, what
+        each stream holds, which Jupyter interleaves in time order.
     :param literal: whether what its stored outputs printed holds text that a
         stated output reads as a wildcard (``[..]``, a ``...`` line): a stored
         output is what a run printed, so the cell is compared without
@@ -102,6 +105,7 @@ class Cell:
     figures: tuple[Figure, ...] = ()
     literal: bool = False
     stderr: str = ""
+    rest: str = ""
 
 
 @dataclass(frozen=True)
@@ -190,7 +194,10 @@ def _cell(number: int, cell: Any) -> Cell:
         text for out, text in zip(outputs, output_texts(outputs), strict=True)
         if text is not None and out.get("output_type") == "stream" and out.get("name") == "stderr"
     ).removesuffix("\n")  # fmt: skip
-    return Cell(number, cell_id, source, stated, expect, run, compared, tuple(tags), meta, unchecked, drawn, literal, stderr)
+    rest, _ = stated_text([out for out in outputs if not (out.get("output_type") == "stream" and out.get("name") == "stderr")])
+    return Cell(
+        number, cell_id, source, stated, expect, run, compared, tuple(tags), meta, unchecked, drawn, literal, stderr, rest
+    )
 
 
 def _printed(outputs: list[Any]) -> list[str]:

@@ -20,8 +20,8 @@ from __future__ import annotations
 from snipcheck.sources.placement import Placement
 
 __all__ = [
-    "CELL", "DIRECTIVE", "NOT_COMPARED", "STDERR", "STORED", "compared", "is_cell", "label", "options", "stated_stderr",
-    "stored", "text_cell",
+    "CELL", "DIRECTIVE", "NOT_COMPARED", "REST", "STDERR", "STORED", "compared", "is_cell", "label", "options",
+    "stated_rest", "stated_stderr", "stored", "text_cell",
 ]  # fmt: skip
 
 #: The directive name of a notebook cell's placement.
@@ -41,11 +41,24 @@ STORED = "stored"
 STDERR = "stderr"
 
 
-def options(compared_output: bool, literal: bool = False, stderr: str = "") -> tuple[tuple[str, str], ...]:
+#: The option that holds the rest of an ``.ipynb`` cell's stated output (all but its stderr streams).
+REST = "rest"
+
+
+def options(
+    compared_output: bool, literal: bool = False, stderr: str = "", rest: str = ""
+) -> tuple[tuple[str, str], ...]:
     """The placement options of an ``.ipynb`` cell whose output is compared
-    or not, whose stored outputs hold wildcard markers or not, and whose
-    stored stderr streams hold ``stderr``."""
-    return (() if compared_output else (NOT_COMPARED,)) + ((STORED, "literal" if literal else "exact"), (STDERR, stderr))
+    or not, whose stored outputs hold wildcard markers or not, whose stored
+    stderr streams hold ``stderr`` and whose other outputs state ``rest``."""
+    kept = (STORED, "literal" if literal else "exact"), (STDERR, stderr), (REST, rest)
+    return (() if compared_output else (NOT_COMPARED,)) + kept
+
+
+def stated_rest(placement: Placement) -> str | None:
+    """What an ``.ipynb`` cell's stored outputs state but its stderr streams
+    (see :func:`snipcheck.judge.verdict.check`'s ``rest``), ``None`` for any other placement."""
+    return placement.option(REST) if stored(placement) else None
 
 
 def stated_stderr(placement: Placement) -> str | None:

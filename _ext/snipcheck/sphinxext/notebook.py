@@ -167,7 +167,7 @@ def _place(
     placed = index.placements(env).setdefault(docname, [])
     # line: the cell's number (what a notebook cell's location names, see Placement)
     placement = Placement(snippet_id, cells.DIRECTIVE, docname, str(path), cell.number, notebook_write.MARKUP, "", "",
-                          0, 0, False, "", cells.options(cell.compared, cell.literal, cell.stderr), cell.stated, writable=written[1], chain=CHAIN,
+                          0, 0, False, "", cells.options(cell.compared, cell.literal, cell.stderr, cell.rest), cell.stated, writable=written[1], chain=CHAIN,
                           digest=written[0], figures_dir=str(Path(app.doctreedir) / notebook_tags.FIGURES))  # fmt: skip
     placed.append(placement)
     serial = len(placed) - 1
@@ -211,15 +211,16 @@ def output_ignored(env: Any, rec: SnippetRecord) -> bool:
     return (rec.docname, rec.serial) in env.__dict__.get(_IGNORED, set())
 
 
-def stored_mode(env: Any, rec: SnippetRecord) -> tuple[str, str | None]:
-    """How ``rec``'s stated output is compared, and what its stored stderr
-    holds (:func:`snipcheck.sources.notebook_cells.stored` and
-    :func:`~snipcheck.sources.notebook_cells.stated_stderr`): ``("", None)``
-    but for an ``.ipynb`` cell, whose stated output is its stored outputs."""
+def stored_mode(env: Any, rec: SnippetRecord) -> tuple[str, str | None, str | None]:
+    """How ``rec``'s stated output is compared, what its stored stderr holds
+    and what its other outputs state (:func:`snipcheck.sources.notebook_cells.stored`,
+    :func:`~snipcheck.sources.notebook_cells.stated_stderr`, :func:`~snipcheck.sources.notebook_cells.stated_rest`):
+    ``("", None, None)`` but for an ``.ipynb`` cell, whose stated output is its stored outputs."""
     placed = index.placements(env).get(rec.docname, ())
     if not 0 <= rec.serial < len(placed):
-        return "", None
-    return cells.stored(placed[rec.serial]), cells.stated_stderr(placed[rec.serial])
+        return "", None, None
+    p = placed[rec.serial]
+    return cells.stored(p), cells.stated_stderr(p), cells.stated_rest(p)
 
 
 def stated_when_ignored(env: Any, rec: SnippetRecord, result: RunResult, normalizers: Any) -> SnippetRecord:

@@ -206,7 +206,7 @@ def judged(app: Sphinx, env: BuildEnvironment, rec: SnippetRecord, outcome: Outc
     result = outcome.result
     if result is not None:  # NBVAL_IGNORE_OUTPUT: only how the cell ended is compared
         rec = notebook.stated_when_ignored(env, rec, result, state.settings.normalizers)
-    stored, stderr = notebook.stored_mode(env, rec)
+    stored, stderr, rest = notebook.stored_mode(env, rec)
     found = check(
         rec.snippet_id,
         snippet.tags,
@@ -218,6 +218,7 @@ def judged(app: Sphinx, env: BuildEnvironment, rec: SnippetRecord, outcome: Outc
         stated_label=f"stated ({rec.where})",
         stored=stored,
         stderr=stderr,
+        rest=rest,
     )
     status = WORDS[found.status]
     if result is None:

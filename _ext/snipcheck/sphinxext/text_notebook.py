@@ -103,7 +103,7 @@ def read_text_notebook(app: Sphinx, doctree: nodes.document) -> None:
         if placed and placed[-1].snippet_id == snippet_id:
             # a line of the page, as every MyST placement has, and the cell's number for its label;
             # its output block is the author's text, compared as a page's (not as a notebook's stored outputs)
-            kept = tuple(o for o in placed[-1].options if o[0] not in (cells.STORED, cells.STDERR))
+            kept = tuple(o for o in placed[-1].options if o[0] not in (cells.STORED, cells.STDERR, cells.REST))
             placed[-1] = dataclasses.replace(
                 placed[-1], line=line, options=(*kept, cells.text_cell(ordinal)), writable=_not_writable(snippet_id)
             )
